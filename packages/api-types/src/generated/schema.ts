@@ -541,7 +541,7 @@ export interface components {
              * @default auto
              * @enum {string}
              */
-            duration: "auto" | "4" | "5" | "6" | "7" | "8" | "9" | "10" | "11" | "12" | "13" | "14" | "15" | "16" | "17" | "18" | "19" | "20" | "21" | "22" | "23" | "24" | "25" | "26" | "27" | "28" | "29" | "30";
+            duration?: "auto" | "4" | "5" | "6" | "7" | "8" | "9" | "10" | "11" | "12" | "13" | "14" | "15" | "16" | "17" | "18" | "19" | "20" | "21" | "22" | "23" | "24" | "25" | "26" | "27" | "28" | "29" | "30";
             /** @description Audio references, MP3 or WAV; each 1.8 to 30.2 s, together at most 30.2 s. Never the only reference. */
             audio_urls?: components["schemas"]["ReferenceUrl"][];
             /** @description Image references, JPG, PNG, WebP, BMP, TIFF, GIF, HEIC or HEIF, at most 30 MB each. */
@@ -553,24 +553,24 @@ export interface components {
              * @default 720p
              * @enum {string}
              */
-            resolution: "480p" | "720p" | "1080p";
+            resolution?: "480p" | "720p" | "1080p";
             /**
              * @description Output aspect ratio; `auto` follows the references.
              * @default auto
              * @enum {string}
              */
-            aspect_ratio: "auto" | "21:9" | "16:9" | "4:3" | "1:1" | "3:4" | "9:16";
+            aspect_ratio?: "auto" | "21:9" | "16:9" | "4:3" | "1:1" | "3:4" | "9:16";
             /**
              * @description `high` gives higher quality and a larger file, at the same price.
              * @default standard
              * @enum {string}
              */
-            bitrate_mode: "standard" | "high";
+            bitrate_mode?: "standard" | "high";
             /**
              * @description Generate a synchronized audio track. Does not change the cost.
              * @default true
              */
-            generate_audio: boolean;
+            generate_audio?: boolean;
             /** @description Your identifier for the end user who asked for this run, for abuse tracking. */
             end_user_id?: string;
         };
@@ -875,19 +875,19 @@ export interface components {
              * @description Length in seconds.
              * @default 5
              */
-            duration: number;
+            duration?: number;
             /**
              * @description Native generation resolution.
              * @default 768P
              * @enum {string}
              */
-            resolution: "480P" | "768P";
+            resolution?: "480P" | "768P";
             /**
              * @description Output aspect ratio; `adaptive` follows the references.
              * @default adaptive
              * @enum {string}
              */
-            aspect_ratio: "adaptive" | "21:9" | "16:9" | "4:3" | "1:1" | "3:4" | "9:16";
+            aspect_ratio?: "adaptive" | "21:9" | "16:9" | "4:3" | "1:1" | "3:4" | "9:16";
             /** @description Subject or style references. */
             reference_image_urls?: components["schemas"]["ReferenceUrl"][];
             /** @description Motion references; each clip 2 to 15 s, together at most 15 s. */
@@ -898,13 +898,13 @@ export interface components {
              * @description Screen the output for unsafe content.
              * @default true
              */
-            enable_safety_checker: boolean;
+            enable_safety_checker?: boolean;
             /**
              * @description `balanced` expands the prompt in about 1 s; `quality` takes up to about 30 s for a richer prompt.
              * @default balanced
              * @enum {string}
              */
-            prompt_expansion_mode: "balanced" | "quality";
+            prompt_expansion_mode?: "balanced" | "quality";
         };
         /**
          * SubmitModelBRunRequest
@@ -935,19 +935,19 @@ export interface components {
              * @description Length in seconds.
              * @default 6
              */
-            duration: number;
+            duration?: number;
             /**
              * @description Output resolution.
              * @default 720p
              * @enum {string}
              */
-            resolution: "480p" | "720p";
+            resolution?: "480p" | "720p";
             /**
              * @description Output aspect ratio.
              * @default 16:9
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "1:1";
+            aspect_ratio?: "16:9" | "9:16" | "1:1";
             /** @description One to seven image references, cited in the prompt as `@Image1` and so on. */
             reference_image_urls: components["schemas"]["ReferenceUrl"][];
         };
@@ -977,7 +977,7 @@ export interface components {
              * @default 8s
              * @enum {string}
              */
-            duration: "4s" | "6s" | "8s";
+            duration?: "4s" | "6s" | "8s";
             /** @description One to four image references. */
             image_urls: components["schemas"]["ReferenceUrl"][];
             /**
@@ -985,18 +985,18 @@ export interface components {
              * @default 720p
              * @enum {string}
              */
-            resolution: "720p" | "1080p";
+            resolution?: "720p" | "1080p";
             /**
              * @description Output aspect ratio.
              * @default 16:9
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "1:1";
+            aspect_ratio?: "16:9" | "9:16" | "1:1";
             /**
              * @description Generate an audio track.
              * @default true
              */
-            generate_audio: boolean;
+            generate_audio?: boolean;
         };
         /**
          * SubmitModelDRunRequest
@@ -1044,7 +1044,7 @@ export interface components {
              * @description Page size.
              * @default 20
              */
-            limit: number;
+            limit?: number;
             /** @description `next_cursor` of the previous page. Send the same filters with it. */
             cursor?: string;
         };
@@ -1256,19 +1256,19 @@ export interface components {
              * @default live
              * @enum {string}
              */
-            environment: "live" | "test";
+            environment?: "live" | "test";
             /** @description A label to tell keys apart. */
             name?: string;
             /**
              * @description Runs this key may have in flight.
              * @default 10
              */
-            max_concurrency: number;
+            max_concurrency?: number;
             /**
              * @description Requests this key may make per minute.
              * @default 120
              */
-            rate_limit_per_minute: number;
+            rate_limit_per_minute?: number;
         };
         /**
          * ApiKey

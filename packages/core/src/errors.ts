@@ -1,0 +1,101 @@
+/**
+ * Named errors of the domain. Each carries the HTTP status and machine-readable type of
+ * DESIGN.md's error bodies; only the server's error handler turns them into responses.
+ */
+import type { FieldProblem } from "./model-rules.js";
+import { formatUsd, type Micros } from "./money.js";
+
+export abstract class RefvidError extends Error {
+  abstract readonly status: number;
+  abstract readonly type: string;
+}
+
+export class InvalidRequestError extends RefvidError {
+  readonly status = 400;
+  readonly type = "invalid_request";
+  constructor(readonly fields: FieldProblem[]) {
+    const first = fields[0];
+    super(first ? `${first.field}: ${first.message}` : "invalid request");
+  }
+}
+
+export class InsufficientBalanceError extends RefvidError {
+  readonly status = 400;
+  readonly type = "insufficient_balance";
+  constructor(
+    readonly required: Micros,
+    readonly available: Micros,
+  ) {
+    super(
+      `This run needs ${formatUsd(required)} USD but ${formatUsd(available)} USD is available. ` +
+        "Top up the wallet or lower the duration or resolution.",
+    );
+  }
+}
+
+/** 429 whose body is `{error: {code: "concurrency_limit_exceeded", …}}` exactly. */
+export class ConcurrencyLimitError extends RefvidError {
+  readonly status = 429;
+  readonly type = "concurrency_limit_exceeded";
+  constructor(
+    readonly scope: "organization" | "api_key",
+    readonly limit: number,
+    readonly inFlight: number,
+  ) {
+    super(
+      `${scope === "organization" ? "Organization" : "API key"} concurrency limit reached: ` +
+        `${inFlight} of ${limit} runs in flight. Retry when a run ends.`,
+    );
+  }
+}
+
+/** 429 whose body is `{error: "rate_limit_exceeded", message}` exactly. */
+export class RateLimitError extends RefvidError {
+  readonly status = 429;
+  readonly type = "rate_limit_exceeded";
+  constructor(
+    readonly limit: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`Rate limit of ${limit} requests per minute exceeded. Retry after ${retryAfterSeconds} s.`);
+  }
+}
+
+export class UnauthorizedError extends RefvidError {
+  readonly status = 401;
+  readonly type = "unauthorized";
+}
+
+export class NotFoundError extends RefvidError {
+  readonly status = 404;
+  constructor(
+    readonly type:
+      | "model_not_found"
+      | "run_not_found"
+      | "file_not_found"
+      | "organization_not_found"
+      | "api_key_not_found"
+      | "not_found",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class ConflictError extends RefvidError {
+  readonly status = 409;
+  constructor(
+    readonly type: "run_not_cancellable" | "idempotency_key_in_use",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class IdempotencyKeyReusedError extends RefvidError {
+  readonly status = 422;
+  readonly type = "idempotency_key_reused";
+  constructor() {
+    super("This Idempotency-Key was used with a different request body. Use a new key for a new request.");
+  }
+}

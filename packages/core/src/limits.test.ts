@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import {
+  type AdmissionState,
+  concurrencyRemaining,
+  countRequest,
+  decideAdmission,
+  RATE_WINDOW_MS,
+} from "./limits.js";
+import { tierFor } from "./tiers.js";
+
+const base: AdmissionState = {
+  keyLimit: 5,
+  keyInFlight: 0,
+  orgLimit: 10,
+  orgInFlight: 0,
+  available: 1_000_000,
+};
+
+describe("decideAdmission", () => {
+  it.each<[string, Partial<AdmissionState>, number, unknown]>([
+    ["admits within every limit", {}, 500_000, { ok: true }],
+    ["admits a price equal to what is available", {}, 1_000_000, { ok: true }],
+    [
+      "refuses a key at its cap",
+      { keyInFlight: 5 },
+      1,
+      { ok: false, reason: "api_key", limit: 5, inFlight: 5 },
+    ],
+    [
+      "refuses an organization at its cap",
+      { orgInFlight: 10 },
+      1,
+      { ok: false, reason: "organization", limit: 10, inFlight: 10 },
+    ],
+    [
+      "reports the key first when both are full",
+      { keyInFlight: 5, orgInFlight: 10 },
+      1,
+      { ok: false, reason: "api_key", limit: 5, inFlight: 5 },
+    ],
+    [
+      "refuses a price above what is available",
+      {},
+      1_000_001,
+      { ok: false, reason: "balance", required: 1_000_001, available: 1_000_000 },
+    ],
+    [
+      "refuses a key lowered below its runs in flight",
+      { keyLimit: 2, keyInFlight: 3 },
+      1,
+      { ok: false, reason: "api_key", limit: 2, inFlight: 3 },
+    ],
+  ])("%s", (_name, patch, price, want) => {
+    expect(decideAdmission({ ...base, ...patch }, price)).toEqual(want);
+  });
+
+  it.each([
+    [{ keyInFlight: 0, orgInFlight: 0 }, 5],
+    [{ keyInFlight: 2, orgInFlight: 8 }, 2],
+    [{ keyInFlight: 7, orgInFlight: 0 }, 0],
+  ])("leaves %j remaining %i", (patch, want) => {
+    expect(concurrencyRemaining({ ...base, ...patch })).toBe(want);
+  });
+});
+
+describe("countRequest", () => {
+  it("allows up to the limit in one window, then refuses until it resets", () => {
+    let window: ReturnType<typeof countRequest>["window"] | undefined;
+    const results = [];
+    for (let i = 0; i < 4; i++) {
+      const decision = countRequest(window, 3, 1_000 + i);
+      window = decision.window;
+      results.push([decision.allowed, decision.remaining]);
+    }
+    expect(results).toEqual([
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+    ]);
+    const later = countRequest(window, 3, 1_000 + RATE_WINDOW_MS);
+    expect(later).toMatchObject({ allowed: true, remaining: 2, resetMs: RATE_WINDOW_MS });
+  });
+
+  it("reports the time left in the window", () => {
+    const first = countRequest(undefined, 10, 5_000);
+    expect(countRequest(first.window, 10, 20_000).resetMs).toBe(RATE_WINDOW_MS - 15_000);
+  });
+});
+
+describe("tierFor", () => {
+  it.each([
+    [0, "starter", 10],
+    [349_999_999, "starter", 10],
+    [350_000_000, "growth", 25],
+    [1_399_999_999, "growth", 25],
+    [1_400_000_000, "pro", 50],
+    [7_000_000_000, "scale", 100],
+    [70_000_000_000, "scale", 100],
+  ])("%i micros of top-ups is %s with %i runs", (micros, tier, concurrency) => {
+    expect(tierFor(micros)).toEqual({ tier, concurrency });
+  });
+});

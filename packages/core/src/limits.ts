@@ -1,0 +1,77 @@
+/**
+ * Limit arithmetic shared by every store (interface, "Limits"): the admission decision over the
+ * key cap, the organization cap and the wallet, and the per-key fixed-window rate limit.
+ */
+import type { Micros } from "./money.js";
+
+export interface AdmissionState {
+  keyLimit: number;
+  keyInFlight: number;
+  orgLimit: number;
+  orgInFlight: number;
+  /** balance - reserved */
+  available: Micros;
+}
+
+export type AdmissionDecision =
+  | { ok: true }
+  | { ok: false; reason: "api_key" | "organization"; limit: number; inFlight: number }
+  | { ok: false; reason: "balance"; required: Micros; available: Micros };
+
+/**
+ * Whether a run costing `price` may be admitted. The key's cap is checked first (DESIGN.md,
+ * "Data flow": key cap, org cap, balance), so a key at its own cap learns that even when the
+ * organization is also full.
+ */
+export function decideAdmission(state: AdmissionState, price: Micros): AdmissionDecision {
+  if (state.keyInFlight >= state.keyLimit) {
+    return { ok: false, reason: "api_key", limit: state.keyLimit, inFlight: state.keyInFlight };
+  }
+  if (state.orgInFlight >= state.orgLimit) {
+    return { ok: false, reason: "organization", limit: state.orgLimit, inFlight: state.orgInFlight };
+  }
+  if (price > state.available)
+    return { ok: false, reason: "balance", required: price, available: state.available };
+  return { ok: true };
+}
+
+/** Runs the key may still start now: the smaller of its own and its organization's headroom. */
+export function concurrencyRemaining(state: Omit<AdmissionState, "available">): number {
+  return Math.max(0, Math.min(state.keyLimit - state.keyInFlight, state.orgLimit - state.orgInFlight));
+}
+
+export const RATE_WINDOW_MS = 60_000;
+
+/** A key's current rate window: when it started and how many requests it has counted. */
+export interface RateWindow {
+  windowStart: number;
+  count: number;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Milliseconds until the window resets. */
+  resetMs: number;
+  window: RateWindow;
+}
+
+/**
+ * Counts one request against a fixed window of RATE_WINDOW_MS that starts at the key's first
+ * request after the previous window ended. Rejected requests are counted too, so a client that
+ * hammers through a 429 does not get a fresh allowance sooner.
+ */
+export function countRequest(previous: RateWindow | undefined, limit: number, now: number): RateDecision {
+  const fresh = !previous || now - previous.windowStart >= RATE_WINDOW_MS;
+  const window = fresh
+    ? { windowStart: now, count: 1 }
+    : { windowStart: previous.windowStart, count: previous.count + 1 };
+  return {
+    allowed: window.count <= limit,
+    limit,
+    remaining: Math.max(0, limit - window.count),
+    resetMs: window.windowStart + RATE_WINDOW_MS - now,
+    window,
+  };
+}
