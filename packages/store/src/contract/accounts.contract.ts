@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import { at, makeTenant, T0 } from "./fixtures.js";
+import type { StoreFactory } from "./index.js";
+
+export function accountsContract(makeStore: StoreFactory): void {
+  describe("organizations, keys and rate windows", () => {
+    it("creates an organization on the starter tier with an empty wallet", async () => {
+      const store = await makeStore();
+      const org = await store.createOrganization({
+        id: "org_a",
+        name: "A",
+        webhookSecret: "whsec_x",
+        now: T0,
+      });
+      expect(org).toMatchObject({
+        id: "org_a",
+        name: "A",
+        balance: 0,
+        reserved: 0,
+        tier: "starter",
+        concurrencyLimit: 10,
+        inFlight: 0,
+      });
+      expect(await store.getOrganization("org_a")).toEqual(org);
+      expect(await store.getOrganization("org_missing")).toBeNull();
+    });
+
+    it.each([
+      ["100.00", 100_000_000, "starter", 10],
+      ["350.00", 350_000_000, "growth", 25],
+      ["1400.00", 1_400_000_000, "pro", 50],
+      ["7000.00", 7_000_000_000, "scale", 100],
+    ])("moves up the tiers with lifetime top-ups (%s USD)", async (_label, amount, tier, limit) => {
+      const store = await makeStore();
+      const tenant = await makeTenant(store);
+      const result = await store.addTopUp({
+        id: "top_1",
+        organizationId: tenant.organizationId,
+        amount,
+        note: "n",
+        now: T0,
+      });
+      expect(result?.organization).toMatchObject({
+        balance: amount,
+        lifetimeTopUps: amount,
+        tier,
+        concurrencyLimit: limit,
+      });
+      expect(result?.topUp).toMatchObject({ amount, note: "n" });
+    });
+
+    it("refuses a top-up or key for an unknown organization", async () => {
+      const store = await makeStore();
+      expect(
+        await store.addTopUp({ id: "t", organizationId: "org_nope", amount: 1, note: null, now: T0 }),
+      ).toBeNull();
+      const key = {
+        id: "k",
+        organizationId: "org_nope",
+        name: null,
+        environment: "live",
+        keyHash: "h",
+        keyPrefix: "p",
+        maxConcurrency: 1,
+        rateLimitPerMinute: 1,
+        now: T0,
+      } as const;
+      expect(await store.createApiKey(key)).toBeNull();
+    });
+
+    it("finds a key by hash, updates and revokes it", async () => {
+      const store = await makeStore();
+      const tenant = await makeTenant(store);
+      const found = await store.findApiKeyByHash(tenant.keyHash);
+      expect(found?.apiKey.id).toBe(tenant.apiKeyId);
+      expect(found?.organization.id).toBe(tenant.organizationId);
+      expect(await store.findApiKeyByHash("0".repeat(64))).toBeNull();
+
+      const updated = await store.updateApiKey(tenant.apiKeyId, { maxConcurrency: 3, rateLimitPerMinute: 7 });
+      expect(updated).toMatchObject({ maxConcurrency: 3, rateLimitPerMinute: 7, name: "test" });
+      const revoked = await store.revokeApiKey(tenant.apiKeyId, at(1000));
+      expect(revoked?.revokedAt).toEqual(at(1000));
+      // Revoking again keeps the first time.
+      expect((await store.revokeApiKey(tenant.apiKeyId, at(5000)))?.revokedAt).toEqual(at(1000));
+      expect((await store.findApiKeyByHash(tenant.keyHash))?.apiKey.revokedAt).toEqual(at(1000));
+      expect(await store.updateApiKey("key_missing", { name: "x" })).toBeNull();
+    });
+
+    it("counts requests in per-key windows of a minute", async () => {
+      const store = await makeStore();
+      const tenant = await makeTenant(store);
+      const other = await makeTenant(store);
+      const seen = [];
+      for (let i = 0; i < 4; i++) seen.push((await store.countRequest(tenant.apiKeyId, 3, at(i))).allowed);
+      expect(seen).toEqual([true, true, true, false]);
+      expect((await store.countRequest(other.apiKeyId, 3, at(10))).allowed).toBe(true);
+      const reset = await store.countRequest(tenant.apiKeyId, 3, at(60_000));
+      expect(reset).toMatchObject({ allowed: true, remaining: 2, limit: 3 });
+    });
+
+    it("counts parallel requests exactly", async () => {
+      const store = await makeStore();
+      const tenant = await makeTenant(store);
+      const decisions = await Promise.all(
+        Array.from({ length: 40 }, () => store.countRequest(tenant.apiKeyId, 25, at(5))),
+      );
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(25);
+    });
+  });
+}

@@ -1,0 +1,101 @@
+/** Builders shared by the contract suite and the property tests. */
+import { createHash, randomUUID } from "node:crypto";
+import type { Micros } from "@refvid/core";
+import type { NewRun, Store } from "../types.js";
+
+export const T0 = new Date("2026-11-22T10:00:00.000Z");
+export const at = (ms: number) => new Date(T0.getTime() + ms);
+
+export interface Tenant {
+  organizationId: string;
+  apiKeyId: string;
+  keyHash: string;
+}
+
+/** An organization with one key and `balance` micros in its wallet. */
+export async function makeTenant(
+  store: Store,
+  options: { balance?: Micros; maxConcurrency?: number; rateLimitPerMinute?: number } = {},
+): Promise<Tenant> {
+  const organizationId = `org_${randomUUID().replaceAll("-", "")}`;
+  await store.createOrganization({
+    id: organizationId,
+    name: "Acme",
+    webhookSecret: "whsec_dGVzdA==",
+    now: T0,
+  });
+  const secret = `sk-test-${randomUUID()}`;
+  const keyHash = createHash("sha256").update(secret).digest("hex");
+  const apiKeyId = `key_${randomUUID().replaceAll("-", "")}`;
+  await store.createApiKey({
+    id: apiKeyId,
+    organizationId,
+    name: "test",
+    environment: "test",
+    keyHash,
+    keyPrefix: secret.slice(0, 12),
+    maxConcurrency: options.maxConcurrency ?? 10,
+    rateLimitPerMinute: options.rateLimitPerMinute ?? 120,
+    now: T0,
+  });
+  if (options.balance) {
+    await store.addTopUp({
+      id: `top_${randomUUID()}`,
+      organizationId,
+      amount: options.balance,
+      note: null,
+      now: T0,
+    });
+  }
+  return { organizationId, apiKeyId, keyHash };
+}
+
+let sequence = 0;
+
+/** A queued run of `tenant` reserving `seconds` x `unitPrice`. */
+export function newRun(
+  tenant: Tenant,
+  options: {
+    unitPrice?: Micros;
+    seconds?: number;
+    createdAt?: Date;
+    webhookUrl?: string;
+    metadata?: Record<string, string>;
+    endpoint?: NewRun["endpoint"];
+  } = {},
+): NewRun {
+  const unitPrice = options.unitPrice ?? 100_000;
+  const seconds = options.seconds ?? 5;
+  sequence += 1;
+  return {
+    id: `run_${randomUUID()}`,
+    organizationId: tenant.organizationId,
+    apiKeyId: tenant.apiKeyId,
+    endpoint: options.endpoint ?? "lab-d/model-d/reference-to-video",
+    input: { prompt: `run ${sequence}` },
+    webhookUrl: options.webhookUrl ?? null,
+    metadata: options.metadata ?? {},
+    unitPrice,
+    reservedSeconds: seconds,
+    reserved: unitPrice * seconds,
+    createdAt: options.createdAt ?? at(sequence),
+  };
+}
+
+export const succeeded = (charged: Micros, billableSeconds = 5) =>
+  ({
+    status: "succeeded",
+    output: {
+      fileId: `file_${randomUUID()}`,
+      fileName: "out.mp4",
+      contentType: "video/mp4",
+      durationSeconds: billableSeconds,
+    },
+    billableSeconds,
+    charged,
+  }) as const;
+
+export const failed = {
+  status: "failed",
+  error: { type: "provider_error", code: 502, message: "boom" },
+} as const;

@@ -1,0 +1,28 @@
+/**
+ * The Store contract: every adapter runs this suite (`describeStoreContract("MemoryStore", …)`).
+ * It pins down the behaviour the services rely on, atomic admission and exactly-once endings
+ * above all, so that swapping the store changes nothing a client can see.
+ */
+import { describe } from "vitest";
+import type { Store } from "../types.js";
+import { accountsContract } from "./accounts.contract.js";
+import { admissionContract } from "./admission.contract.js";
+import { invariantsContract } from "./invariants.contract.js";
+import { lifecycleContract } from "./lifecycle.contract.js";
+import { searchContract } from "./search.contract.js";
+import { webhooksContract } from "./webhooks.contract.js";
+
+export type StoreFactory = () => Promise<Store>;
+
+export function describeStoreContract(name: string, makeStore: StoreFactory): void {
+  describe(`${name} implements Store`, () => {
+    accountsContract(makeStore);
+    admissionContract(makeStore);
+    lifecycleContract(makeStore);
+    searchContract(makeStore);
+    webhooksContract(makeStore);
+    invariantsContract(makeStore);
+  });
+}
+
+export * from "./fixtures.js";

@@ -1,0 +1,250 @@
+/**
+ * The Store port: every read and write of refvid's state, shaped so that each operation the
+ * interface needs to be atomic is ONE call (DESIGN.md, "Stores and scale"). `MemoryStore` and
+ * `PostgresStore` implement it, and both run the contract suite in `./contract`.
+ *
+ * Times are passed in (`now`), never read from a clock here, so tests control them.
+ */
+import type { components } from "@refvid/api-types";
+import type { AdmissionDecision, Micros, ModelSlug, RateDecision, RunStatus, Tier } from "@refvid/core";
+
+export type Environment = "live" | "test";
+
+export interface OrganizationRecord {
+  id: string;
+  name: string;
+  createdAt: Date;
+  /** Top-ups minus charges. */
+  balance: Micros;
+  /** Sum of the reservations of runs in flight. */
+  reserved: Micros;
+  totalSpent: Micros;
+  lifetimeTopUps: Micros;
+  tier: Tier;
+  concurrencyLimit: number;
+  /** Runs queued or processing, kept with each transition (never counted by a scan). */
+  inFlight: number;
+  webhookSecret: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  organizationId: string;
+  name: string | null;
+  environment: Environment;
+  /** SHA-256 of the secret, hex. The secret itself is never stored. */
+  keyHash: string;
+  keyPrefix: string;
+  maxConcurrency: number;
+  rateLimitPerMinute: number;
+  inFlight: number;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface TopUpRecord {
+  id: string;
+  organizationId: string;
+  amount: Micros;
+  note: string | null;
+  createdAt: Date;
+}
+
+/** The stored output of a succeeded run; URLs are signed when the run is read. */
+export interface RunOutputFile {
+  fileId: string;
+  fileName: string;
+  contentType: string;
+  durationSeconds: number;
+}
+
+export type RunErrorRecord = components["schemas"]["RunError"];
+
+export interface RunRecord {
+  id: string;
+  organizationId: string;
+  apiKeyId: string;
+  endpoint: ModelSlug;
+  /** The input as submitted, with the model's defaults filled in. */
+  input: Record<string, unknown>;
+  status: RunStatus;
+  webhookUrl: string | null;
+  metadata: Record<string, string>;
+  /** Held from the wallet while in flight. */
+  reserved: Micros;
+  unitPrice: Micros;
+  reservedSeconds: number;
+  /** Set once terminal: the charge (0 unless succeeded) and the seconds billed. */
+  charged: Micros | null;
+  billableSeconds: number | null;
+  output: RunOutputFile | null;
+  error: RunErrorRecord | null;
+  progress: number | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  completedAt: Date | null;
+  /** Worker holding the run while processing, and until when. */
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+  /** Times a worker claimed the run (a lost lease puts it back in the queue). */
+  attempts: number;
+}
+
+export interface NewRun {
+  id: string;
+  organizationId: string;
+  apiKeyId: string;
+  endpoint: ModelSlug;
+  input: Record<string, unknown>;
+  webhookUrl: string | null;
+  metadata: Record<string, string>;
+  unitPrice: Micros;
+  reservedSeconds: number;
+  /** unitPrice x reservedSeconds */
+  reserved: Micros;
+  createdAt: Date;
+}
+
+export interface IdempotencyRequest {
+  key: string;
+  /** Hash of everything that makes two requests "the same": endpoint and body. */
+  requestHash: string;
+  expiresAt: Date;
+}
+
+export type AdmitResult =
+  | { kind: "admitted"; run: RunRecord; concurrencyRemaining: number }
+  | { kind: "rejected"; decision: Exclude<AdmissionDecision, { ok: true }> }
+  | { kind: "api_key_gone" }
+  | { kind: "idempotency_replay"; status: number; body: unknown; runId: string }
+  | { kind: "idempotency_in_progress" }
+  | { kind: "idempotency_mismatch" };
+
+export type RunOutcome =
+  | { status: "succeeded"; output: RunOutputFile; billableSeconds: number; charged: Micros }
+  | { status: "failed" | "timeout" | "cancelled"; error: RunErrorRecord };
+
+export type CompleteResult =
+  | { kind: "completed"; run: RunRecord }
+  /** The run had already ended: nothing changed (a run ends exactly once). */
+  | { kind: "already_terminal"; run: RunRecord }
+  | { kind: "not_found" };
+
+export interface RunSearch {
+  organizationId: string;
+  statuses?: RunStatus[];
+  endpoint?: ModelSlug;
+  createdAfter?: Date;
+  createdBefore?: Date;
+  metadata?: Record<string, string>;
+  limit: number;
+  /** Keyset position: return runs strictly older than this (createdAt, id). */
+  after?: { createdAt: Date; id: string };
+}
+
+export interface WebhookDelivery {
+  /** `msg_…`, sent as `webhook-id` on every attempt. */
+  id: string;
+  runId: string;
+  organizationId: string;
+  url: string;
+  eventType: "run.succeeded" | "run.failed" | "run.timeout" | "run.cancelled";
+  /** The exact body, fixed at the first attempt so every retry sends the same bytes. */
+  payload: string | null;
+  attempts: number;
+  nextAttemptAt: Date;
+  state: "pending" | "delivered" | "failed";
+  lastError: string | null;
+  deliveredAt: Date | null;
+}
+
+export type WebhookAttemptResult =
+  | { ok: true; payload: string; now: Date }
+  | { ok: false; payload: string; error: string; now: Date /** null: give up */; retryAt: Date | null };
+
+export interface ApiKeyPatch {
+  name?: string;
+  maxConcurrency?: number;
+  rateLimitPerMinute?: number;
+}
+
+export interface Store {
+  // Organizations, keys and wallets (admin API).
+  createOrganization(input: {
+    id: string;
+    name: string;
+    webhookSecret: string;
+    now: Date;
+  }): Promise<OrganizationRecord>;
+  getOrganization(id: string): Promise<OrganizationRecord | null>;
+  createApiKey(
+    input: Omit<ApiKeyRecord, "inFlight" | "revokedAt" | "createdAt"> & { now: Date },
+  ): Promise<ApiKeyRecord | null>;
+  getApiKey(id: string): Promise<ApiKeyRecord | null>;
+  updateApiKey(id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | null>;
+  revokeApiKey(id: string, now: Date): Promise<ApiKeyRecord | null>;
+  addTopUp(input: {
+    id: string;
+    organizationId: string;
+    amount: Micros;
+    note: string | null;
+    now: Date;
+  }): Promise<{
+    topUp: TopUpRecord;
+    organization: OrganizationRecord;
+  } | null>;
+  /** The key with this hash and its organization, for authentication; revoked keys included. */
+  findApiKeyByHash(
+    keyHash: string,
+  ): Promise<{ apiKey: ApiKeyRecord; organization: OrganizationRecord } | null>;
+
+  /** Counts one request of a key against its per-minute window, atomically across processes. */
+  countRequest(apiKeyId: string, limit: number, now: Date): Promise<RateDecision>;
+
+  /**
+   * Admission, atomically: idempotency record, the key's cap, the organization's cap, the
+   * balance, the reservation and the queued run succeed or fail together.
+   */
+  admitRun(input: { run: NewRun; idempotency?: IdempotencyRequest; now: Date }): Promise<AdmitResult>;
+  /** Stores the response of an admitted request so a replay can return it. */
+  completeIdempotency(organizationId: string, key: string, status: number, body: unknown): Promise<void>;
+
+  getRun(organizationId: string, runId: string): Promise<RunRecord | null>;
+  searchRuns(search: RunSearch): Promise<RunRecord[]>;
+
+  /** Moves up to `limit` queued runs, oldest first, to processing under a lease. */
+  claimRuns(input: { workerId: string; limit: number; leaseMs: number; now: Date }): Promise<RunRecord[]>;
+  /** Extends a lease; false when the run is no longer this worker's (it ended or was reclaimed). */
+  renewLease(input: { runId: string; workerId: string; leaseMs: number; now: Date }): Promise<boolean>;
+  setProgress(runId: string, progress: number): Promise<void>;
+  /**
+   * Ends an in-flight run, exactly once: settles billing, releases the reservation, frees both
+   * concurrency slots, and enqueues the webhook when the run has a `webhook_url`.
+   */
+  completeRun(input: {
+    runId: string;
+    outcome: RunOutcome;
+    now: Date;
+    organizationId?: string;
+  }): Promise<CompleteResult>;
+  /** In-flight runs created before `createdBefore` (they have run out of time). */
+  findOverdueRuns(input: { createdBefore: Date; limit: number }): Promise<RunRecord[]>;
+  /**
+   * Processing runs whose lease expired (their worker died): back to `queued`, or, after
+   * `maxAttempts` claims, returned for the caller to end as failed.
+   */
+  requeueExpiredLeases(input: {
+    now: Date;
+    maxAttempts: number;
+    limit: number;
+  }): Promise<{ requeued: string[]; exhausted: RunRecord[] }>;
+
+  // Webhook outbox.
+  claimWebhookDeliveries(input: { now: Date; limit: number; leaseMs: number }): Promise<WebhookDelivery[]>;
+  recordWebhookAttempt(id: string, result: WebhookAttemptResult): Promise<void>;
+  listWebhookDeliveries(runId: string): Promise<WebhookDelivery[]>;
+
+  /** Whether the store answers (readiness). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
