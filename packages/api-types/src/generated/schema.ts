@@ -1015,7 +1015,9 @@ export interface components {
          */
         SubmitRunRequest: {
             /** @description The model's input; see the model's own submit operation. */
-            input: Record<string, never>;
+            input: {
+                [key: string]: unknown;
+            };
             webhook_url?: components["schemas"]["WebhookUrl"];
             sync?: components["schemas"]["SyncFlag"];
             metadata?: components["schemas"]["Metadata"];

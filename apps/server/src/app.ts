@@ -1,0 +1,80 @@
+/**
+ * `createApp(deps)`: the Express app, kept apart from `listen` (STYLE.md, convention 4).
+ * Order: request id and log -> probes and docs -> JSON -> public files -> auth (+ rate limit)
+ * -> OpenAPI validation -> routes -> the one error handler.
+ */
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname } from "node:path";
+import { loadOpenapiDocument } from "@refvid/api-types";
+import express, { type Express } from "express";
+import * as OpenApiValidator from "express-openapi-validator";
+import type { AppDeps } from "./deps.js";
+import { adminRouter } from "./http/admin-routes.js";
+import { authenticate, authenticateAdmin } from "./http/auth.js";
+import { errorHandler } from "./http/error-handler.js";
+import { filesRouter } from "./http/files-route.js";
+import { requestLog } from "./http/request-log.js";
+import { runsRouter } from "./http/runs-routes.js";
+
+export interface AppOptions {
+  /** Checks every response against the spec and reports each mismatch here (tests fail on any). */
+  onResponseMismatch?: (error: Error) => void;
+}
+
+export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", false);
+  app.use(requestLog(deps.logger));
+
+  let shuttingDown = false;
+  app.locals.startShutdown = () => {
+    shuttingDown = true;
+  };
+  app.get("/healthz", (_req, res) => {
+    res.status(shuttingDown ? 503 : 200).json({ status: shuttingDown ? "unavailable" : "ok" });
+  });
+  app.get("/readyz", async (_req, res) => {
+    const store = await deps.store.ping().then(
+      () => "ok" as const,
+      () => "unavailable" as const,
+    );
+    const ok = store === "ok" && !shuttingDown;
+    res.status(ok ? 200 : 503).json({ status: ok ? "ok" : "unavailable", checks: { store } });
+  });
+  const docs = docsDirectory();
+  if (docs) app.use("/docs", express.static(docs, { index: "index.html" }));
+
+  app.use(express.json({ limit: "1mb" }));
+  app.use(filesRouter(deps));
+  app.use("/admin/v1", authenticateAdmin(deps));
+  app.use("/v1", authenticate(deps));
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: loadOpenapiDocument() as never,
+      validateRequests: { allErrors: true },
+      validateResponses: options.onResponseMismatch ? { onError: options.onResponseMismatch } : false,
+      validateSecurity: false,
+      ignorePaths: /^\/(healthz|readyz|docs)/,
+    }),
+  );
+  app.use(runsRouter(deps));
+  app.use(adminRouter(deps));
+  app.use((req, _res, next) =>
+    next(Object.assign(new Error(`No route ${req.method} ${req.path}`), { status: 404 })),
+  );
+  app.use(errorHandler(deps.logger));
+  return app;
+}
+
+/** The built API reference (apps/docs), when it has been built. */
+function docsDirectory(): string | null {
+  try {
+    const require = createRequire(import.meta.url);
+    const dir = dirname(require.resolve("@refvid/docs/package.json"));
+    return existsSync(`${dir}/dist/index.html`) ? `${dir}/dist` : null;
+  } catch {
+    return null;
+  }
+}

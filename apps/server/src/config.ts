@@ -1,0 +1,128 @@
+/**
+ * The operator contract (DESIGN.md, "Operator contract"): configuration is environment
+ * variables, parsed and checked once at boot. A bad value stops the process with a message
+ * naming the variable.
+ */
+import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
+import { z } from "zod";
+
+export type ProviderName = "simulated";
+
+export interface Config {
+  port: number;
+  databaseUrl: string | null;
+  store: { kind: "memory" };
+  adminToken: string | null;
+  publicUrl: string;
+  providers: Record<ModelSlug, ProviderName>;
+  simulatedLatencyMs: number;
+  runTimeoutMs: number;
+  allowLocalUrls: boolean;
+  webhookRetryDelaysMs: number[];
+  webhookTimeoutMs: number;
+  dataDir: string;
+  signingSecret: string | null;
+  fileUrlTtlSeconds: number;
+  workerConcurrency: number;
+  seedDemo: boolean;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+const PROVIDERS = ["simulated"] as const;
+const DEFAULT_RETRY_DELAYS = "0,5000,300000,1800000,7200000,18000000,36000000,36000000";
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const flag = z
+  .enum(["1", "0", "true", "false", "on", "off", "yes", "no"])
+  .transform((v) => ["1", "true", "on", "yes"].includes(v));
+
+const schema = z.object({
+  PORT: int(0, 65535).default(8080),
+  DATABASE_URL: z.string().url().optional(),
+  REFVID_STORE: z.string().default("memory"),
+  REFVID_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  REFVID_PUBLIC_URL: z.string().url().optional(),
+  REFVID_PROVIDER: z.string().default("simulated"),
+  REFVID_SIMULATED_LATENCY_MS: int(0).default(2000),
+  REFVID_RUN_TIMEOUT_MS: int(1).default(900_000),
+  REFVID_ALLOW_LOCAL_URLS: flag.optional(),
+  REFVID_WEBHOOK_RETRY_DELAYS_MS: z
+    .string()
+    .default(DEFAULT_RETRY_DELAYS)
+    .transform((text, ctx) => {
+      const delays = text.split(",").map((part) => Number(part.trim()));
+      if (delays.length === 0 || delays.some((d) => !Number.isSafeInteger(d) || d < 0)) {
+        ctx.addIssue({
+          code: "custom",
+          message: "must be comma-separated whole milliseconds, such as 0,5000,300000",
+        });
+        return z.NEVER;
+      }
+      return delays;
+    }),
+  REFVID_WEBHOOK_TIMEOUT_MS: int(1).default(10_000),
+  REFVID_DATA_DIR: z.string().min(1).default(".refvid"),
+  REFVID_SIGNING_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  REFVID_FILE_URL_TTL_SECONDS: int(60).default(86_400),
+  REFVID_WORKER_CONCURRENCY: int(1, 256).default(4),
+  REFVID_SEED_DEMO: flag.optional(),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  NODE_ENV: z.string().optional(),
+});
+
+/** Parses the environment; throws ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join("\n  ")}`);
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === "production";
+  if (e.REFVID_STORE !== "memory") {
+    throw new ConfigError(`REFVID_STORE: "${e.REFVID_STORE}" is not supported; use "memory"`);
+  }
+  return {
+    port: e.PORT,
+    databaseUrl: e.DATABASE_URL ?? null,
+    store: { kind: "memory" },
+    adminToken: e.REFVID_ADMIN_TOKEN ?? null,
+    publicUrl: (e.REFVID_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
+    providers: parseProviders(e.REFVID_PROVIDER),
+    simulatedLatencyMs: e.REFVID_SIMULATED_LATENCY_MS,
+    runTimeoutMs: e.REFVID_RUN_TIMEOUT_MS,
+    allowLocalUrls: e.REFVID_ALLOW_LOCAL_URLS ?? !production,
+    webhookRetryDelaysMs: e.REFVID_WEBHOOK_RETRY_DELAYS_MS,
+    webhookTimeoutMs: e.REFVID_WEBHOOK_TIMEOUT_MS,
+    dataDir: e.REFVID_DATA_DIR,
+    signingSecret: e.REFVID_SIGNING_SECRET ?? null,
+    fileUrlTtlSeconds: e.REFVID_FILE_URL_TTL_SECONDS,
+    workerConcurrency: e.REFVID_WORKER_CONCURRENCY,
+    seedDemo: e.REFVID_SEED_DEMO ?? !production,
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+/** `simulated` for every model, or `slug=provider,slug=provider` with the rest `simulated`. */
+function parseProviders(text: string): Record<ModelSlug, ProviderName> {
+  const isProvider = (name: string): name is ProviderName => (PROVIDERS as readonly string[]).includes(name);
+  const bad = (why: string) =>
+    new ConfigError(`REFVID_PROVIDER: ${why} (providers: ${PROVIDERS.join(", ")})`);
+  if (!text.includes("=")) {
+    if (!isProvider(text)) throw bad(`unknown provider "${text}"`);
+    return Object.fromEntries(MODEL_SLUGS.map((slug) => [slug, text])) as Record<ModelSlug, ProviderName>;
+  }
+  const map = Object.fromEntries(MODEL_SLUGS.map((slug) => [slug, "simulated"])) as Record<
+    ModelSlug,
+    ProviderName
+  >;
+  for (const pair of text.split(",")) {
+    const [slug = "", name = ""] = pair.split("=").map((s) => s.trim());
+    if (!(MODEL_SLUGS as string[]).includes(slug)) throw bad(`unknown model "${slug}"`);
+    if (!isProvider(name)) throw bad(`unknown provider "${name}"`);
+    map[slug as ModelSlug] = name;
+  }
+  return map;
+}

@@ -1,0 +1,24 @@
+/**
+ * Everything the services, the worker and the dispatcher need, as one typed object built in one
+ * place (`buildDeps` in main.ts, or a test), never as module singletons.
+ */
+import type { ModelSlug } from "@refvid/core";
+import type { Store } from "@refvid/store";
+import type { Logger } from "pino";
+import type { Clock } from "./clock.js";
+import type { Config } from "./config.js";
+import type { BlobStore } from "./files/blob-store.js";
+import type { FileUrlSigner } from "./files/signed-urls.js";
+import type { Provider } from "./providers/types.js";
+import type { RunEvents } from "./services/run-events.js";
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  blobs: BlobStore;
+  signer: FileUrlSigner;
+  providers: Record<ModelSlug, Provider>;
+  events: RunEvents;
+}

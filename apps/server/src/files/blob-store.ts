@@ -1,0 +1,57 @@
+/**
+ * The BlobStore port and its local-directory adapter: where generated videos are kept until
+ * their URLs are fetched (DESIGN.md, "Outputs").
+ */
+import { createReadStream, type ReadStream } from "node:fs";
+import { copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
+
+export interface BlobStore {
+  /** Moves (or copies) a finished file into the store under `fileId`. */
+  put(fileId: string, sourcePath: string): Promise<{ size: number }>;
+  stat(fileId: string): Promise<{ size: number } | null>;
+  read(fileId: string, range?: { start: number; end: number }): ReadStream;
+  delete(fileId: string): Promise<void>;
+}
+
+const SAFE_ID = /^file_[A-Za-z0-9_-]{8,100}$/;
+
+/** Files under one directory, named by id. Ids are checked, so a path can never escape it. */
+export class LocalBlobStore implements BlobStore {
+  constructor(private readonly dir: string) {}
+
+  private path(fileId: string): string {
+    if (!SAFE_ID.test(fileId)) throw new RangeError(`invalid file id: ${fileId}`);
+    return join(this.dir, `${fileId}.mp4`);
+  }
+
+  async put(fileId: string, sourcePath: string) {
+    await mkdir(this.dir, { recursive: true });
+    const target = this.path(fileId);
+    try {
+      await rename(sourcePath, target);
+    } catch {
+      // Another filesystem: copy instead of moving.
+      await copyFile(sourcePath, target);
+      await rm(sourcePath, { force: true });
+    }
+    return { size: (await stat(target)).size };
+  }
+
+  async stat(fileId: string) {
+    if (!SAFE_ID.test(fileId)) return null;
+    try {
+      return { size: (await stat(this.path(fileId))).size };
+    } catch {
+      return null;
+    }
+  }
+
+  read(fileId: string, range?: { start: number; end: number }) {
+    return createReadStream(this.path(fileId), range);
+  }
+
+  async delete(fileId: string) {
+    await rm(this.path(fileId), { force: true });
+  }
+}

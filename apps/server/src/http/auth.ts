@@ -1,0 +1,65 @@
+/**
+ * Authentication (interface, "Authentication"): `Authorization: Key sk-…` or `Bearer sk-…`.
+ * Keys are looked up by SHA-256 hash; unknown and revoked keys get `401 unauthorized`.
+ * The per-key rate limit runs right after, on every authenticated request.
+ */
+import { timingSafeEqual } from "node:crypto";
+import { RateLimitError, UnauthorizedError } from "@refvid/core";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { AppDeps } from "../deps.js";
+import { hashApiKey } from "../services/admin.js";
+import type { Caller } from "../services/request-context.js";
+
+const SCHEME = /^(Key|Bearer)\s+(\S+)$/i;
+const HINT = "Send Authorization: Key sk-… or Bearer sk-….";
+
+export function authenticate(deps: AppDeps): RequestHandler {
+  return async (req, res, next) => {
+    const match = SCHEME.exec(req.get("authorization") ?? "");
+    const secret = match?.[2];
+    if (!secret) return next(new UnauthorizedError(`Missing or malformed API key. ${HINT}`));
+    if (!secret.startsWith("sk-")) return next(new UnauthorizedError(`API keys begin with sk-. ${HINT}`));
+    const found = await deps.store.findApiKeyByHash(hashApiKey(secret));
+    if (!found) return next(new UnauthorizedError(`Unknown API key. ${HINT}`));
+    if (found.apiKey.revokedAt)
+      return next(new UnauthorizedError("This API key was revoked. Ask your operator for a new one."));
+    res.locals.caller = found satisfies Caller;
+
+    const key = found.apiKey;
+    const rate = await deps.store.countRequest(key.id, key.rateLimitPerMinute, deps.clock.now());
+    res.locals.rate = rate;
+    const resetSeconds = Math.max(1, Math.ceil(rate.resetMs / 1000));
+    res.setHeader("RateLimit-Policy", `"per-key";q=${key.rateLimitPerMinute};w=60`);
+    res.setHeader("RateLimit", `"per-key";r=${rate.remaining};t=${resetSeconds}`);
+    if (!rate.allowed) return next(new RateLimitError(key.rateLimitPerMinute, resetSeconds));
+    next();
+  };
+}
+
+export const callerOf = (res: Response): Caller => res.locals.caller as Caller;
+
+/** The admin API: off without REFVID_ADMIN_TOKEN, else `Authorization: Bearer <token>`. */
+export function authenticateAdmin(deps: AppDeps): RequestHandler {
+  const token = deps.config.adminToken ? Buffer.from(deps.config.adminToken) : null;
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!token) {
+      return res.status(403).json({
+        error: {
+          type: "admin_api_disabled",
+          code: 403,
+          message: "The admin API is disabled. Start the server with REFVID_ADMIN_TOKEN set to enable it.",
+          request_id: res.locals.requestId,
+        },
+      });
+    }
+    const given = Buffer.from(/^Bearer\s+(\S+)$/i.exec(req.get("authorization") ?? "")?.[1] ?? "");
+    if (given.length !== token.length || !timingSafeEqual(given, token)) {
+      return next(
+        new UnauthorizedError(
+          "Missing or invalid admin token. Send Authorization: Bearer $REFVID_ADMIN_TOKEN.",
+        ),
+      );
+    }
+    next();
+  };
+}

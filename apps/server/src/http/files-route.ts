@@ -1,0 +1,85 @@
+/**
+ * `GET /v1/files/{file_id}`: serves a generated video at its signed, expiring URL, with single
+ * byte-range support so a browser `<video>` can seek (DESIGN.md, "Outputs").
+ */
+import { pipeline } from "node:stream/promises";
+import { type Request, type Response, Router } from "express";
+import type { AppDeps } from "../deps.js";
+
+export function filesRouter(deps: AppDeps): Router {
+  const router = Router();
+  const handler = async (req: Request, res: Response) => {
+    const fileId = req.params.file_id as string;
+    const expires = Number(req.query.expires);
+    const signature = typeof req.query.signature === "string" ? req.query.signature : "";
+    const fail = (status: number, type: string, message: string) =>
+      res.status(status).json({ error: { type, code: status, message, request_id: res.locals.requestId } });
+    if (!Number.isSafeInteger(expires) || !signature) {
+      return fail(
+        403,
+        "invalid_file_signature",
+        "The file URL lacks expires or signature. Use the URL from the run output as given.",
+      );
+    }
+    const verdict = deps.signer.check(fileId, expires, signature, deps.clock.now());
+    if (verdict === "invalid")
+      return fail(
+        403,
+        "invalid_file_signature",
+        "The file URL signature does not match. Use the URL from the run output as given.",
+      );
+    if (verdict === "expired")
+      return fail(403, "file_url_expired", "The file URL expired. Poll the run again for a fresh URL.");
+    const info = await deps.blobs.stat(fileId);
+    if (!info) return fail(404, "file_not_found", `No file ${fileId}; outputs are kept for a limited time.`);
+
+    res.setHeader("Accept-Ranges", "bytes");
+    res.setHeader("Content-Type", "video/mp4");
+    res.setHeader("Cache-Control", "private, max-age=3600");
+    const range = parseRange(req.get("range"), info.size);
+    if (range === "unsatisfiable") {
+      res.setHeader("Content-Range", `bytes */${info.size}`);
+      return fail(
+        416,
+        "range_not_satisfiable",
+        `The range starts past the end of the file (${info.size} bytes).`,
+      );
+    }
+    if (range) {
+      res.status(206);
+      res.setHeader("Content-Range", `bytes ${range.start}-${range.end}/${info.size}`);
+      res.setHeader("Content-Length", String(range.end - range.start + 1));
+    } else {
+      res.setHeader("Content-Length", String(info.size));
+    }
+    if (req.method === "HEAD") return res.end();
+    await pipeline(deps.blobs.read(fileId, range ?? undefined), res);
+  };
+  router.get("/v1/files/:file_id", handler);
+  router.head("/v1/files/:file_id", handler);
+  return router;
+}
+
+/** One `bytes=` range (start-end, start-, or -suffix); null means the whole file. */
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): { start: number; end: number } | null | "unsatisfiable" {
+  const match = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
+  if (!match) return null;
+  const [, from = "", to = ""] = match;
+  if (from === "" && to === "") return null;
+  let start: number;
+  let end: number;
+  if (from === "") {
+    const suffix = Number(to);
+    if (suffix === 0) return "unsatisfiable";
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(from);
+    end = to === "" ? size - 1 : Math.min(Number(to), size - 1);
+  }
+  if (start >= size || start > end) return "unsatisfiable";
+  return { start, end };
+}

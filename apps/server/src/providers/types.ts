@@ -1,0 +1,37 @@
+/**
+ * The Provider port (DESIGN.md, "Providers"): turns one normalized request into one video file.
+ * Which provider serves which model is configuration.
+ */
+import type { NormalizedRequest } from "@refvid/core";
+
+export interface ProviderJob {
+  runId: string;
+  request: NormalizedRequest;
+  /** The input as submitted, defaults filled in, for providers that pass it through. */
+  input: Record<string, unknown>;
+  /** A private scratch directory for this run, removed after it ends. */
+  workDir: string;
+}
+
+export interface ProviderResult {
+  /** Path of the finished MP4 inside `workDir`. */
+  path: string;
+  durationSeconds: number;
+}
+
+export interface ProviderContext {
+  /** Aborted when the run is cancelled or times out; the provider must stop promptly. */
+  signal: AbortSignal;
+  /** Reports the fraction done (0 to 1). */
+  onProgress(fraction: number): void;
+}
+
+export interface Provider {
+  run(job: ProviderJob, context: ProviderContext): Promise<ProviderResult>;
+}
+
+/** The model could not make this video; the run ends `failed` with type `provider_error`. */
+export class ProviderError extends Error {
+  readonly type = "provider_error";
+  readonly code = 502;
+}

@@ -1,0 +1,119 @@
+/**
+ * Assembles a running refvid: dependencies from the configuration, the HTTP server, the worker,
+ * the sweeper and the webhook dispatcher, with a graceful `close`. main.ts and the end-to-end
+ * tests both start refvid through `startRefvid`, so the tests run what operators run.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join, resolve } from "node:path";
+import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
+import { MemoryStore, type Store } from "@refvid/store";
+import pino, { type Logger } from "pino";
+import { createApp } from "./app.js";
+import { type Clock, systemClock } from "./clock.js";
+import type { Config } from "./config.js";
+import type { AppDeps } from "./deps.js";
+import { LocalBlobStore } from "./files/blob-store.js";
+import { FileUrlSigner } from "./files/signed-urls.js";
+import { SimulatedProvider } from "./providers/simulated.js";
+import type { Provider } from "./providers/types.js";
+import { RunEvents } from "./services/run-events.js";
+import { WebhookDispatcher } from "./webhooks/dispatcher.js";
+import { Sweeper, Worker } from "./worker/worker.js";
+
+export interface StartOptions {
+  logger?: Logger;
+  clock?: Clock;
+  store?: Store;
+  onResponseMismatch?: (error: Error) => void;
+  /** Host to bind; loopback unless told otherwise. */
+  host?: string;
+}
+
+export interface RunningRefvid {
+  deps: AppDeps;
+  server: Server;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function buildDeps(config: Config, options: StartOptions = {}): Promise<AppDeps> {
+  const logger = options.logger ?? pino({ level: config.logLevel });
+  const dataDir = resolve(config.dataDir);
+  await mkdir(dataDir, { recursive: true });
+  const signingSecret = config.signingSecret ?? (await persistentSecret(join(dataDir, "signing-secret")));
+  const simulated = new SimulatedProvider({
+    latencyMs: config.simulatedLatencyMs,
+    cacheDir: join(dataDir, "cache"),
+  });
+  const providers = {} as Record<ModelSlug, Provider>;
+  for (const slug of MODEL_SLUGS) providers[slug] = simulated;
+  return {
+    config,
+    store: options.store ?? new MemoryStore(),
+    clock: options.clock ?? systemClock,
+    logger,
+    blobs: new LocalBlobStore(join(dataDir, "files")),
+    signer: new FileUrlSigner(signingSecret, config.publicUrl, config.fileUrlTtlSeconds),
+    providers,
+    events: new RunEvents(),
+  };
+}
+
+export async function startRefvid(config: Config, options: StartOptions = {}): Promise<RunningRefvid> {
+  const deps = await buildDeps(config, options);
+  const app = createApp(
+    deps,
+    options.onResponseMismatch ? { onResponseMismatch: options.onResponseMismatch } : {},
+  );
+  const worker = new Worker(deps, {
+    workerId: `worker-${process.pid}-${randomBytes(3).toString("hex")}`,
+    concurrency: config.workerConcurrency,
+  });
+  const sweeper = new Sweeper(deps);
+  const dispatcher = new WebhookDispatcher(deps);
+  const server = await new Promise<Server>((resolveListen, reject) => {
+    const s = app.listen(config.port, options.host ?? "127.0.0.1", () => resolveListen(s));
+    s.once("error", reject);
+  });
+  server.keepAliveTimeout = 65_000;
+  worker.start();
+  sweeper.start();
+  dispatcher.start();
+  const { port } = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+  return {
+    deps,
+    server,
+    url: `http://127.0.0.1:${port}`,
+    close() {
+      closing ??= (async () => {
+        (app.locals.startShutdown as () => void)();
+        const stopped = new Promise<void>((done) => server.close(() => done()));
+        server.closeIdleConnections();
+        sweeper.stop();
+        await worker.stop(5_000);
+        await dispatcher.stop();
+        server.closeAllConnections();
+        await stopped;
+        await deps.store.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** A secret kept in the data directory, so signed URLs outlive a restart. */
+async function persistentSecret(path: string): Promise<string> {
+  try {
+    const existing = (await readFile(path, "utf8")).trim();
+    if (existing.length >= 32) return existing;
+  } catch {
+    // first start
+  }
+  const secret = randomBytes(32).toString("base64url");
+  await writeFile(path, `${secret}\n`, { mode: 0o600 });
+  return secret;
+}

@@ -1,0 +1,42 @@
+/**
+ * In-process signals between the API, the worker and the dispatcher: a run was queued, a run
+ * ended, a webhook is due. They only wake loops early; every loop also polls the store, so a
+ * missed signal costs latency, never correctness.
+ */
+import { EventEmitter } from "node:events";
+
+export class RunEvents {
+  private readonly emitter = new EventEmitter();
+
+  constructor() {
+    this.emitter.setMaxListeners(0);
+  }
+
+  runQueued(): void {
+    this.emitter.emit("queued");
+  }
+
+  runEnded(runId: string): void {
+    this.emitter.emit(`ended:${runId}`);
+    this.emitter.emit("ended");
+  }
+
+  cancelRequested(runId: string): void {
+    this.emitter.emit(`cancel:${runId}`);
+  }
+
+  on(event: "queued" | "ended", listener: () => void): () => void {
+    this.emitter.on(event, listener);
+    return () => this.emitter.off(event, listener);
+  }
+
+  onRunEnded(runId: string, listener: () => void): () => void {
+    this.emitter.on(`ended:${runId}`, listener);
+    return () => this.emitter.off(`ended:${runId}`, listener);
+  }
+
+  onCancelRequested(runId: string, listener: () => void): () => void {
+    this.emitter.on(`cancel:${runId}`, listener);
+    return () => this.emitter.off(`cancel:${runId}`, listener);
+  }
+}

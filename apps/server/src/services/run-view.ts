@@ -1,0 +1,44 @@
+/** Turns a stored run into the interface's Run object (interface, "Run object"). */
+import type { Run } from "@refvid/api-types";
+import { formatUsd, MODELS } from "@refvid/core";
+import type { RunRecord } from "@refvid/store";
+import type { FileUrlSigner } from "../files/signed-urls.js";
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+export function toApiRun(run: RunRecord, signer: FileUrlSigner, now: Date): Run {
+  const terminal = run.completedAt !== null;
+  const video = run.output
+    ? MODELS[run.endpoint].outputFileDetails
+      ? {
+          url: signer.url(run.output.fileId, now),
+          file_name: run.output.fileName,
+          content_type: run.output.contentType,
+        }
+      : { url: signer.url(run.output.fileId, now) }
+    : null;
+  return {
+    run_id: run.id,
+    endpoint: run.endpoint,
+    model: "reference-to-video",
+    capability: "video",
+    mode: "reference-to-video",
+    status: run.status,
+    output: video ? { videos: [video] } : null,
+    error: run.error,
+    billing: terminal
+      ? {
+          amount: formatUsd(run.charged ?? 0),
+          currency: "usd",
+          unit_price: formatUsd(run.unitPrice),
+          billable_seconds: run.billableSeconds ?? 0,
+        }
+      : null,
+    metadata: run.metadata,
+    progress: run.progress,
+    created_at: run.createdAt.toISOString(),
+    started_at: iso(run.startedAt),
+    completed_at: iso(run.completedAt),
+    elapsed_ms: run.completedAt ? run.completedAt.getTime() - run.createdAt.getTime() : null,
+  };
+}

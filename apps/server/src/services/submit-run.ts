@@ -1,0 +1,119 @@
+/**
+ * Submit (DESIGN.md, "Data flow"): model rules, price, then admission in ONE store call
+ * (key cap, organization cap, balance, reservation, queued run, idempotency record).
+ */
+import { createHash } from "node:crypto";
+import type { Run } from "@refvid/api-types";
+import {
+  ConcurrencyLimitError,
+  ConflictError,
+  checkModelRules,
+  IdempotencyKeyReusedError,
+  InsufficientBalanceError,
+  InvalidRequestError,
+  type ModelInput,
+  type ModelSlug,
+  normalizeInput,
+  priceRequest,
+  UnauthorizedError,
+} from "@refvid/core";
+import type { AppDeps } from "../deps.js";
+import { newRunId } from "../ids.js";
+import type { Caller } from "./request-context.js";
+import { toApiRun } from "./run-view.js";
+import { checkWebhookUrl } from "./webhook-url.js";
+
+export interface SubmitBody {
+  input: Record<string, unknown>;
+  webhook_url?: string;
+  sync?: boolean;
+  metadata?: Record<string, string>;
+}
+
+export type SubmitOutcome =
+  | { kind: "admitted"; run: Run; concurrencyRemaining: number }
+  | { kind: "replay"; status: number; body: unknown; runId: string };
+
+const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+
+export async function submitRun(
+  deps: AppDeps,
+  caller: Caller,
+  slug: ModelSlug,
+  body: SubmitBody,
+  idempotencyKey: string | undefined,
+): Promise<SubmitOutcome> {
+  const request = normalizeInput(slug, body.input as ModelInput);
+  const problems = checkModelRules(request);
+  if (body.webhook_url) problems.push(...checkWebhookUrl(body.webhook_url, deps.config.allowLocalUrls));
+  if (problems.length > 0) throw new InvalidRequestError(problems);
+
+  const price = priceRequest(request);
+  const now = deps.clock.now();
+  const result = await deps.store.admitRun({
+    run: {
+      id: newRunId(),
+      organizationId: caller.organization.id,
+      apiKeyId: caller.apiKey.id,
+      endpoint: slug,
+      input: body.input,
+      webhookUrl: body.webhook_url ?? null,
+      metadata: body.metadata ?? {},
+      unitPrice: price.unitPrice,
+      reservedSeconds: price.billableSeconds,
+      reserved: price.amount,
+      createdAt: now,
+    },
+    ...(idempotencyKey
+      ? {
+          idempotency: {
+            key: idempotencyKey,
+            requestHash: hashRequest(slug, body),
+            expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+          },
+        }
+      : {}),
+    now,
+  });
+  switch (result.kind) {
+    case "admitted":
+      deps.events.runQueued();
+      return {
+        kind: "admitted",
+        run: toApiRun(result.run, deps.signer, now),
+        concurrencyRemaining: result.concurrencyRemaining,
+      };
+    case "rejected": {
+      const d = result.decision;
+      if (d.reason === "balance") throw new InsufficientBalanceError(d.required, d.available);
+      throw new ConcurrencyLimitError(d.reason, d.limit, d.inFlight);
+    }
+    case "api_key_gone":
+      throw new UnauthorizedError("This API key was revoked.");
+    case "idempotency_replay":
+      return { kind: "replay", status: result.status, body: result.body, runId: result.runId };
+    case "idempotency_in_progress":
+      throw new ConflictError(
+        "idempotency_key_in_use",
+        "A request with this Idempotency-Key is still in progress. Retry after it completes.",
+      );
+    case "idempotency_mismatch":
+      throw new IdempotencyKeyReusedError();
+  }
+}
+
+/** Two submits are "the same request" when model and body match, whatever the key order. */
+function hashRequest(slug: ModelSlug, body: SubmitBody): string {
+  return createHash("sha256").update(slug).update("\n").update(canonicalJson(body)).digest("hex");
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,111 @@
+/**
+ * Delivers the webhook outbox (DESIGN.md, "Webhooks"): Standard Webhooks signatures with the
+ * organization's secret, the same `webhook-id` and body on every attempt, retries on non-2xx,
+ * timeouts and redirects (never followed) on the configured schedule.
+ */
+import type { WebhookEvent } from "@refvid/api-types";
+import { signWebhook } from "@refvid/client";
+import type { WebhookDelivery } from "@refvid/store";
+import type { AppDeps } from "../deps.js";
+import { toApiRun } from "../services/run-view.js";
+
+export class WebhookDispatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private offEnded: () => void = () => {};
+  private running = false;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly deps: AppDeps,
+    private readonly options: { pollMs?: number; batch?: number } = {},
+  ) {}
+
+  start(): void {
+    this.offEnded = this.deps.events.on("ended", () => void this.tick());
+    this.timer = setInterval(() => void this.tick(), this.options.pollMs ?? 500);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.offEnded();
+    await Promise.all(this.inFlight);
+  }
+
+  /** Sends every due delivery once; exposed for tests that step the clock. */
+  async tick(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      const { deps } = this;
+      const leaseMs = deps.config.webhookTimeoutMs * 2 + 5000;
+      const due = await deps.store.claimWebhookDeliveries({
+        now: deps.clock.now(),
+        limit: this.options.batch ?? 20,
+        leaseMs,
+      });
+      const sends = due.map((delivery) => this.deliver(delivery));
+      for (const send of sends) this.inFlight.add(send);
+      await Promise.all(sends.map((send) => send.finally(() => this.inFlight.delete(send))));
+    } catch (err) {
+      this.deps.logger.error({ err }, "webhook dispatch failed");
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async deliver(delivery: WebhookDelivery): Promise<void> {
+    const { deps } = this;
+    const log = deps.logger.child({ runId: delivery.runId, webhookId: delivery.id });
+    const org = await deps.store.getOrganization(delivery.organizationId);
+    const run = await deps.store.getRun(delivery.organizationId, delivery.runId);
+    if (!org || !run) return;
+    const payload = delivery.payload ?? this.render(delivery, run);
+    const headers = signWebhook(payload, org.webhookSecret, { id: delivery.id, timestamp: deps.clock.now() });
+    let error: string | null = null;
+    try {
+      const response = await fetch(delivery.url, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json", "user-agent": "refvid-webhooks/1" },
+        body: payload,
+        redirect: "manual",
+        signal: AbortSignal.timeout(deps.config.webhookTimeoutMs),
+      });
+      await response.body?.cancel().catch(() => {});
+      if (response.status < 200 || response.status > 299) {
+        error =
+          response.status >= 300 && response.status < 400
+            ? `redirect ${response.status} (not followed)`
+            : `HTTP ${response.status}`;
+      }
+    } catch (err) {
+      error =
+        (err as Error).name === "TimeoutError"
+          ? `no answer within ${deps.config.webhookTimeoutMs} ms`
+          : `connection failed: ${(err as Error).message}`;
+    }
+    const now = deps.clock.now();
+    if (error === null) {
+      await deps.store.recordWebhookAttempt(delivery.id, { ok: true, payload, now });
+      log.info({ attempt: delivery.attempts + 1 }, "webhook delivered");
+      return;
+    }
+    // The schedule's first entry is the first attempt; entry n+1 is the wait before retry n.
+    const delay = deps.config.webhookRetryDelaysMs[delivery.attempts + 1];
+    const retryAt = delay === undefined ? null : new Date(now.getTime() + delay);
+    await deps.store.recordWebhookAttempt(delivery.id, { ok: false, payload, error, now, retryAt });
+    log.warn(
+      { attempt: delivery.attempts + 1, error, retryAt },
+      retryAt ? "webhook attempt failed; will retry" : "webhook given up",
+    );
+  }
+
+  private render(delivery: WebhookDelivery, run: Parameters<typeof toApiRun>[0]): string {
+    const data = toApiRun(run, this.deps.signer, this.deps.clock.now());
+    const event: WebhookEvent = {
+      type: delivery.eventType,
+      timestamp: data.completed_at ?? this.deps.clock.now().toISOString(),
+      data,
+    };
+    return JSON.stringify(event);
+  }
+}
