@@ -1,0 +1,31 @@
+// Config for `npx openapi-ts` (the `gen` script), loaded by @hey-api/openapi-ts 0.95 through c12/jiti,
+// so a TypeScript config works without a build step. Output is deterministic: no timestamps, no
+// post-processors (Biome ignores src/generated/**).
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "@hey-api/openapi-ts";
+
+// The bundle is the single source of truth; resolve it through the package export so the path does
+// not depend on the working directory.
+const input = fileURLToPath(import.meta.resolve("@refvid/api-types/openapi.json"));
+
+export default defineConfig({
+  input,
+  output: {
+    path: "src/generated",
+    clean: true,
+    // hey-api's own first line, plus an explicit do-not-edit notice (also on the bundled client files).
+    header: (ctx) => [
+      ...ctx.defaultValue,
+      "// DO NOT EDIT. Regenerate with `npm run gen -w @refvid/sdk` from @refvid/api-types/openapi.json.",
+    ],
+  },
+  plugins: [
+    { name: "@hey-api/client-fetch", bundle: true },
+    "@hey-api/typescript",
+    { name: "zod", compatibilityVersion: 4 },
+    {
+      name: "@hey-api/sdk",
+      validator: { request: "zod", response: "zod" },
+    },
+  ],
+});
