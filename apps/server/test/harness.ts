@@ -1,0 +1,238 @@
+/**
+ * End-to-end harness: starts the real refvid (HTTP server, worker, sweeper, dispatcher) on a
+ * loopback port with the configuration operators use, plus helpers to set up tenants through the
+ * admin API and a real webhook receiver. Every response is validated against the spec; a test
+ * run fails if any response does not match (see `mismatches`).
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createRefvidClient, type RefvidClient } from "@refvid/client";
+import pino from "pino";
+import { loadConfig } from "../src/config.js";
+import { type RunningRefvid, startRefvid } from "../src/runtime.js";
+
+export interface TestRefvid {
+  url: string;
+  adminToken: string;
+  refvid: RunningRefvid;
+  /** Responses that did not match the OpenAPI document; every test file asserts this stays empty. */
+  mismatches: Error[];
+  admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  tenant(options?: TenantOptions): Promise<Tenant>;
+  close(): Promise<void>;
+}
+
+export interface TenantOptions {
+  balanceUsd?: string;
+  maxConcurrency?: number;
+  rateLimitPerMinute?: number;
+  environment?: "live" | "test";
+}
+
+export interface Tenant {
+  organizationId: string;
+  apiKeyId: string;
+  apiKey: string;
+  client: RefvidClient;
+  /** Raw HTTP with this tenant's key: `call("POST", "/v1/...", body, { headers })`. */
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<RawResponse>;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Starts refvid with test-friendly defaults; `env` overrides any variable. */
+export async function startTestRefvid(env: Record<string, string> = {}): Promise<TestRefvid> {
+  const port = await freePort();
+  const dataDir = await mkdtemp(join(tmpdir(), "refvid-e2e-"));
+  const adminToken = randomBytes(24).toString("hex");
+  const config = loadConfig({
+    PORT: String(port),
+    REFVID_ADMIN_TOKEN: adminToken,
+    REFVID_SIMULATED_LATENCY_MS: "50",
+    REFVID_DATA_DIR: dataDir,
+    REFVID_SEED_DEMO: "false",
+    REFVID_WEBHOOK_RETRY_DELAYS_MS: "0,200,200",
+    REFVID_WEBHOOK_TIMEOUT_MS: "2000",
+    LOG_LEVEL: "silent",
+    ...env,
+  });
+  const mismatches: Error[] = [];
+  const refvid = await startRefvid(config, {
+    logger: pino({ level: env.LOG_LEVEL ?? "silent" }),
+    onResponseMismatch: (error) => mismatches.push(error),
+  });
+  const url = refvid.url;
+
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${adminToken}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: await res.json().catch(() => null) };
+  };
+
+  const tenant = async (options: TenantOptions = {}): Promise<Tenant> => {
+    const org = await admin("POST", "/admin/v1/organizations", { name: "Test org" });
+    const organizationId = org.body.organization_id as string;
+    const key = await admin("POST", `/admin/v1/organizations/${organizationId}/api-keys`, {
+      environment: options.environment ?? "test",
+      ...(options.maxConcurrency ? { max_concurrency: options.maxConcurrency } : {}),
+      ...(options.rateLimitPerMinute ? { rate_limit_per_minute: options.rateLimitPerMinute } : {}),
+    });
+    if (options.balanceUsd !== "0" && options.balanceUsd !== undefined) {
+      await admin("POST", `/admin/v1/organizations/${organizationId}/top-ups`, {
+        amount_usd: options.balanceUsd,
+      });
+    } else if (options.balanceUsd === undefined) {
+      await admin("POST", `/admin/v1/organizations/${organizationId}/top-ups`, { amount_usd: "100.00" });
+    }
+    const apiKey = key.body.key as string;
+    const call = async (
+      method: string,
+      path: string,
+      body?: unknown,
+      headers: Record<string, string> = {},
+    ) => {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: {
+          authorization: `Key ${apiKey}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...headers,
+        },
+        body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+      });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // not JSON
+      }
+      return { status: res.status, headers: res.headers, body: parsed };
+    };
+    return {
+      organizationId,
+      apiKeyId: key.body.api_key_id,
+      apiKey,
+      client: createRefvidClient({ baseUrl: url, apiKey, retry: { maxRetries: 0 } }),
+      call,
+    };
+  };
+
+  return {
+    url,
+    adminToken,
+    refvid,
+    mismatches,
+    admin,
+    tenant,
+    async close() {
+      await refvid.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+export interface Receiver {
+  url: string;
+  requests: ReceivedRequest[];
+  /** Resolves once `count` requests have arrived. */
+  waitFor(count: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
+  close(): Promise<void>;
+}
+
+/** A real HTTP server that records every request; `respond` decides each answer (200 by default). */
+export async function startReceiver(
+  respond: (request: ReceivedRequest, res: ServerResponse, index: number) => void | Promise<void> = (
+    _r,
+    res,
+  ) => {
+    res.writeHead(200).end("ok");
+  },
+): Promise<Receiver> {
+  const requests: ReceivedRequest[] = [];
+  const waiters: (() => void)[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const request = {
+        method: req.method ?? "",
+        path: req.url ?? "",
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+        at: Date.now(),
+      };
+      requests.push(request);
+      for (const wake of waiters.splice(0)) wake();
+      void respond(request, res, requests.length - 1);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    async waitFor(count, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (requests.length < count) {
+        if (Date.now() > deadline)
+          throw new Error(`receiver got ${requests.length} of ${count} requests in ${timeoutMs} ms`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 100);
+        });
+      }
+      return requests.slice(0, count);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 10_000,
+  what = "condition",
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestRefvid, type TestRefvid } from "./harness.js";
+
+let t: TestRefvid;
+beforeAll(async () => {
+  t = await startTestRefvid();
+});
+afterAll(async () => {
+  await t.close();
+  expect(t.mismatches).toEqual([]);
+});
+
+describe("a run end to end", () => {
+  it("is admitted, generated, billed and downloadable", async () => {
+    const tenant = await t.tenant({ balanceUsd: "10.00" });
+    const run = await tenant.client.run(
+      "lab-d/model-d/reference-to-video",
+      {
+        prompt: "a test",
+        image_urls: ["https://example.com/a.png"],
+        duration: "4s",
+      },
+      { pollIntervalMs: 50 },
+    );
+    expect(run.status).toBe("succeeded");
+    expect(run.billing).toEqual({
+      amount: "0.284",
+      currency: "usd",
+      unit_price: "0.071",
+      billable_seconds: 4,
+    });
+    const url = run.output?.videos[0]?.url;
+    if (!url) throw new Error("no video");
+    const video = await fetch(url);
+    expect(video.status).toBe(200);
+    expect(video.headers.get("content-type")).toBe("video/mp4");
+    const bytes = Buffer.from(await video.arrayBuffer());
+    expect(bytes.subarray(4, 8).toString("latin1")).toBe("ftyp");
+    const account = await tenant.client.getAccount();
+    expect(account.wallet).toMatchObject({
+      balance_usd: "9.716",
+      reserved_usd: "0.00",
+      total_spent_usd: "0.284",
+    });
+  });
+});
