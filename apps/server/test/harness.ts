@@ -79,7 +79,7 @@ export async function startTestRefvid(env: Record<string, string> = {}): Promise
   });
   const url = refvid.url;
 
-  const admin = async (method: string, path: string, body?: unknown) => {
+  const admin: TestRefvid["admin"] = async (method, path, body) => {
     const res = await fetch(`${url}${path}`, {
       method,
       headers: {

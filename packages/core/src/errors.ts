@@ -82,6 +82,21 @@ export class NotFoundError extends RefvidError {
   }
 }
 
+export class ForbiddenError extends RefvidError {
+  readonly status = 403;
+  constructor(
+    readonly type: "admin_api_disabled" | "invalid_file_signature" | "file_url_expired",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class RangeNotSatisfiableError extends RefvidError {
+  readonly status = 416;
+  readonly type = "range_not_satisfiable";
+}
+
 export class ConflictError extends RefvidError {
   readonly status = 409;
   constructor(

@@ -4,7 +4,7 @@
  * The per-key rate limit runs right after, on every authenticated request.
  */
 import { timingSafeEqual } from "node:crypto";
-import { RateLimitError, UnauthorizedError } from "@refvid/core";
+import { ForbiddenError, RateLimitError, UnauthorizedError } from "@refvid/core";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { AppDeps } from "../deps.js";
 import { hashApiKey } from "../services/admin.js";
@@ -43,14 +43,12 @@ export function authenticateAdmin(deps: AppDeps): RequestHandler {
   const token = deps.config.adminToken ? Buffer.from(deps.config.adminToken) : null;
   return (req: Request, res: Response, next: NextFunction) => {
     if (!token) {
-      return res.status(403).json({
-        error: {
-          type: "admin_api_disabled",
-          code: 403,
-          message: "The admin API is disabled. Start the server with REFVID_ADMIN_TOKEN set to enable it.",
-          request_id: res.locals.requestId,
-        },
-      });
+      return next(
+        new ForbiddenError(
+          "admin_api_disabled",
+          "The admin API is disabled. Start the server with REFVID_ADMIN_TOKEN set to enable it.",
+        ),
+      );
     }
     const given = Buffer.from(/^Bearer\s+(\S+)$/i.exec(req.get("authorization") ?? "")?.[1] ?? "");
     if (given.length !== token.length || !timingSafeEqual(given, token)) {

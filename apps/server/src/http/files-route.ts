@@ -3,6 +3,7 @@
  * byte-range support so a browser `<video>` can seek (DESIGN.md, "Outputs").
  */
 import { pipeline } from "node:stream/promises";
+import { ForbiddenError, NotFoundError, RangeNotSatisfiableError } from "@refvid/core";
 import { type Request, type Response, Router } from "express";
 import type { AppDeps } from "../deps.js";
 
@@ -12,26 +13,26 @@ export function filesRouter(deps: AppDeps): Router {
     const fileId = req.params.file_id as string;
     const expires = Number(req.query.expires);
     const signature = typeof req.query.signature === "string" ? req.query.signature : "";
-    const fail = (status: number, type: string, message: string) =>
-      res.status(status).json({ error: { type, code: status, message, request_id: res.locals.requestId } });
     if (!Number.isSafeInteger(expires) || !signature) {
-      return fail(
-        403,
+      throw new ForbiddenError(
         "invalid_file_signature",
         "The file URL lacks expires or signature. Use the URL from the run output as given.",
       );
     }
     const verdict = deps.signer.check(fileId, expires, signature, deps.clock.now());
     if (verdict === "invalid")
-      return fail(
-        403,
+      throw new ForbiddenError(
         "invalid_file_signature",
         "The file URL signature does not match. Use the URL from the run output as given.",
       );
     if (verdict === "expired")
-      return fail(403, "file_url_expired", "The file URL expired. Poll the run again for a fresh URL.");
+      throw new ForbiddenError(
+        "file_url_expired",
+        "The file URL expired. Poll the run again for a fresh URL.",
+      );
     const info = await deps.blobs.stat(fileId);
-    if (!info) return fail(404, "file_not_found", `No file ${fileId}; outputs are kept for a limited time.`);
+    if (!info)
+      throw new NotFoundError("file_not_found", `No file ${fileId}; outputs are kept for a limited time.`);
 
     res.setHeader("Accept-Ranges", "bytes");
     res.setHeader("Content-Type", "video/mp4");
@@ -39,11 +40,7 @@ export function filesRouter(deps: AppDeps): Router {
     const range = parseRange(req.get("range"), info.size);
     if (range === "unsatisfiable") {
       res.setHeader("Content-Range", `bytes */${info.size}`);
-      return fail(
-        416,
-        "range_not_satisfiable",
-        `The range starts past the end of the file (${info.size} bytes).`,
-      );
+      throw new RangeNotSatisfiableError(`The range starts past the end of the file (${info.size} bytes).`);
     }
     if (range) {
       res.status(206);
