@@ -41,7 +41,7 @@ export const callerOf = (res: Response): Caller => res.locals.caller as Caller;
 /** The admin API: off without REFVID_ADMIN_TOKEN, else `Authorization: Bearer <token>`. */
 export function authenticateAdmin(deps: AppDeps): RequestHandler {
   const token = deps.config.adminToken ? Buffer.from(deps.config.adminToken) : null;
-  return (req: Request, res: Response, next: NextFunction) => {
+  return (req: Request, _res: Response, next: NextFunction) => {
     if (!token) {
       return next(
         new ForbiddenError(
