@@ -14,6 +14,7 @@ import { adminRouter } from "./http/admin-routes.js";
 import { authenticate, authenticateAdmin } from "./http/auth.js";
 import { errorHandler } from "./http/error-handler.js";
 import { filesRouter } from "./http/files-route.js";
+import { validatePreviewBody } from "./http/preview-validator.js";
 import { requestLog } from "./http/request-log.js";
 import { runsRouter } from "./http/runs-routes.js";
 
@@ -29,8 +30,10 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   app.use(requestLog(deps.logger));
 
   let shuttingDown = false;
+  const shutdown = new AbortController();
   app.locals.startShutdown = () => {
     shuttingDown = true;
+    shutdown.abort();
   };
   app.get("/healthz", (_req, res) => {
     res.status(shuttingDown ? 503 : 200).json({ status: shuttingDown ? "unavailable" : "ok" });
@@ -50,6 +53,8 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   app.use(filesRouter(deps));
   app.use("/admin/v1", authenticateAdmin(deps));
   app.use("/v1", authenticate(deps));
+  // Before the OpenAPI validator, which would stop at the first problem of a discriminated body.
+  app.post("/v1/pricing/preview", validatePreviewBody());
   app.use(
     OpenApiValidator.middleware({
       apiSpec: loadOpenapiDocument() as never,
@@ -59,7 +64,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
       ignorePaths: /^\/(healthz|readyz|docs)/,
     }),
   );
-  app.use(runsRouter(deps));
+  app.use(runsRouter(deps, shutdown.signal));
   app.use(adminRouter(deps));
   app.use((req, _res, next) =>
     next(Object.assign(new Error(`No route ${req.method} ${req.path}`), { status: 404 })),

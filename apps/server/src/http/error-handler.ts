@@ -9,6 +9,9 @@ import {
   formatUsd,
   InsufficientBalanceError,
   InvalidRequestError,
+  isModelSlug,
+  MODELS,
+  type ModelSlug,
   RateLimitError,
   RefvidError,
 } from "@refvid/core";
@@ -57,7 +60,12 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       );
     }
     if (status === 400 && Array.isArray(e.errors)) {
-      return sendDomainError(res, new InvalidRequestError(e.errors.map(toFieldProblem)), requestId);
+      const slug = modelOfRequest(req.path);
+      return sendDomainError(
+        res,
+        new InvalidRequestError(e.errors.map((item) => toFieldProblem(item, slug))),
+        requestId,
+      );
     }
     if (status === 404 || status === 405) {
       const message =
@@ -124,7 +132,7 @@ function sendDomainError(res: Response, err: RefvidError, requestId: string | un
     return res.status(429).json({ error: "rate_limit_exceeded", message: err.message });
   }
   const body: Record<string, unknown> = { type: err.type, code: err.status, message: err.message };
-  if (err instanceof InvalidRequestError) body.fields = err.fields;
+  if (err instanceof InvalidRequestError) body.fields = firstPerField(err.fields);
   if (err instanceof InsufficientBalanceError) {
     body.required_usd = formatUsd(err.required);
     body.available_usd = formatUsd(err.available);
@@ -133,8 +141,20 @@ function sendDomainError(res: Response, err: RefvidError, requestId: string | un
   return res.status(err.status).json({ error: body });
 }
 
+/** One problem per field (a wrong type also fails its enum; the first says more). */
+function firstPerField(fields: FieldProblem[]): FieldProblem[] {
+  const seen = new Set<string>();
+  return fields.filter((f) => !seen.has(f.field) && seen.add(f.field));
+}
+
+/** The model a submit path names, for messages that depend on it. */
+function modelOfRequest(path: string): ModelSlug | undefined {
+  const slug = /^\/v1\/run\/([^/]+\/[^/]+\/[^/]+)$/.exec(path)?.[1];
+  return slug && isModelSlug(slug) ? slug : undefined;
+}
+
 /** `/body/input/image_urls/2` -> `body.input.image_urls[2]`, naming the property a rule is about. */
-export function toFieldProblem(item: ValidatorItem): FieldProblem {
+export function toFieldProblem(item: ValidatorItem, slug?: ModelSlug): FieldProblem {
   const message = item.message ?? "is invalid";
   const rule = (item.errorCode ?? "").replace(/\.openapi\.validation$/, "") || "schema";
   let path = item.path ?? "";
@@ -154,17 +174,18 @@ export function toFieldProblem(item: ValidatorItem): FieldProblem {
   return {
     field:
       field === "headers" ? "header" : field.replace(/^headers\./, "header.").replace(/^params\./, "path."),
-    message: humanize(message, field),
+    message: humanize(message, field, slug),
     rule,
   };
 }
 
-function humanize(message: string, field: string): string {
+function humanize(message: string, field: string, slug: ModelSlug | undefined): string {
   if (message === "must NOT have additional properties") {
-    const name = field.split(".").pop();
-    return name === "image_url"
-      ? "is not accepted; send reference_image_urls: [url] instead"
+    const imageField = slug ? MODELS[slug].referenceFields.image : undefined;
+    return field.endsWith("input.image_url") && imageField
+      ? `is not accepted; send ${imageField}: [url] instead`
       : "is not a field of this request";
   }
+  if (message === 'must match pattern "^https?://"') return "must be an http or https URL";
   return message.replace(/^'[^']+' /, "");
 }

@@ -1,6 +1,6 @@
 /** Routes of the run API (interface, "Endpoints"): submit, poll, cancel, search, preview, account. */
 import type { PricePreviewRequest, SearchRunsRequest } from "@refvid/api-types";
-import { isModelSlug, MODEL_SLUGS, NotFoundError } from "@refvid/core";
+import { isModelSlug, isTerminal, MODEL_SLUGS, NotFoundError } from "@refvid/core";
 import { type Request, type Response, Router } from "express";
 import type { AppDeps } from "../deps.js";
 import { getAccount } from "../services/account.js";
@@ -8,7 +8,8 @@ import { cancelRun, getRun, previewPrice, searchRuns, waitForRunEnd } from "../s
 import { type SubmitBody, submitRun } from "../services/submit-run.js";
 import { callerOf } from "./auth.js";
 
-export function runsRouter(deps: AppDeps): Router {
+/** `shutdown` aborts sync waits when the server stops. */
+export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
   const router = Router();
 
   router.post("/v1/run/:lab/:model/:category", async (req: Request, res: Response) => {
@@ -36,13 +37,14 @@ export function runsRouter(deps: AppDeps): Router {
     // Sync: the status line and headers go out now, so a client that gives up knows its run.
     res.status(201).setHeader("Content-Type", "application/json; charset=utf-8");
     res.flushHeaders();
-    const gone = new AbortController();
-    res.on("close", () => gone.abort());
-    const done = await waitForRunEnd(deps, caller.organization.id, run.run_id, gone.signal);
-    if (!done) return; // the client left; the run carries on
-    if (idempotencyKey)
+    // Wait even if the client leaves, so a retry with the same Idempotency-Key replays the end.
+    const done =
+      (await waitForRunEnd(deps, caller.organization.id, run.run_id, shutdown)) ??
+      (await getRun(deps, caller, run.run_id)); // shutting down: answer with the run as it stands
+    if (idempotencyKey && isTerminal(done.status)) {
       await deps.store.completeIdempotency(caller.organization.id, idempotencyKey, 201, done);
-    res.end(JSON.stringify(done));
+    }
+    if (!res.destroyed) res.end(JSON.stringify(done));
   });
 
   router.get("/v1/runs/:run_id", async (req, res) => {
