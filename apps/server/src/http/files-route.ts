@@ -34,14 +34,14 @@ export function filesRouter(deps: AppDeps): Router {
     if (!info)
       throw new NotFoundError("file_not_found", `No file ${fileId}; outputs are kept for a limited time.`);
 
-    res.setHeader("Accept-Ranges", "bytes");
-    res.setHeader("Content-Type", "video/mp4");
-    res.setHeader("Cache-Control", "private, max-age=3600");
     const range = parseRange(req.get("range"), info.size);
     if (range === "unsatisfiable") {
       res.setHeader("Content-Range", `bytes */${info.size}`);
       throw new RangeNotSatisfiableError(`The range starts past the end of the file (${info.size} bytes).`);
     }
+    res.setHeader("Accept-Ranges", "bytes");
+    res.setHeader("Content-Type", "video/mp4");
+    res.setHeader("Cache-Control", "private, max-age=3600");
     if (range) {
       res.status(206);
       res.setHeader("Content-Range", `bytes ${range.start}-${range.end}/${info.size}`);
@@ -57,7 +57,10 @@ export function filesRouter(deps: AppDeps): Router {
   return router;
 }
 
-/** One `bytes=` range (start-end, start-, or -suffix); null means the whole file. */
+/**
+ * One `bytes=` range (start-end, start-, or -suffix); null means the whole file, which is also the
+ * answer to a range that is not valid syntax (RFC 9110, 14.2: ignore it) or names several ranges.
+ */
 export function parseRange(
   header: string | undefined,
   size: number,
@@ -75,8 +78,9 @@ export function parseRange(
     end = size - 1;
   } else {
     start = Number(from);
+    if (to !== "" && Number(to) < start) return null;
     end = to === "" ? size - 1 : Math.min(Number(to), size - 1);
   }
-  if (start >= size || start > end) return "unsatisfiable";
+  if (start >= size) return "unsatisfiable";
   return { start, end };
 }

@@ -1,0 +1,350 @@
+/**
+ * Webhooks end to end (DESIGN.md, "Webhooks"): real refvid servers deliver to real local
+ * receivers. Standard Webhooks headers and signatures, one event per terminal run, retries with
+ * the same id and bytes on the configured schedule, no redirects followed, receiver timeouts, and
+ * the submit-time checks of `webhook_url`.
+ */
+import type { ServerResponse } from "node:http";
+import { type Run, verifyWebhook, type WebhookEvent, WebhookVerificationError } from "@refvid/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  eventually,
+  type ReceivedRequest,
+  type Receiver,
+  startReceiver,
+  startTestRefvid,
+  type TestRefvid,
+} from "./harness.js";
+
+const MODEL_D = "lab-d/model-d/reference-to-video" as const;
+/** The harness's REFVID_WEBHOOK_RETRY_DELAYS_MS: the first attempt at once, then two retries 200 ms apart. */
+const RETRY_DELAYS_MS = [0, 200, 200];
+/** The dispatcher polls its outbox every 500 ms, so a retry may come that much after it is due. */
+const DISPATCH_SLACK_MS = 1000;
+
+const input = (prompt = "a lighthouse at dusk") => ({
+  prompt: `[simulate:delay=0] ${prompt}`,
+  image_urls: ["https://example.com/ref.png"],
+  duration: "4s" as const,
+});
+
+let t: TestRefvid; // default test configuration
+let timeoutServer: TestRefvid; // REFVID_RUN_TIMEOUT_MS=500
+let slowHookServer: TestRefvid; // REFVID_WEBHOOK_TIMEOUT_MS=300
+let strictServer: TestRefvid; // REFVID_ALLOW_LOCAL_URLS=false
+const servers: TestRefvid[] = [];
+const receivers: Receiver[] = [];
+const timers = new Set<NodeJS.Timeout>();
+
+beforeAll(async () => {
+  [t, timeoutServer, slowHookServer, strictServer] = await Promise.all([
+    startTestRefvid(),
+    startTestRefvid({ REFVID_RUN_TIMEOUT_MS: "500" }),
+    startTestRefvid({ REFVID_WEBHOOK_TIMEOUT_MS: "300" }),
+    startTestRefvid({ REFVID_ALLOW_LOCAL_URLS: "false" }),
+  ]);
+  servers.push(t, timeoutServer, slowHookServer, strictServer);
+});
+
+afterAll(async () => {
+  for (const timer of timers) clearTimeout(timer);
+  await Promise.all(receivers.map((r) => r.close()));
+  await Promise.all(servers.map((s) => s.close()));
+  for (const s of servers) expect(s.mismatches).toEqual([]);
+});
+
+async function receiver(
+  respond?: (request: ReceivedRequest, res: ServerResponse, index: number) => void | Promise<void>,
+): Promise<Receiver> {
+  const r = await startReceiver(respond);
+  receivers.push(r);
+  return r;
+}
+
+/** Holds for `ms` and then checks that nothing more arrived: the only way to show an absence. */
+async function noMoreRequests(r: Receiver, count: number, ms: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  expect(r.requests).toHaveLength(count);
+}
+
+const header = (request: ReceivedRequest, name: string): string => {
+  const value = request.headers[name];
+  if (typeof value !== "string") throw new Error(`no ${name} header`);
+  return value;
+};
+
+/** Strips what legitimately differs between two views of one run: the signed file URL's query. */
+function comparable(run: Run): unknown {
+  return {
+    ...run,
+    output: run.output && {
+      videos: run.output.videos.map((v) => ({ ...v, url: new URL(v.url).pathname })),
+    },
+  };
+}
+
+describe("a succeeded run with webhook_url", () => {
+  it("delivers exactly one signed run.succeeded event carrying the run", async () => {
+    const hooks = await receiver();
+    const tenant = await t.tenant();
+    const other = await t.tenant();
+    const submitted = await tenant.client.submit(MODEL_D, input(), {
+      webhookUrl: `${hooks.url}/hooks/refvid?source=test`,
+    });
+    const [delivery] = await hooks.waitFor(1);
+    if (!delivery) throw new Error("no delivery");
+
+    expect(delivery.method).toBe("POST");
+    expect(delivery.path).toBe("/hooks/refvid?source=test");
+    expect(delivery.headers["content-type"]).toMatch(/^application\/json/);
+    expect(header(delivery, "webhook-id")).toMatch(/^msg_\S+$/);
+    expect(header(delivery, "webhook-timestamp")).toMatch(/^\d+$/);
+    expect(Math.abs(Number(header(delivery, "webhook-timestamp")) - Date.now() / 1000)).toBeLessThan(60);
+    expect(header(delivery, "webhook-signature")).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+
+    const { secret } = await tenant.client.getWebhookSecret();
+    const event: WebhookEvent = verifyWebhook(delivery.body, delivery.headers, secret);
+    expect(event).toEqual(JSON.parse(delivery.body));
+    expect(Object.keys(event).sort()).toEqual(["data", "timestamp", "type"]);
+    expect(event.type).toBe("run.succeeded");
+
+    const polled = await tenant.client.getRun(submitted.run_id);
+    expect(polled.status).toBe("succeeded");
+    expect(event.data.run_id).toBe(submitted.run_id);
+    expect(event.data.status).toBe("succeeded");
+    expect(event.data.billing).toEqual(polled.billing);
+    expect(event.data.billing).toEqual({
+      amount: "0.284",
+      currency: "usd",
+      unit_price: "0.071",
+      billable_seconds: 4,
+    });
+    expect(event.timestamp).toBe(polled.completed_at);
+    // The same run as the poll shows, apart from the signed URL's expiry and signature.
+    expect(comparable(event.data)).toEqual(comparable(polled));
+
+    // A wrong secret, and another organization's secret, do not verify it.
+    const wrong = `whsec_${Buffer.from("not the right secret at all").toString("base64")}`;
+    expect(() => verifyWebhook(delivery.body, delivery.headers, wrong)).toThrow(WebhookVerificationError);
+    const otherSecret = (await other.client.getWebhookSecret()).secret;
+    expect(otherSecret).toMatch(/^whsec_/);
+    expect(otherSecret).not.toBe(secret);
+    try {
+      verifyWebhook(delivery.body, delivery.headers, otherSecret);
+      expect.fail("another organization's secret verified the webhook");
+    } catch (err) {
+      expect(err).toBeInstanceOf(WebhookVerificationError);
+      expect((err as WebhookVerificationError).reason).toBe("no_matching_signature");
+    }
+    // A body changed in transit does not verify either.
+    expect(() =>
+      verifyWebhook(delivery.body.replace("succeeded", "failed"), delivery.headers, secret),
+    ).toThrow(WebhookVerificationError);
+
+    // Exactly one delivery: nothing follows a 200.
+    await noMoreRequests(hooks, 1, DISPATCH_SLACK_MS);
+    const deliveries = await t.refvid.deps.store.listWebhookDeliveries(submitted.run_id);
+    expect(deliveries).toHaveLength(1);
+    expect(deliveries[0]).toMatchObject({ state: "delivered", attempts: 1 });
+  });
+
+  it("sends no webhook when webhook_url was not given", async () => {
+    const hooks = await receiver();
+    const tenant = await t.tenant();
+    const silent = await tenant.client.submit(MODEL_D, input("no hook"));
+    const loud = await tenant.client.submit(MODEL_D, input("with hook"), { webhookUrl: hooks.url });
+    const [ended] = await Promise.all([
+      tenant.client.waitForRun(silent.run_id, { pollIntervalMs: 50 }),
+      tenant.client.waitForRun(loud.run_id, { pollIntervalMs: 50 }),
+    ]);
+    expect(ended.status).toBe("succeeded");
+    await hooks.waitFor(1);
+    await noMoreRequests(hooks, 1, DISPATCH_SLACK_MS);
+    expect(JSON.parse(hooks.requests[0]?.body ?? "{}").data.run_id).toBe(loud.run_id);
+    expect(await t.refvid.deps.store.listWebhookDeliveries(silent.run_id)).toEqual([]);
+  });
+});
+
+describe("events of the other terminal states", () => {
+  async function eventFor(start: (hookUrl: string) => Promise<unknown>) {
+    const hooks = await receiver();
+    await start(hooks.url);
+    const [delivery] = await hooks.waitFor(1);
+    if (!delivery) throw new Error("no delivery");
+    return delivery;
+  }
+
+  it("a failed run sends run.failed", async () => {
+    const tenant = await t.tenant();
+    const { secret } = await tenant.client.getWebhookSecret();
+    const delivery = await eventFor((url) =>
+      tenant.client.submit(MODEL_D, input("[simulate:fail]"), { webhookUrl: url }),
+    );
+    const event = verifyWebhook(delivery.body, delivery.headers, secret);
+    expect(event.type).toBe("run.failed");
+    expect(event.data.status).toBe("failed");
+    expect(event.data.error).toMatchObject({ type: "provider_error" });
+    expect(event.data.billing).toMatchObject({ amount: "0.00", currency: "usd" });
+    expect(event.data.output).toBeNull();
+  });
+
+  it("a cancelled run sends run.cancelled", async () => {
+    const tenant = await t.tenant();
+    const { secret } = await tenant.client.getWebhookSecret();
+    const delivery = await eventFor(async (url) => {
+      const run = await tenant.client.submit(
+        MODEL_D,
+        { ...input(), prompt: "[simulate:delay=20000] long" },
+        { webhookUrl: url },
+      );
+      return tenant.client.cancelRun(run.run_id);
+    });
+    const event = verifyWebhook(delivery.body, delivery.headers, secret);
+    expect(event.type).toBe("run.cancelled");
+    expect(event.data.status).toBe("cancelled");
+    expect(event.data.billing).toMatchObject({ amount: "0.00", currency: "usd" });
+  });
+
+  it("a timed-out run sends run.timeout", async () => {
+    const tenant = await timeoutServer.tenant();
+    const { secret } = await tenant.client.getWebhookSecret();
+    const delivery = await eventFor((url) =>
+      tenant.client.submit(
+        MODEL_D,
+        { ...input(), prompt: "[simulate:delay=20000] long" },
+        { webhookUrl: url },
+      ),
+    );
+    const event = verifyWebhook(delivery.body, delivery.headers, secret);
+    expect(event.type).toBe("run.timeout");
+    expect(event.data.status).toBe("timeout");
+    expect(event.data.error).toMatchObject({ type: "timeout" });
+    expect(event.data.billing).toMatchObject({ amount: "0.00", currency: "usd" });
+  });
+});
+
+describe("retries", () => {
+  it("retries non-2xx answers with the same id and bytes, spaced by the schedule", async () => {
+    const hooks = await receiver((_req, res, index) => {
+      res.writeHead(index < 2 ? 500 : 200).end(index < 2 ? "try again" : "ok");
+    });
+    const tenant = await t.tenant();
+    const { secret } = await tenant.client.getWebhookSecret();
+    const run = await tenant.client.submit(MODEL_D, input(), { webhookUrl: hooks.url });
+    const attempts = await hooks.waitFor(3);
+    const [first] = attempts;
+    if (!first) throw new Error("no delivery");
+    for (const attempt of attempts) {
+      expect(header(attempt, "webhook-id")).toBe(header(first, "webhook-id"));
+      expect(attempt.body).toBe(first.body);
+      expect(verifyWebhook(attempt.body, attempt.headers, secret).data.run_id).toBe(run.run_id);
+    }
+    for (let i = 1; i < attempts.length; i++) {
+      const gap = (attempts[i]?.at ?? 0) - (attempts[i - 1]?.at ?? 0);
+      const scheduled = RETRY_DELAYS_MS[i] ?? 0;
+      expect(gap).toBeGreaterThanOrEqual(scheduled - 10);
+      expect(gap).toBeLessThan(scheduled + DISPATCH_SLACK_MS);
+    }
+    await noMoreRequests(hooks, 3, DISPATCH_SLACK_MS);
+    const [delivery] = await t.refvid.deps.store.listWebhookDeliveries(run.run_id);
+    expect(delivery).toMatchObject({ state: "delivered", attempts: 3 });
+  });
+
+  it("stops once the schedule is used up", async () => {
+    const hooks = await receiver((_req, res) => {
+      res.writeHead(500).end("down");
+    });
+    const tenant = await t.tenant();
+    const run = await tenant.client.submit(MODEL_D, input(), { webhookUrl: hooks.url });
+    // "0,200,200": the first attempt and two retries, then nothing more.
+    await hooks.waitFor(RETRY_DELAYS_MS.length);
+    await noMoreRequests(hooks, RETRY_DELAYS_MS.length, 2 * DISPATCH_SLACK_MS);
+    const [delivery] = await t.refvid.deps.store.listWebhookDeliveries(run.run_id);
+    expect(delivery).toMatchObject({ state: "failed", attempts: RETRY_DELAYS_MS.length });
+    expect(delivery?.lastError).toContain("500");
+  });
+
+  it("never follows a redirect, and retries it", async () => {
+    const target = await receiver();
+    const hooks = await receiver((_req, res) => {
+      res.writeHead(302, { location: `${target.url}/elsewhere` }).end();
+    });
+    const tenant = await t.tenant();
+    const run = await tenant.client.submit(MODEL_D, input(), { webhookUrl: hooks.url });
+    await hooks.waitFor(RETRY_DELAYS_MS.length);
+    const ids = new Set(hooks.requests.map((r) => header(r, "webhook-id")));
+    expect(ids.size).toBe(1);
+    await eventually(
+      async () => {
+        const [d] = await t.refvid.deps.store.listWebhookDeliveries(run.run_id);
+        return d?.state === "failed" ? d : undefined;
+      },
+      5000,
+      "the delivery to be given up",
+    );
+    expect(target.requests).toEqual([]);
+    const [delivery] = await t.refvid.deps.store.listWebhookDeliveries(run.run_id);
+    expect(delivery?.lastError).toMatch(/redirect/);
+  });
+
+  it("abandons an attempt the receiver does not answer in time, and retries", async () => {
+    const hooks = await receiver((_req, res, index) => {
+      if (index > 0) {
+        res.writeHead(200).end("ok");
+        return;
+      }
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        if (!res.destroyed) res.writeHead(200).end("late");
+      }, 3000);
+      timers.add(timer);
+    });
+    const tenant = await slowHookServer.tenant();
+    const { secret } = await tenant.client.getWebhookSecret();
+    const run = await tenant.client.submit(MODEL_D, input(), { webhookUrl: hooks.url });
+    const [first, second] = await hooks.waitFor(2);
+    if (!first || !second) throw new Error("missing attempts");
+    // The retry came long before the first answer would have (3 s): the first attempt was abandoned.
+    const gap = second.at - first.at;
+    expect(gap).toBeGreaterThanOrEqual(300 + (RETRY_DELAYS_MS[1] ?? 0) - 50);
+    expect(gap).toBeLessThan(2500);
+    expect(header(second, "webhook-id")).toBe(header(first, "webhook-id"));
+    expect(second.body).toBe(first.body);
+    verifyWebhook(second.body, second.headers, secret);
+    const delivered = await eventually(
+      async () => {
+        const [d] = await slowHookServer.refvid.deps.store.listWebhookDeliveries(run.run_id);
+        return d?.state === "delivered" ? d : undefined;
+      },
+      5000,
+      "the retry to be recorded as delivered",
+    );
+    expect(delivered.attempts).toBe(2);
+    expect(hooks.requests).toHaveLength(2);
+  });
+});
+
+describe("webhook_url checks at submit", () => {
+  it("accepts plain http to 127.0.0.1 when local URLs are allowed (the non-production default)", async () => {
+    const tenant = await t.tenant();
+    const res = await tenant.call("POST", `/v1/run/${MODEL_D}`, {
+      input: { ...input(), prompt: "[simulate:delay=20000] long" },
+      webhook_url: "http://127.0.0.1:9/hook",
+    });
+    expect(res.status).toBe(201);
+    await tenant.client.cancelRun(res.body.run_id).catch(() => {});
+  });
+
+  it.each(["http://example.com/hook", "https://127.0.0.1/hook", "https://localhost/hook"])(
+    "rejects %s with REFVID_ALLOW_LOCAL_URLS=false",
+    async (url) => {
+      const tenant = await strictServer.tenant();
+      const res = await tenant.call("POST", `/v1/run/${MODEL_D}`, { input: input(), webhook_url: url });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ type: "invalid_request", code: 400 });
+      expect(res.body.error.fields.map((f: { field: string }) => f.field)).toContain("body.webhook_url");
+      const account = await tenant.client.getAccount();
+      expect(account.concurrency.in_flight).toBe(0);
+    },
+  );
+});
