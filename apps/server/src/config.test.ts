@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.js";
+
+describe("loadConfig", () => {
+  it("has the defaults of the operator contract", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      store: { kind: "memory" },
+      adminToken: null,
+      publicUrl: "http://localhost:8080",
+      simulatedLatencyMs: 2000,
+      runTimeoutMs: 900_000,
+      allowLocalUrls: true,
+      webhookRetryDelaysMs: [0, 5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+      seedDemo: true,
+    });
+    expect(Object.values(config.providers)).toEqual(["simulated", "simulated", "simulated", "simulated"]);
+  });
+
+  it("closes local URLs and the demo in production", () => {
+    expect(loadConfig({ NODE_ENV: "production" })).toMatchObject({ allowLocalUrls: false, seedDemo: false });
+    expect(loadConfig({ NODE_ENV: "production", REFVID_ALLOW_LOCAL_URLS: "true" }).allowLocalUrls).toBe(true);
+  });
+
+  it("derives the public URL from the port and trims a trailing slash", () => {
+    expect(loadConfig({ PORT: "9000" }).publicUrl).toBe("http://localhost:9000");
+    expect(loadConfig({ REFVID_PUBLIC_URL: "https://videos.example.com/" }).publicUrl).toBe(
+      "https://videos.example.com",
+    );
+  });
+
+  it.each([
+    [{ PORT: "eighty" }, /PORT/],
+    [{ PORT: "70000" }, /PORT/],
+    [{ REFVID_ADMIN_TOKEN: "short" }, /REFVID_ADMIN_TOKEN: must be at least 16 characters/],
+    [{ REFVID_RUN_TIMEOUT_MS: "-1" }, /REFVID_RUN_TIMEOUT_MS/],
+    [{ REFVID_WEBHOOK_RETRY_DELAYS_MS: "0,soon" }, /REFVID_WEBHOOK_RETRY_DELAYS_MS: must be comma-separated/],
+    [{ REFVID_ALLOW_LOCAL_URLS: "maybe" }, /REFVID_ALLOW_LOCAL_URLS/],
+    [{ REFVID_STORE: "redis" }, /REFVID_STORE: "redis" is not supported/],
+    [{ REFVID_PROVIDER: "magic" }, /REFVID_PROVIDER: unknown provider "magic"/],
+    [{ REFVID_PROVIDER: "lab-z/x/y=simulated" }, /REFVID_PROVIDER: unknown model "lab-z\/x\/y"/],
+    [{ REFVID_PUBLIC_URL: "not a url" }, /REFVID_PUBLIC_URL/],
+  ])("names the variable when %j is bad", (env, want) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(want);
+  });
+
+  it("accepts a per-model provider map", () => {
+    const config = loadConfig({ REFVID_PROVIDER: "lab-a/model-a/reference-to-video=simulated" });
+    expect(config.providers["lab-a/model-a/reference-to-video"]).toBe("simulated");
+  });
+});

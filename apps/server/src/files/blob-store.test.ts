@@ -1,0 +1,10 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describeBlobStoreContract } from "./blob-store.contract.js";
+import { LocalBlobStore } from "./blob-store.js";
+
+describeBlobStoreContract(
+  "LocalBlobStore",
+  async () => new LocalBlobStore(join(await mkdtemp(join(tmpdir(), "blobs-")), "files")),
+);
