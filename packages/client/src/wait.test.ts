@@ -96,11 +96,16 @@ describe("waitForRun", () => {
   });
 
   it("rejects with AbortError when the signal aborts, and stops polling", async () => {
-    const server = await startServer((_req, res) => sendJson(res, 200, makeRun({ status: "processing" })));
-    const client = createRefvidClient({ baseUrl: server.baseUrl, apiKey: API_KEY });
+    // Abort once the second poll has been answered: driven by the server, not by a timer.
     const controller = new AbortController();
+    let answered = 0;
+    const server = await startServer((_req, res) => {
+      sendJson(res, 200, makeRun({ status: "processing" }));
+      answered += 1;
+      if (answered === 2) controller.abort();
+    });
+    const client = createRefvidClient({ baseUrl: server.baseUrl, apiKey: API_KEY });
     const updates: string[] = [];
-    setTimeout(() => controller.abort(), 60);
     const error = await client
       .waitForRun("run_1", {
         signal: controller.signal,
