@@ -36,6 +36,10 @@ describe("loadConfig", () => {
     [{ REFVID_ADMIN_TOKEN: "short" }, /REFVID_ADMIN_TOKEN: must be at least 16 characters/],
     [{ REFVID_RUN_TIMEOUT_MS: "-1" }, /REFVID_RUN_TIMEOUT_MS/],
     [{ REFVID_WEBHOOK_RETRY_DELAYS_MS: "0,soon" }, /REFVID_WEBHOOK_RETRY_DELAYS_MS: must be comma-separated/],
+    [
+      { REFVID_WEBHOOK_RETRY_DELAYS_MS: "1000,5000" },
+      /REFVID_WEBHOOK_RETRY_DELAYS_MS: the first entry is the first attempt/,
+    ],
     [{ REFVID_ALLOW_LOCAL_URLS: "maybe" }, /REFVID_ALLOW_LOCAL_URLS/],
     [{ REFVID_STORE: "redis" }, /REFVID_STORE: "redis" is not supported/],
     [{ REFVID_PROVIDER: "magic" }, /REFVID_PROVIDER: unknown provider "magic"/],

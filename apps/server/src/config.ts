@@ -60,6 +60,13 @@ const schema = z.object({
         });
         return z.NEVER;
       }
+      if (delays[0] !== 0) {
+        ctx.addIssue({
+          code: "custom",
+          message: "the first entry is the first attempt, made when the run ends; it must be 0",
+        });
+        return z.NEVER;
+      }
       return delays;
     }),
   REFVID_WEBHOOK_TIMEOUT_MS: int(1).default(10_000),

@@ -21,7 +21,8 @@ import { SimulatedProvider } from "./providers/simulated.js";
 import type { Provider } from "./providers/types.js";
 import { RunEvents } from "./services/run-events.js";
 import { WebhookDispatcher } from "./webhooks/dispatcher.js";
-import { Sweeper, Worker } from "./worker/worker.js";
+import { Sweeper } from "./worker/sweeper.js";
+import { Worker } from "./worker/worker.js";
 
 export interface StartOptions {
   logger?: Logger;

@@ -37,6 +37,10 @@ export class MemoryStore implements Store {
   private readonly rateWindows = new Map<string, RateWindow>();
   private readonly idempotency = new Map<string, IdempotencyEntry>();
   private readonly webhooks = new Map<string, WebhookDelivery>();
+  /** Runs queued or processing, so the sweeper's scans cost O(in flight), not O(history). */
+  private readonly inFlight = new Map<string, RunRecord>();
+  /** Deliveries still to be sent. */
+  private readonly pendingWebhooks = new Map<string, WebhookDelivery>();
   private closed = false;
 
   async createOrganization(input: { id: string; name: string; webhookSecret: string; now: Date }) {
@@ -182,7 +186,8 @@ export class MemoryStore implements Store {
     };
     this.runs.set(run.id, record);
     this.queue.set(run.id, true);
-    this.runsByOrg.get(org.id)?.push(run.id);
+    this.inFlight.set(run.id, record);
+    this.insertInOrder(this.runsByOrg.get(org.id) ?? [], record);
     if (idempotency && idemKey) {
       this.idempotency.set(idemKey, {
         requestHash: idempotency.requestHash,
@@ -211,9 +216,8 @@ export class MemoryStore implements Store {
 
   async searchRuns(search: T.RunSearch) {
     const ids = this.runsByOrg.get(search.organizationId) ?? [];
-    // Each organization's list is in admission order, which is (createdAt, id) order because the
-    // service stamps createdAt at admission from one clock. A cursor is found by binary search,
-    // so a page costs O(page + runs skipped by filters), not O(history).
+    // Each organization's list is kept in (createdAt, id) order (insertInOrder). A cursor is found
+    // by binary search, so a page costs O(page + runs skipped by filters), not O(history).
     let i = search.after ? this.indexBefore(ids, search.after) : ids.length - 1;
     const found: RunRecord[] = [];
     for (; i >= 0 && found.length < search.limit; i--) {
@@ -221,6 +225,16 @@ export class MemoryStore implements Store {
       if (run && matches(run, search)) found.push(copy(run));
     }
     return found;
+  }
+
+  /**
+   * Keeps an organization's list in (createdAt, id) order. Admission order almost always is that
+   * order, so this is an append; runs admitted in the same millisecond are placed by id.
+   */
+  private insertInOrder(ids: string[], run: RunRecord): void {
+    let at = ids.length;
+    while (at > 0 && newestFirst(this.runs.get(ids[at - 1] as string) as RunRecord, run) < 0) at--;
+    ids.splice(at, 0, run.id);
   }
 
   /** Index of the newest run in `ids` that is strictly older than `cursor` (-1 if none). */
@@ -290,16 +304,22 @@ export class MemoryStore implements Store {
     outcome,
     now,
     organizationId,
+    leaseOwner,
   }: {
     runId: string;
     outcome: T.RunOutcome;
     now: Date;
     organizationId?: string;
+    leaseOwner?: string;
   }) {
     const run = this.runs.get(runId);
-    if (!run || (organizationId !== undefined && run.organizationId !== organizationId))
+    if (!run || (organizationId !== undefined && run.organizationId !== organizationId)) {
       return { kind: "not_found" } as const;
+    }
     if (!isInFlight(run.status)) return { kind: "already_terminal", run: copy(run) } as const;
+    if (leaseOwner !== undefined && (run.status !== "processing" || run.leaseOwner !== leaseOwner)) {
+      return { kind: "lease_lost", run: copy(run) } as const;
+    }
     const org = this.organizations.get(run.organizationId);
     const key = this.apiKeys.get(run.apiKeyId);
     if (!org || !key) throw new Error(`run ${runId} has no organization or key`);
@@ -311,6 +331,7 @@ export class MemoryStore implements Store {
     org.inFlight -= 1;
     key.inFlight -= 1;
     this.queue.delete(run.id);
+    this.inFlight.delete(run.id);
     run.status = outcome.status;
     run.charged = charged;
     run.billableSeconds = outcome.status === "succeeded" ? outcome.billableSeconds : 0;
@@ -335,13 +356,14 @@ export class MemoryStore implements Store {
         deliveredAt: null,
       };
       this.webhooks.set(delivery.id, delivery);
+      this.pendingWebhooks.set(delivery.id, delivery);
     }
     return { kind: "completed", run: copy(run) } as const;
   }
 
   async findOverdueRuns({ createdBefore, limit }: { createdBefore: Date; limit: number }) {
     const overdue: RunRecord[] = [];
-    for (const run of this.runs.values()) {
+    for (const run of this.inFlight.values()) {
       if (overdue.length >= limit) break;
       if (isInFlight(run.status) && run.createdAt < createdBefore) overdue.push(copy(run));
     }
@@ -351,7 +373,7 @@ export class MemoryStore implements Store {
   async requeueExpiredLeases({ now, maxAttempts, limit }: { now: Date; maxAttempts: number; limit: number }) {
     const requeued: string[] = [];
     const exhausted: RunRecord[] = [];
-    for (const run of this.runs.values()) {
+    for (const run of this.inFlight.values()) {
       if (requeued.length + exhausted.length >= limit) break;
       if (run.status !== "processing" || !run.leaseExpiresAt || run.leaseExpiresAt > now) continue;
       if (run.attempts >= maxAttempts) {
@@ -370,7 +392,7 @@ export class MemoryStore implements Store {
 
   async claimWebhookDeliveries({ now, limit, leaseMs }: { now: Date; limit: number; leaseMs: number }) {
     const due: WebhookDelivery[] = [];
-    for (const delivery of this.webhooks.values()) {
+    for (const delivery of this.pendingWebhooks.values()) {
       if (due.length >= limit) break;
       if (delivery.state !== "pending" || delivery.nextAttemptAt > now) continue;
       // Held for leaseMs: another dispatcher will not take it unless this one dies.
@@ -386,13 +408,17 @@ export class MemoryStore implements Store {
     delivery.attempts += 1;
     delivery.payload ??= result.payload;
     if (result.ok) {
+      this.pendingWebhooks.delete(id);
       delivery.state = "delivered";
       delivery.deliveredAt = result.now;
       delivery.lastError = null;
     } else {
       delivery.lastError = result.error;
       if (result.retryAt) delivery.nextAttemptAt = result.retryAt;
-      else delivery.state = "failed";
+      else {
+        delivery.state = "failed";
+        this.pendingWebhooks.delete(id);
+      }
     }
   }
 

@@ -128,6 +128,10 @@ export type CompleteResult =
   | { kind: "completed"; run: RunRecord }
   /** The run had already ended: nothing changed (a run ends exactly once). */
   | { kind: "already_terminal"; run: RunRecord }
+  /** `leaseOwner` was given and no longer holds the run (requeued or taken by another worker). */
+  | { kind: "lease_lost"; run: RunRecord }
+  /** `leaseOwner` was given and no longer holds the run (it was requeued or taken elsewhere). */
+  | { kind: "lease_lost"; run: RunRecord }
   | { kind: "not_found" };
 
 export interface RunSearch {
@@ -225,7 +229,10 @@ export interface Store {
     runId: string;
     outcome: RunOutcome;
     now: Date;
+    /** Only a run of this organization (cancel). */
     organizationId?: string;
+    /** Only while this worker holds the run's lease (a worker finishing its own run). */
+    leaseOwner?: string;
   }): Promise<CompleteResult>;
   /** In-flight runs created before `createdBefore` (they have run out of time). */
   findOverdueRuns(input: { createdBefore: Date; limit: number }): Promise<RunRecord[]>;

@@ -18,7 +18,9 @@ type Schemas = components["schemas"];
 
 export const hashApiKey = (secret: string) => createHash("sha256").update(secret).digest("hex");
 
-const MAX_TOP_UP = 1_000_000_000_000_000; // 1 billion USD in micros: far below 2^53
+const MAX_TOP_UP = 1_000_000_000_000_000; // 1 billion USD in micros
+/** Lifetime top-ups stay far below 2^53 micros (about 9 billion USD), so sums stay exact. */
+const MAX_LIFETIME_TOP_UPS = 5_000_000_000_000_000;
 
 export function organizationView(org: OrganizationRecord): Schemas["Organization"] {
   return {
@@ -113,6 +115,17 @@ export async function createTopUp(
       {
         field: "body.amount_usd",
         message: "must be a positive amount of at most 1000000000 USD with up to 6 decimals",
+        rule: "amount",
+      },
+    ]);
+  }
+  const org = await deps.store.getOrganization(organizationId);
+  if (!org) throw orgNotFound(organizationId);
+  if (org.lifetimeTopUps + amount > MAX_LIFETIME_TOP_UPS) {
+    throw new InvalidRequestError([
+      {
+        field: "body.amount_usd",
+        message: "would take the organization's lifetime top-ups past 5000000000 USD",
         rule: "amount",
       },
     ]);

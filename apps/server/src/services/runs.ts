@@ -41,6 +41,7 @@ export async function cancelRun(deps: AppDeps, caller: Caller, runId: string): P
     case "not_found":
       throw runNotFound(runId);
     case "already_terminal":
+    case "lease_lost": // a cancel holds no lease; listed so the switch stays exhaustive
       throw new ConflictError(
         "run_not_cancellable",
         `Run ${runId} is ${result.run.status} and can no longer be cancelled.`,
@@ -61,6 +62,8 @@ export async function waitForRunEnd(
 ): Promise<Run | null> {
   let wake: () => void = () => {};
   const off = deps.events.onRunEnded(runId, () => wake());
+  const onAbort = () => wake();
+  signal.addEventListener("abort", onAbort, { once: true });
   try {
     for (let delay = 250; !signal.aborted; delay = Math.min(delay * 2, 2000)) {
       const run = await deps.store.getRun(organizationId, runId);
@@ -71,12 +74,13 @@ export async function waitForRunEnd(
           clearTimeout(timer);
           resolve();
         };
-        signal.addEventListener("abort", wake, { once: true });
+        if (signal.aborted) wake();
       });
     }
     return null;
   } finally {
     off();
+    signal.removeEventListener("abort", onAbort);
   }
 }
 
@@ -119,13 +123,15 @@ export async function searchRuns(deps: AppDeps, caller: Caller, body: SearchRuns
     }
     after = { createdAt: new Date(decoded.t), id: decoded.i };
   }
+  const createdAfter = parseInstant(filters.created_after, "body.created_after");
+  const createdBefore = parseInstant(filters.created_before, "body.created_before");
   const runs = await deps.store.searchRuns({
     organizationId: caller.organization.id,
     limit: limit + 1,
     ...(filters.status ? { statuses: filters.status } : {}),
     ...(filters.endpoint ? { endpoint: filters.endpoint } : {}),
-    ...(filters.created_after ? { createdAfter: new Date(filters.created_after) } : {}),
-    ...(filters.created_before ? { createdBefore: new Date(filters.created_before) } : {}),
+    ...(createdAfter ? { createdAfter } : {}),
+    ...(createdBefore ? { createdBefore } : {}),
     ...(filters.metadata ? { metadata: filters.metadata } : {}),
     ...(after ? { after } : {}),
   });
@@ -139,6 +145,16 @@ export async function searchRuns(deps: AppDeps, caller: Caller, body: SearchRuns
     next_cursor:
       hasMore && last ? encodeCursor({ t: last.createdAt.toISOString(), i: last.id, f: filterHash }) : null,
   };
+}
+
+/** A date-time the schema let through but the calendar does not know (`…T23:59:60Z`) is a 400, not a dropped filter. */
+function parseInstant(text: string | undefined, field: string): Date | undefined {
+  if (text === undefined) return undefined;
+  const date = new Date(text);
+  if (Number.isNaN(date.getTime())) {
+    throw new InvalidRequestError([{ field, message: "is not a valid date-time", rule: "format" }]);
+  }
+  return date;
 }
 
 const encodeCursor = (cursor: Cursor) => Buffer.from(JSON.stringify(cursor)).toString("base64url");

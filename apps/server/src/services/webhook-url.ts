@@ -1,12 +1,45 @@
 /**
  * Submit-time checks of a webhook URL that cost no network I/O (DESIGN.md, "Webhooks"): https
- * only, and no local or private host, unless the operator allows local URLs. The dispatcher checks
- * the resolved address again when it connects.
+ * only, and no local, private or special-purpose host, unless the operator allows local URLs.
+ * A host NAME that resolves to such an address is only caught by a fetch that checks the address
+ * it connects to; delivery does not do that yet, so this is a first line, not the whole defence.
  */
-import { isIP } from "node:net";
+import { BlockList, isIP } from "node:net";
 import type { FieldProblem } from "@refvid/core";
 
 const FIELD = "body.webhook_url";
+
+// Two lists: a BlockList also matches IPv4 addresses against IPv6 rules in their mapped form.
+const blockedV4 = new BlockList();
+const blockedV6 = new BlockList();
+for (const [net, prefix] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["224.0.0.0", 3], // multicast, reserved and broadcast
+] as const) {
+  blockedV4.addSubnet(net, prefix, "ipv4");
+}
+for (const [net, prefix] of [
+  ["::", 127], // unspecified and loopback
+  ["::ffff:0:0", 96], // IPv4-mapped
+  ["::", 96], // IPv4-compatible
+  ["64:ff9b::", 96], // NAT64
+  ["2002::", 16], // 6to4
+  ["2001::", 32], // Teredo
+  ["fc00::", 7], // unique local
+  ["fe80::", 10], // link-local
+  ["fec0::", 10], // site-local
+  ["ff00::", 8], // multicast
+] as const) {
+  blockedV6.addSubnet(net, prefix, "ipv6");
+}
 
 export function checkWebhookUrl(text: string, allowLocal: boolean): FieldProblem[] {
   let url: URL;
@@ -15,50 +48,26 @@ export function checkWebhookUrl(text: string, allowLocal: boolean): FieldProblem
   } catch {
     return [{ field: FIELD, message: "must be an absolute URL", rule: "format" }];
   }
-  if (url.username || url.password) {
-    return [
-      {
-        field: FIELD,
-        message: "must not carry credentials; sign deliveries with the webhook secret instead",
-        rule: "webhook_url",
-      },
-    ];
-  }
-  if (allowLocal)
-    return url.protocol === "http:" || url.protocol === "https:"
-      ? []
-      : [{ field: FIELD, message: "must be http or https", rule: "webhook_url" }];
-  if (url.protocol !== "https:")
-    return [{ field: FIELD, message: "must be an https URL", rule: "webhook_url" }];
-  if (isLocalHost(url.hostname)) {
-    return [
-      {
-        field: FIELD,
-        message: `host ${url.hostname} is local or private; webhooks go to public https endpoints`,
-        rule: "webhook_url",
-      },
-    ];
-  }
+  const problem = (message: string) => [{ field: FIELD, message, rule: "webhook_url" }];
+  if (url.username || url.password)
+    return problem("must not carry credentials; deliveries are signed with the webhook secret");
+  if (url.protocol !== "https:" && url.protocol !== "http:") return problem("must be an http or https URL");
+  if (allowLocal) return [];
+  if (url.protocol !== "https:") return problem("must be an https URL");
+  if (isLocalHost(url.hostname))
+    return problem(`host ${url.hostname} is local or private; webhooks go to public https endpoints`);
   return [];
 }
 
-function isLocalHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (
-    host === "localhost" ||
-    host.endsWith(".localhost") ||
-    host.endsWith(".internal") ||
-    host.endsWith(".local")
-  )
-    return true;
-  if (isIP(host) === 0) return false;
-  return (
-    /^(127\.|10\.|0\.|169\.254\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|100\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7])\.)/.test(
-      host,
-    ) ||
-    host === "::1" ||
-    host === "::" ||
-    /^(fc|fd|fe80)/.test(host) ||
-    host.startsWith("::ffff:")
-  );
+/** Local names and addresses in every spelling the URL parser leaves (it already folds decimal, octal and hex IPv4). */
+export function isLocalHost(hostname: string): boolean {
+  const host = hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.+$/, "")
+    .toLowerCase();
+  if (host === "localhost" || /\.(localhost|local|internal|home\.arpa)$/.test(host)) return true;
+  const family = isIP(host);
+  if (family === 4) return blockedV4.check(host, "ipv4");
+  if (family === 6) return blockedV6.check(host, "ipv6");
+  return false;
 }

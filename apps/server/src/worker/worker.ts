@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chargeFor, type ModelInput, normalizeInput, priceRequest } from "@refvid/core";
+import { chargeFor, type ModelInput, normalizeInput } from "@refvid/core";
 import type { RunOutcome, RunRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 import { newFileId } from "../ids.js";
@@ -20,7 +20,10 @@ export interface WorkerOptions {
   pollMs?: number;
 }
 
-const TIMEOUT_ERROR = (ms: number) => ({
+/** The abort reason of runs still in hand when the worker stops. */
+const SHUTDOWN = new Error("worker shutting down");
+
+export const timeoutError = (ms: number) => ({
   type: "timeout",
   code: 504,
   message: `The run did not finish within ${Math.round(ms / 1000)} s.`,
@@ -58,7 +61,7 @@ export class Worker {
     const all = Promise.all(this.finished);
     const grace = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([all, grace]);
-    for (const controller of this.active.values()) controller.abort(new Error("worker shutting down"));
+    for (const controller of this.active.values()) controller.abort(SHUTDOWN);
     await all;
   }
 
@@ -76,6 +79,8 @@ export class Worker {
           now: this.deps.clock.now(),
         });
         if (runs.length === 0) return;
+        // Claimed while stopping: leave them; their leases expire and they return to the queue.
+        if (this.stopped) return;
         for (const run of runs) this.track(run);
       }
     } catch (err) {
@@ -88,19 +93,20 @@ export class Worker {
   private track(run: RunRecord): void {
     const controller = new AbortController();
     this.active.set(run.id, controller);
-    const done = this.process(run, controller).finally(() => {
-      this.active.delete(run.id);
-      this.finished.delete(done);
-      void this.poll();
-    });
+    const done = this.process(run, controller)
+      .catch((err) => this.deps.logger.error({ err, runId: run.id }, "run processing failed"))
+      .finally(() => {
+        this.active.delete(run.id);
+        this.finished.delete(done);
+        void this.poll();
+      });
     this.finished.add(done);
   }
 
   private async process(run: RunRecord, controller: AbortController): Promise<void> {
     const { deps } = this;
     const log = deps.logger.child({ runId: run.id });
-    const timeoutMs = deps.config.runTimeoutMs;
-    const deadline = run.createdAt.getTime() + timeoutMs;
+    const deadline = run.createdAt.getTime() + deps.config.runTimeoutMs;
     let timedOut = false;
     const timer = setTimeout(
       () => {
@@ -111,139 +117,120 @@ export class Worker {
     );
     const offCancel = deps.events.onCancelRequested(run.id, () => controller.abort(new Error("cancelled")));
     const heartbeat = setInterval(async () => {
-      const mine = await deps.store
-        .renewLease({
-          runId: run.id,
-          workerId: this.options.workerId,
-          leaseMs: this.leaseMs,
-          now: deps.clock.now(),
-        })
-        .catch(() => true);
+      const lease = {
+        runId: run.id,
+        workerId: this.options.workerId,
+        leaseMs: this.leaseMs,
+        now: deps.clock.now(),
+      };
+      const mine = await deps.store.renewLease(lease).catch(() => true);
       if (!mine) controller.abort(new Error("lease lost")); // cancelled, timed out or reclaimed elsewhere
     }, this.leaseMs / 3);
-    const workDir = await mkdtemp(join(tmpdir(), "refvid-run-"));
-    let lastProgress = 0;
-    let outcome: RunOutcome;
+
+    let outcome: RunOutcome | null;
+    let workDir: string | undefined;
     try {
-      const request = normalizeInput(run.endpoint, run.input as ModelInput);
-      const result = await deps.providers[run.endpoint].run(
-        { runId: run.id, request, input: run.input, workDir },
-        {
-          signal: controller.signal,
-          onProgress: (fraction) => {
-            if (fraction - lastProgress < 0.05) return;
-            lastProgress = fraction;
-            void deps.store.setProgress(run.id, Math.round(fraction * 100) / 100).catch(() => {});
-          },
-        },
-      );
-      if (controller.signal.aborted) throw controller.signal.reason;
-      const fileId = newFileId();
-      await deps.blobs.put(fileId, result.path);
-      const charge = chargeFor(priceRequest(request), result.durationSeconds);
-      outcome = {
-        status: "succeeded",
-        output: {
-          fileId,
-          fileName: `${run.id}.mp4`,
-          contentType: "video/mp4",
-          durationSeconds: result.durationSeconds,
-        },
-        billableSeconds: charge.billableSeconds,
-        charged: charge.amount,
-      };
+      workDir = await mkdtemp(join(tmpdir(), "refvid-run-"));
+      outcome = await this.generate(run, workDir, controller.signal);
     } catch (err) {
-      if (timedOut) outcome = { status: "timeout", error: TIMEOUT_ERROR(timeoutMs) };
-      else if (err instanceof ProviderError)
-        outcome = { status: "failed", error: { type: err.type, code: err.code, message: err.message } };
-      else if (controller.signal.aborted)
-        outcome = {
-          status: "failed",
-          error: { type: "internal_error", code: 500, message: "The run was interrupted." },
-        };
-      else {
+      outcome = outcomeOfError(err, {
+        timedOut,
+        signal: controller.signal,
+        timeoutMs: deps.config.runTimeoutMs,
+      });
+      if (
+        outcome?.status === "failed" &&
+        outcome.error.type === "internal_error" &&
+        !controller.signal.aborted
+      ) {
         log.error({ err }, "run failed unexpectedly");
-        outcome = {
-          status: "failed",
-          error: {
-            type: "internal_error",
-            code: 500,
-            message: "The run failed on our side; it was not charged.",
-          },
-        };
       }
     } finally {
       clearTimeout(timer);
       clearInterval(heartbeat);
       offCancel();
-      await rm(workDir, { recursive: true, force: true });
+      if (workDir) await rm(workDir, { recursive: true, force: true }).catch(() => {});
     }
-    const result = await deps.store.completeRun({ runId: run.id, outcome, now: deps.clock.now() });
-    if (result.kind === "completed") {
-      log.info({ status: result.run.status, charged: result.run.charged }, "run ended");
-      deps.events.runEnded(run.id);
-    } else if (outcome.status === "succeeded" && outcome.output) {
-      // Cancelled or timed out meanwhile: the video is not delivered.
-      await deps.blobs.delete(outcome.output.fileId);
+    // Shutting down: leave the run; its lease expires and the sweeper puts it back in the queue.
+    if (outcome === null) return;
+    try {
+      const result = await deps.store.completeRun({
+        runId: run.id,
+        outcome,
+        now: deps.clock.now(),
+        leaseOwner: this.options.workerId,
+      });
+      if (result.kind === "completed") {
+        log.info({ status: result.run.status, charged: result.run.charged }, "run ended");
+        deps.events.runEnded(run.id);
+      } else if (outcome.status === "succeeded") {
+        // Cancelled, timed out or taken over meanwhile: this video is not delivered.
+        await deps.blobs.delete(outcome.output.fileId);
+      }
+    } catch (err) {
+      log.error(
+        { err },
+        "could not record the run's end; the sweeper will take it up when the lease expires",
+      );
     }
+  }
+
+  /** Calls the model's provider and stores its video; the charge uses the run's own price. */
+  private async generate(run: RunRecord, workDir: string, signal: AbortSignal): Promise<RunOutcome> {
+    const { deps } = this;
+    const request = normalizeInput(run.endpoint, run.input as ModelInput);
+    let lastProgress = 0;
+    const result = await deps.providers[run.endpoint].run(
+      { runId: run.id, request, input: run.input, workDir },
+      {
+        signal,
+        onProgress: (fraction) => {
+          if (!(fraction - lastProgress >= 0.05)) return;
+          lastProgress = fraction;
+          void deps.store.setProgress(run.id, Math.round(Math.min(fraction, 1) * 100) / 100).catch(() => {});
+        },
+      },
+    );
+    if (signal.aborted) throw signal.reason;
+    if (!(Number.isFinite(result.durationSeconds) && result.durationSeconds > 0)) {
+      throw new ProviderError(
+        `The provider returned a video without a valid duration (${result.durationSeconds}).`,
+      );
+    }
+    const fileId = newFileId();
+    await deps.blobs.put(fileId, result.path);
+    const reserved = {
+      unitPrice: run.unitPrice,
+      billableSeconds: run.reservedSeconds,
+      amount: run.reserved,
+      tier: "",
+    };
+    const charge = chargeFor(reserved, result.durationSeconds);
+    return {
+      status: "succeeded",
+      output: {
+        fileId,
+        fileName: `${run.id}.mp4`,
+        contentType: "video/mp4",
+        durationSeconds: result.durationSeconds,
+      },
+      billableSeconds: charge.billableSeconds,
+      charged: charge.amount,
+    };
   }
 }
 
-/**
- * Ends runs whose time ran out while queued (no worker took them) and runs whose worker died
- * (their lease expired): the latter go back to the queue, or fail after `maxAttempts`.
- */
-export class Sweeper {
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly deps: AppDeps,
-    private readonly options: { intervalMs?: number; maxAttempts?: number } = {},
-  ) {}
-
-  start(): void {
-    this.timer = setInterval(
-      () => void this.sweep().catch((err) => this.deps.logger.error({ err }, "sweep failed")),
-      this.options.intervalMs ?? 1000,
-    );
-  }
-
-  stop(): void {
-    clearInterval(this.timer);
-  }
-
-  async sweep(): Promise<void> {
-    const { deps } = this;
-    const now = deps.clock.now();
-    const overdue = await deps.store.findOverdueRuns({
-      createdBefore: new Date(now.getTime() - deps.config.runTimeoutMs),
-      limit: 100,
-    });
-    for (const run of overdue)
-      await this.end(run.id, { status: "timeout", error: TIMEOUT_ERROR(deps.config.runTimeoutMs) });
-    const { requeued, exhausted } = await deps.store.requeueExpiredLeases({
-      now,
-      maxAttempts: this.options.maxAttempts ?? 3,
-      limit: 100,
-    });
-    for (const run of exhausted) {
-      await this.end(run.id, {
-        status: "failed",
-        error: {
-          type: "internal_error",
-          code: 500,
-          message: "The run's worker stopped repeatedly; it was not charged.",
-        },
-      });
-    }
-    if (requeued.length > 0) deps.events.runQueued();
-  }
-
-  private async end(runId: string, outcome: RunOutcome) {
-    const result = await this.deps.store.completeRun({ runId, outcome, now: this.deps.clock.now() });
-    if (result.kind === "completed") {
-      this.deps.events.cancelRequested(runId); // stops a local worker still on it
-      this.deps.events.runEnded(runId);
-    }
-  }
+/** Why a run did not succeed; null when the worker is shutting down and leaves the run. */
+function outcomeOfError(
+  err: unknown,
+  { timedOut, signal, timeoutMs }: { timedOut: boolean; signal: AbortSignal; timeoutMs: number },
+): RunOutcome | null {
+  if (signal.reason === SHUTDOWN) return null;
+  if (timedOut) return { status: "timeout", error: timeoutError(timeoutMs) };
+  if (err instanceof ProviderError)
+    return { status: "failed", error: { type: err.type, code: err.code, message: err.message } };
+  const message = signal.aborted
+    ? "The run was interrupted."
+    : "The run failed on our side; it was not charged.";
+  return { status: "failed", error: { type: "internal_error", code: 500, message } };
 }

@@ -193,6 +193,34 @@ export function lifecycleContract(makeStore: StoreFactory): void {
       expect(await store.claimRuns({ workerId: "w", limit: 5, leaseMs: 1000, now: at(2) })).toEqual([]);
     });
 
+    it("lets only the lease holder end a run it is processing", async () => {
+      const store = await makeStore();
+      const tenant = await makeTenant(store, { balance: 10_000_000 });
+      const run = newRun(tenant);
+      await store.admitRun({ run, now: at(0) });
+      await store.claimRuns({ workerId: "stalled", limit: 1, leaseMs: 1000, now: at(1) });
+      await store.requeueExpiredLeases({ now: at(2000), maxAttempts: 3, limit: 10 });
+      await store.claimRuns({ workerId: "healthy", limit: 1, leaseMs: 1000, now: at(2001) });
+      const stale = await store.completeRun({
+        runId: run.id,
+        outcome: failed,
+        now: at(2002),
+        leaseOwner: "stalled",
+      });
+      expect(stale).toMatchObject({
+        kind: "lease_lost",
+        run: { status: "processing", leaseOwner: "healthy" },
+      });
+      const done = await store.completeRun({
+        runId: run.id,
+        outcome: succeeded(500_000),
+        now: at(2003),
+        leaseOwner: "healthy",
+      });
+      expect(done).toMatchObject({ kind: "completed", run: { status: "succeeded" } });
+      expect(await store.getOrganization(tenant.organizationId)).toMatchObject({ inFlight: 0, reserved: 0 });
+    });
+
     it("finds in-flight runs older than a deadline", async () => {
       const store = await makeStore();
       const tenant = await makeTenant(store, { balance: 10_000_000 });

@@ -51,26 +51,29 @@ export function searchContract(makeStore: StoreFactory): void {
       expect(await search({ metadata: { batch: "none" } })).toEqual([]);
     });
 
-    it("orders runs created in the same millisecond by id", async () => {
+    it("orders runs created in the same millisecond by id, whatever order they were admitted in", async () => {
       const store = await makeStore();
       const tenant = await makeTenant(store, { balance: 100_000_000 });
-      const runs = [
-        newRun(tenant, { createdAt: at(7) }),
-        newRun(tenant, { createdAt: at(7) }),
-        newRun(tenant, { createdAt: at(7) }),
-      ];
-      runs.sort((a, b) => (a.id < b.id ? -1 : 1));
-      for (const run of runs) await store.admitRun({ run, now: at(7) });
-      const first = await store.searchRuns({ organizationId: tenant.organizationId, limit: 2 });
-      expect(first.map((r) => r.id)).toEqual([runs[2]?.id, runs[1]?.id]);
-      const cursor = first[1];
-      if (!cursor) throw new Error("no page");
-      const next = await store.searchRuns({
-        organizationId: tenant.organizationId,
-        limit: 2,
-        after: { createdAt: cursor.createdAt, id: cursor.id },
-      });
-      expect(next.map((r) => r.id)).toEqual([runs[0]?.id]);
+      const runs = Array.from({ length: 6 }, () => newRun(tenant, { createdAt: at(7) }));
+      for (const run of runs) await store.admitRun({ run, now: at(7) }); // random uuids: random id order
+      const want = runs
+        .map((r) => r.id)
+        .sort()
+        .reverse();
+      const seen: string[] = [];
+      let after: { createdAt: Date; id: string } | undefined;
+      for (let page = 0; page < 4; page++) {
+        const found = await store.searchRuns({
+          organizationId: tenant.organizationId,
+          limit: 2,
+          ...(after ? { after } : {}),
+        });
+        seen.push(...found.map((r) => r.id));
+        const last = found[found.length - 1];
+        if (!last) break;
+        after = { createdAt: last.createdAt, id: last.id };
+      }
+      expect(seen).toEqual(want);
     });
   });
 }
