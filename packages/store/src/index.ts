@@ -1,2 +1,10 @@
 export { MemoryStore } from "./memory-store.js";
+export {
+  type Database,
+  migrate,
+  PostgresStore,
+  pgDatabase,
+  pgliteDatabase,
+  type Queryable,
+} from "./postgres/index.js";
 export type * from "./types.js";

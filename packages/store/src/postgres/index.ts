@@ -1,0 +1,3 @@
+export { type Database, pgDatabase, pgliteDatabase, type Queryable } from "./database.js";
+export { migrate } from "./migrate.js";
+export { PostgresStore } from "./postgres-store.js";

@@ -1,0 +1,23 @@
+import { PGlite } from "@electric-sql/pglite";
+import { afterAll, beforeAll } from "vitest";
+import { describeStoreContract } from "../contract/index.js";
+import { type Database, pgliteDatabase } from "./database.js";
+import { migrate } from "./migrate.js";
+import { PostgresStore } from "./postgres-store.js";
+
+// One embedded database for the file (it takes seconds to start); each store starts it empty.
+let pglite: PGlite;
+let db: Database;
+beforeAll(async () => {
+  pglite = new PGlite();
+  db = pgliteDatabase(pglite);
+  await migrate(db);
+});
+afterAll(async () => pglite.close());
+
+const TABLES = "webhook_deliveries, idempotency_keys, rate_windows, runs, top_ups, api_keys, organizations";
+
+describeStoreContract("PostgresStore on PGlite", async () => {
+  await db.query(`truncate ${TABLES}`);
+  return new PostgresStore({ ...db, close: async () => {} });
+});

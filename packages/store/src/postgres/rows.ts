@@ -1,0 +1,85 @@
+/** Rows to records. Both drivers may hand back bigint columns as strings or bigints. */
+import type { ModelSlug, RunStatus, Tier } from "@refvid/core";
+import type { ApiKeyRecord, OrganizationRecord, RunRecord, WebhookDelivery } from "../types.js";
+
+type Row = Record<string, unknown>;
+
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
+const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : date(v));
+
+export function toOrganization(r: Row): OrganizationRecord {
+  return {
+    id: String(r.id),
+    name: String(r.name),
+    createdAt: date(r.created_at),
+    balance: num(r.balance),
+    reserved: num(r.reserved),
+    totalSpent: num(r.total_spent),
+    lifetimeTopUps: num(r.lifetime_top_ups),
+    tier: r.tier as Tier,
+    concurrencyLimit: num(r.concurrency_limit),
+    inFlight: num(r.in_flight),
+    webhookSecret: String(r.webhook_secret),
+  };
+}
+
+export function toApiKey(r: Row): ApiKeyRecord {
+  return {
+    id: String(r.id),
+    organizationId: String(r.organization_id),
+    name: (r.name as string | null) ?? null,
+    environment: r.environment as "live" | "test",
+    keyHash: String(r.key_hash),
+    keyPrefix: String(r.key_prefix),
+    maxConcurrency: num(r.max_concurrency),
+    rateLimitPerMinute: num(r.rate_limit_per_minute),
+    inFlight: num(r.in_flight),
+    createdAt: date(r.created_at),
+    revokedAt: dateOrNull(r.revoked_at),
+  };
+}
+
+export function toRun(r: Row): RunRecord {
+  return {
+    id: String(r.id),
+    organizationId: String(r.organization_id),
+    apiKeyId: String(r.api_key_id),
+    endpoint: r.endpoint as ModelSlug,
+    input: r.input as Record<string, unknown>,
+    status: r.status as RunStatus,
+    webhookUrl: (r.webhook_url as string | null) ?? null,
+    metadata: (r.metadata as Record<string, string>) ?? {},
+    reserved: num(r.reserved),
+    unitPrice: num(r.unit_price),
+    reservedSeconds: num(r.reserved_seconds),
+    charged: numOrNull(r.charged),
+    billableSeconds: numOrNull(r.billable_seconds),
+    output: (r.output as RunRecord["output"]) ?? null,
+    error: (r.error as RunRecord["error"]) ?? null,
+    progress: numOrNull(r.progress),
+    createdAt: date(r.created_at),
+    startedAt: dateOrNull(r.started_at),
+    completedAt: dateOrNull(r.completed_at),
+    leaseOwner: (r.lease_owner as string | null) ?? null,
+    leaseExpiresAt: dateOrNull(r.lease_expires_at),
+    attempts: num(r.attempts),
+  };
+}
+
+export function toDelivery(r: Row): WebhookDelivery {
+  return {
+    id: String(r.id),
+    runId: String(r.run_id),
+    organizationId: String(r.organization_id),
+    url: String(r.url),
+    eventType: r.event_type as WebhookDelivery["eventType"],
+    payload: (r.payload as string | null) ?? null,
+    attempts: num(r.attempts),
+    nextAttemptAt: date(r.next_attempt_at),
+    state: r.state as WebhookDelivery["state"],
+    lastError: (r.last_error as string | null) ?? null,
+    deliveredAt: dateOrNull(r.delivered_at),
+  };
+}
