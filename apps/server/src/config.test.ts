@@ -6,7 +6,7 @@ describe("loadConfig", () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 8080,
-      store: { kind: "memory" },
+      store: { kind: "pglite", dir: ".refvid/data" },
       adminToken: null,
       publicUrl: "http://localhost:8080",
       simulatedLatencyMs: 2000,
@@ -41,13 +41,25 @@ describe("loadConfig", () => {
       /REFVID_WEBHOOK_RETRY_DELAYS_MS: the first entry is the first attempt/,
     ],
     [{ REFVID_ALLOW_LOCAL_URLS: "maybe" }, /REFVID_ALLOW_LOCAL_URLS/],
-    [{ REFVID_STORE: "redis" }, /REFVID_STORE: "redis" is not supported/],
+    [{ REFVID_STORE: "redis" }, /REFVID_STORE: "redis" is not a store/],
+    [{ DATABASE_URL: "not a url" }, /DATABASE_URL/],
     [{ REFVID_PROVIDER: "magic" }, /REFVID_PROVIDER: unknown provider "magic"/],
     [{ REFVID_PROVIDER: "lab-z/x/y=simulated" }, /REFVID_PROVIDER: unknown model "lab-z\/x\/y"/],
     [{ REFVID_PUBLIC_URL: "not a url" }, /REFVID_PUBLIC_URL/],
   ])("names the variable when %j is bad", (env, want) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(want);
+  });
+
+  it.each([
+    [{ REFVID_STORE: "memory" }, { kind: "memory" }],
+    [{ REFVID_STORE: "pglite:/var/lib/refvid" }, { kind: "pglite", dir: "/var/lib/refvid" }],
+    [
+      { REFVID_STORE: "memory", DATABASE_URL: "postgres://db/refvid" },
+      { kind: "postgres", url: "postgres://db/refvid" },
+    ],
+  ])("picks the store from %j", (env, want) => {
+    expect(loadConfig(env).store).toEqual(want);
   });
 
   it("accepts a per-model provider map", () => {

@@ -11,7 +11,8 @@ export type ProviderName = "simulated";
 export interface Config {
   port: number;
   databaseUrl: string | null;
-  store: { kind: "memory" };
+  /** `DATABASE_URL` wins; else REFVID_STORE (`memory` or `pglite:<dir>`). */
+  store: StoreConfig;
   adminToken: string | null;
   publicUrl: string;
   providers: Record<ModelSlug, ProviderName>;
@@ -28,6 +29,11 @@ export interface Config {
   logLevel: string;
 }
 
+export type StoreConfig =
+  | { kind: "memory" }
+  | { kind: "pglite"; dir: string }
+  | { kind: "postgres"; url: string };
+
 export class ConfigError extends Error {}
 
 const PROVIDERS = ["simulated"] as const;
@@ -41,7 +47,7 @@ const flag = z
 const schema = z.object({
   PORT: int(0, 65535).default(8080),
   DATABASE_URL: z.string().url().optional(),
-  REFVID_STORE: z.string().default("memory"),
+  REFVID_STORE: z.string().default("pglite:.refvid/data"),
   REFVID_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   REFVID_PUBLIC_URL: z.string().url().optional(),
   REFVID_PROVIDER: z.string().default("simulated"),
@@ -88,13 +94,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const e = parsed.data;
   const production = e.NODE_ENV === "production";
-  if (e.REFVID_STORE !== "memory") {
-    throw new ConfigError(`REFVID_STORE: "${e.REFVID_STORE}" is not supported; use "memory"`);
-  }
   return {
     port: e.PORT,
     databaseUrl: e.DATABASE_URL ?? null,
-    store: { kind: "memory" },
+    store: e.DATABASE_URL ? { kind: "postgres", url: e.DATABASE_URL } : parseStore(e.REFVID_STORE),
     adminToken: e.REFVID_ADMIN_TOKEN ?? null,
     publicUrl: (e.REFVID_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     providers: parseProviders(e.REFVID_PROVIDER),
@@ -110,6 +113,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     seedDemo: e.REFVID_SEED_DEMO ?? !production,
     logLevel: e.LOG_LEVEL,
   };
+}
+
+function parseStore(text: string): StoreConfig {
+  if (text === "memory") return { kind: "memory" };
+  const dir = /^pglite:(.+)$/.exec(text)?.[1];
+  if (dir) return { kind: "pglite", dir };
+  throw new ConfigError(
+    `REFVID_STORE: "${text}" is not a store; use "memory" or "pglite:<directory>" (or set DATABASE_URL)`,
+  );
 }
 
 /** `simulated` for every model, or `slug=provider,slug=provider` with the rest `simulated`. */

@@ -21,11 +21,17 @@ async function main() {
   const refvid = await startRefvid(config, { host: process.env.HOST ?? "0.0.0.0" });
   const { logger } = refvid.deps;
   const base = config.publicUrl;
-  const lines = [`refvid is serving on ${base}`, `  API reference: ${base}/docs`];
+  const store =
+    config.store.kind === "postgres"
+      ? "Postgres (DATABASE_URL)"
+      : config.store.kind === "pglite"
+        ? `embedded PGlite in ${config.store.dir}`
+        : "memory (nothing is kept after exit)";
+  const lines = [`refvid is serving on ${base}`, `  API reference: ${base}/docs`, `  store: ${store}`];
   if (config.seedDemo) {
     const demo = await seedDemo(refvid.deps);
     lines.push(
-      `  demo API key (test environment, 100.00 USD): ${demo.apiKey}`,
+      `  demo API key (test environment${demo.created ? ", 100.00 USD" : ""}): ${demo.apiKey}`,
       "",
       "  Try:",
       `    curl -s -X POST ${base}/v1/run/lab-d/model-d/reference-to-video \\`,

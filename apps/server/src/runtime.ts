@@ -9,7 +9,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
-import { MemoryStore, type Store } from "@refvid/store";
+import type { Store } from "@refvid/store";
 import pino, { type Logger } from "pino";
 import { createApp } from "./app.js";
 import { type Clock, systemClock } from "./clock.js";
@@ -17,6 +17,7 @@ import type { Config } from "./config.js";
 import type { AppDeps } from "./deps.js";
 import { LocalBlobStore } from "./files/blob-store.js";
 import { FileUrlSigner } from "./files/signed-urls.js";
+import { openStore } from "./open-store.js";
 import { SimulatedProvider } from "./providers/simulated.js";
 import type { Provider } from "./providers/types.js";
 import { RunEvents } from "./services/run-events.js";
@@ -53,7 +54,7 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
   for (const slug of MODEL_SLUGS) providers[slug] = simulated;
   return {
     config,
-    store: options.store ?? new MemoryStore(),
+    store: options.store ?? (await openStore(config.store)),
     clock: options.clock ?? systemClock,
     logger,
     blobs: new LocalBlobStore(join(dataDir, "files")),

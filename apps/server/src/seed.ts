@@ -1,15 +1,33 @@
 /**
- * The `npm start` experience (DESIGN.md, "Operator contract"): when the store has no demo
- * organization yet, create one with a test balance and a demo key, and print how to use it.
+ * The `npm start` experience (DESIGN.md, "Operator contract"): on first start, create a demo
+ * organization with a test balance and a demo key. The key is kept in the data directory (a
+ * development convenience; seeding is off in production) so that later starts on the same store
+ * print it again instead of creating another organization.
  */
-import { formatUsd, parseUsd } from "@refvid/core";
+import { readFile, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { parseUsd } from "@refvid/core";
 import type { AppDeps } from "./deps.js";
 import { newTopUpId } from "./ids.js";
-import { createApiKey, createOrganization } from "./services/admin.js";
+import { createApiKey, createOrganization, hashApiKey } from "./services/admin.js";
 
 export const DEMO_BALANCE_USD = "100.00";
 
-export async function seedDemo(deps: AppDeps): Promise<{ organizationId: string; apiKey: string }> {
+export interface Demo {
+  organizationId: string;
+  apiKey: string;
+  created: boolean;
+}
+
+export async function seedDemo(deps: AppDeps): Promise<Demo> {
+  const file = join(resolve(deps.config.dataDir), "demo.json");
+  const saved = await readFile(file, "utf8").then(
+    (text) => JSON.parse(text) as { organizationId: string; apiKey: string },
+    () => null,
+  );
+  if (saved && (await deps.store.findApiKeyByHash(hashApiKey(saved.apiKey))))
+    return { ...saved, created: false };
+
   const org = await createOrganization(deps, { name: "Demo organization" });
   await deps.store.addTopUp({
     id: newTopUpId(),
@@ -19,9 +37,8 @@ export async function seedDemo(deps: AppDeps): Promise<{ organizationId: string;
     now: deps.clock.now(),
   });
   const key = await createApiKey(deps, org.organization_id, { environment: "test", name: "demo" });
-  deps.logger.info(
-    { organizationId: org.organization_id, balanceUsd: formatUsd(parseUsd(DEMO_BALANCE_USD) ?? 0) },
-    "demo organization created",
-  );
-  return { organizationId: org.organization_id, apiKey: key.key };
+  const demo = { organizationId: org.organization_id, apiKey: key.key };
+  await writeFile(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
+  deps.logger.info({ organizationId: demo.organizationId }, "demo organization created");
+  return { ...demo, created: true };
 }

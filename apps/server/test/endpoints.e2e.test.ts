@@ -806,6 +806,7 @@ describe("admin API", () => {
     beforeAll(async () => {
       dataDir = await mkdtemp(join(tmpdir(), "refvid-e2e-noadmin-"));
       const config = loadConfig({
+        REFVID_STORE: "memory",
         PORT: "0",
         REFVID_DATA_DIR: dataDir,
         REFVID_SEED_DEMO: "false",

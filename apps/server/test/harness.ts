@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRefvidClient, type RefvidClient } from "@refvid/client";
+import { testDatabases } from "@refvid/store";
 import pino from "pino";
 import { loadConfig } from "../src/config.js";
 import { type RunningRefvid, startRefvid } from "../src/runtime.js";
@@ -61,7 +62,11 @@ export async function startTestRefvid(env: Record<string, string> = {}): Promise
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), "refvid-e2e-"));
   const adminToken = randomBytes(24).toString("hex");
+  // With DATABASE_URL set, the suite runs on a fresh database of that Postgres server.
+  const databases = process.env.DATABASE_URL ? await testDatabases(process.env.DATABASE_URL) : null;
+  const store = databases ? { DATABASE_URL: await databases.create() } : { REFVID_STORE: "memory" };
   const config = loadConfig({
+    ...store,
     PORT: String(port),
     REFVID_ADMIN_TOKEN: adminToken,
     REFVID_SIMULATED_LATENCY_MS: "50",
@@ -149,6 +154,7 @@ export async function startTestRefvid(env: Record<string, string> = {}): Promise
     tenant,
     async close() {
       await refvid.close();
+      await databases?.destroy();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -8,3 +8,4 @@ export {
   type Queryable,
 } from "./postgres/index.js";
 export type * from "./types.js";
+export { TEST_SERVER_URL, type TestDatabases, testDatabases } from "./postgres/test-databases.js";
