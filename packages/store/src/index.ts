@@ -7,5 +7,5 @@ export {
   pgliteDatabase,
   type Queryable,
 } from "./postgres/index.js";
-export type * from "./types.js";
 export { TEST_SERVER_URL, type TestDatabases, testDatabases } from "./postgres/test-databases.js";
+export type * from "./types.js";

@@ -15,6 +15,7 @@ import {
 } from "@refvid/core";
 import type * as T from "./types.js";
 import type { ApiKeyRecord, OrganizationRecord, RunRecord, Store, WebhookDelivery } from "./types.js";
+import { webhookIdOf } from "./webhook-id.js";
 
 interface IdempotencyEntry {
   requestHash: string;
@@ -343,7 +344,7 @@ export class MemoryStore implements Store {
     run.leaseExpiresAt = null;
     if (run.webhookUrl) {
       const delivery: WebhookDelivery = {
-        id: `msg_${run.id.slice("run_".length)}`,
+        id: webhookIdOf(run.id),
         runId: run.id,
         organizationId: run.organizationId,
         url: run.webhookUrl,

@@ -13,6 +13,7 @@ import {
   tierFor,
 } from "@refvid/core";
 import type * as T from "../types.js";
+import { webhookIdOf } from "../webhook-id.js";
 import type { Database, Queryable } from "./database.js";
 import { toApiKey, toDelivery, toOrganization, toRun } from "./rows.js";
 
@@ -436,14 +437,7 @@ async function completeRunIn(
     await tx.query(
       `insert into webhook_deliveries (id, run_id, organization_id, url, event_type, next_attempt_at, state)
        values ($1, $2, $3, $4, $5, $6, 'pending')`,
-      [
-        `msg_${run.id.slice("run_".length)}`,
-        run.id,
-        run.organizationId,
-        run.webhookUrl,
-        `run.${outcome.status}`,
-        now,
-      ],
+      [webhookIdOf(run.id), run.id, run.organizationId, run.webhookUrl, `run.${outcome.status}`, now],
     );
   }
   return { kind: "completed", run: toRun(rows[0] as Record<string, unknown>) };
