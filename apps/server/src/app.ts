@@ -4,9 +4,9 @@
  * -> OpenAPI validation -> routes -> the one error handler.
  */
 import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { loadOpenapiDocument } from "@refvid/api-types";
+import { docsHtmlPath } from "@refvid/docs";
 import express, { type Express } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import type { AppDeps } from "./deps.js";
@@ -75,11 +75,5 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
 
 /** The built API reference (apps/docs), when it has been built. */
 function docsDirectory(): string | null {
-  try {
-    const require = createRequire(import.meta.url);
-    const dir = dirname(require.resolve("@refvid/docs/package.json"));
-    return existsSync(`${dir}/dist/index.html`) ? `${dir}/dist` : null;
-  } catch {
-    return null;
-  }
+  return existsSync(docsHtmlPath) ? dirname(docsHtmlPath) : null;
 }

@@ -44,3 +44,12 @@ describe("a run end to end", () => {
     });
   });
 });
+
+describe("the API reference", () => {
+  it("is served at /docs", async () => {
+    const res = await fetch(`${t.url}/docs/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/text\/html/);
+    expect(await res.text()).toContain("refvid API reference");
+  });
+});
