@@ -19,6 +19,8 @@ import { requestLog } from "./http/request-log.js";
 import { runsRouter } from "./http/runs-routes.js";
 
 export interface AppOptions {
+  /** False in a worker-only process: it answers the health probes and nothing else. */
+  serveApi?: boolean;
   /** Checks every response against the spec and reports each mismatch here (tests fail on any). */
   onResponseMismatch?: (error: Error) => void;
 }
@@ -46,6 +48,18 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
     const ok = store === "ok" && !shuttingDown;
     res.status(ok ? 200 : 503).json({ status: ok ? "ok" : "unavailable", checks: { store } });
   });
+  if (options.serveApi === false) {
+    app.use((_req, res) => {
+      res.status(404).json({
+        error: {
+          type: "not_found",
+          code: 404,
+          message: "This process runs the worker side only (REFVID_ROLE=worker).",
+        },
+      });
+    });
+    return app;
+  }
   const docs = docsDirectory();
   if (docs) app.use("/docs", express.static(docs, { index: "index.html" }));
 

@@ -13,6 +13,7 @@ export interface Config {
   databaseUrl: string | null;
   /** `DATABASE_URL` wins; else REFVID_STORE (`memory` or `pglite:<dir>`). */
   store: StoreConfig;
+  role: Role;
   adminToken: string | null;
   publicUrl: string;
   providers: Record<ModelSlug, ProviderName>;
@@ -28,6 +29,9 @@ export interface Config {
   seedDemo: boolean;
   logLevel: string;
 }
+
+/** What one process does: serve the API, run the worker side (worker, sweeper, webhooks), or both. */
+export type Role = "all" | "api" | "worker";
 
 export type StoreConfig =
   | { kind: "memory" }
@@ -48,6 +52,7 @@ const schema = z.object({
   PORT: int(0, 65535).default(8080),
   DATABASE_URL: z.string().url().optional(),
   REFVID_STORE: z.string().default("pglite:.refvid/data"),
+  REFVID_ROLE: z.enum(["all", "api", "worker"]).default("all"),
   REFVID_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   REFVID_PUBLIC_URL: z.string().url().optional(),
   REFVID_PROVIDER: z.string().default("simulated"),
@@ -98,6 +103,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: e.PORT,
     databaseUrl: e.DATABASE_URL ?? null,
     store: e.DATABASE_URL ? { kind: "postgres", url: e.DATABASE_URL } : parseStore(e.REFVID_STORE),
+    role: e.REFVID_ROLE,
     adminToken: e.REFVID_ADMIN_TOKEN ?? null,
     publicUrl: (e.REFVID_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     providers: parseProviders(e.REFVID_PROVIDER),

@@ -3,14 +3,15 @@
  * Entry point: parse the configuration, start refvid, print how to reach it, and shut down
  * gracefully on SIGINT/SIGTERM (stop accepting, drain runs in hand, close the store).
  */
-import { ConfigError, loadConfig } from "./config.js";
+import { type Config, ConfigError, loadConfig } from "./config.js";
+import { openStore } from "./open-store.js";
 import { startRefvid } from "./runtime.js";
 import { seedDemo } from "./seed.js";
 
 async function main() {
-  let config: ReturnType<typeof loadConfig>;
+  let config: Config;
   try {
-    config = loadConfig();
+    config = loadConfig(withArguments(process.argv.slice(2), process.env));
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -18,17 +19,24 @@ async function main() {
     }
     throw err;
   }
+  if (process.argv[2] === "migrate") {
+    const store = await openStore(config.store); // opening a Postgres store migrates it
+    await store.close();
+    process.stdout.write(`migrations applied (${describeStore(config)})\n`);
+    return;
+  }
   const refvid = await startRefvid(config, { host: process.env.HOST ?? "0.0.0.0" });
   const { logger } = refvid.deps;
   const base = config.publicUrl;
-  const store =
-    config.store.kind === "postgres"
-      ? "Postgres (DATABASE_URL)"
-      : config.store.kind === "pglite"
-        ? `embedded PGlite in ${config.store.dir}`
-        : "memory (nothing is kept after exit)";
-  const lines = [`refvid is serving on ${base}`, `  API reference: ${base}/docs`, `  store: ${store}`];
-  if (config.seedDemo) {
+  const lines =
+    config.role === "worker"
+      ? [`refvid worker started (health probes on port ${config.port})`, `  store: ${describeStore(config)}`]
+      : [
+          `refvid is serving on ${base} (role: ${config.role})`,
+          `  API reference: ${base}/docs`,
+          `  store: ${describeStore(config)}`,
+        ];
+  if (config.seedDemo && config.role !== "worker") {
     const demo = await seedDemo(refvid.deps);
     lines.push(
       `  demo API key (test environment${demo.created ? ", 100.00 USD" : ""}): ${demo.apiKey}`,
@@ -55,6 +63,28 @@ async function main() {
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+function describeStore(config: Config): string {
+  switch (config.store.kind) {
+    case "postgres":
+      return "Postgres (DATABASE_URL)";
+    case "pglite":
+      return `embedded PGlite in ${config.store.dir}`;
+    case "memory":
+      return "memory (nothing is kept after exit)";
+  }
+}
+
+/** `--role api|worker|all` overrides REFVID_ROLE; `migrate` applies migrations and exits. */
+function withArguments(args: string[], env: NodeJS.ProcessEnv): Record<string, string | undefined> {
+  const merged: Record<string, string | undefined> = { ...env };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === "--role") merged.REFVID_ROLE = args[++i];
+    else if (arg.startsWith("--role=")) merged.REFVID_ROLE = arg.slice("--role=".length);
+  }
+  return merged;
 }
 
 main().catch((err) => {

@@ -66,10 +66,21 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
 
 export async function startRefvid(config: Config, options: StartOptions = {}): Promise<RunningRefvid> {
   const deps = await buildDeps(config, options);
-  const app = createApp(
-    deps,
-    options.onResponseMismatch ? { onResponseMismatch: options.onResponseMismatch } : {},
-  );
+  const app = createApp(deps, {
+    serveApi: config.role !== "worker",
+    ...(options.onResponseMismatch ? { onResponseMismatch: options.onResponseMismatch } : {}),
+  });
+  // Wake this process's loops and sync waiters when another process queues or ends a run.
+  const unsubscribe = deps.store.subscribe
+    ? await deps.store.subscribe((event) => {
+        if (event.kind === "queued") deps.events.runQueued();
+        else {
+          deps.events.cancelRequested(event.runId); // a local worker still on it stops
+          deps.events.runEnded(event.runId);
+        }
+      })
+    : async () => {};
+  const workerSide = config.role !== "api";
   const worker = new Worker(deps, {
     workerId: `worker-${process.pid}-${randomBytes(3).toString("hex")}`,
     concurrency: config.workerConcurrency,
@@ -81,9 +92,11 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
     s.once("error", reject);
   });
   server.keepAliveTimeout = 65_000;
-  worker.start();
-  sweeper.start();
-  dispatcher.start();
+  if (workerSide) {
+    worker.start();
+    sweeper.start();
+    dispatcher.start();
+  }
   const { port } = server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
   return {
@@ -100,6 +113,7 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
         await dispatcher.stop();
         server.closeAllConnections();
         await stopped;
+        await unsubscribe();
         await deps.store.close();
       })();
       return closing;

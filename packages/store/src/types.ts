@@ -166,6 +166,8 @@ export type WebhookAttemptResult =
   | { ok: true; payload: string; now: Date }
   | { ok: false; payload: string; error: string; now: Date /** null: give up */; retryAt: Date | null };
 
+export type StoreEvent = { kind: "queued" } | { kind: "ended"; runId: string };
+
 export interface ApiKeyPatch {
   name?: string;
   maxConcurrency?: number;
@@ -250,6 +252,12 @@ export interface Store {
   claimWebhookDeliveries(input: { now: Date; limit: number; leaseMs: number }): Promise<WebhookDelivery[]>;
   recordWebhookAttempt(id: string, result: WebhookAttemptResult): Promise<void>;
   listWebhookDeliveries(runId: string): Promise<WebhookDelivery[]>;
+
+  /**
+   * Calls `listener` when any process queues a run (`queued`) or ends one (`ended`), so workers
+   * and sync waiters elsewhere wake at once. Absent on a store that lives in one process.
+   */
+  subscribe?(listener: (event: StoreEvent) => void): Promise<() => Promise<void>>;
 
   /** Whether the store answers (readiness). */
   ping(): Promise<void>;

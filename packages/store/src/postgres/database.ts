@@ -3,13 +3,15 @@
  * server, and embedded PGlite. One SQL implementation serves both.
  */
 import type { PGlite } from "@electric-sql/pglite";
-import type { Pool } from "pg";
+import pg, { type Pool } from "pg";
 
 export interface Queryable {
   query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: R[] }>;
 }
 
 export interface Database extends Queryable {
+  /** Calls `fn` with the payload of every NOTIFY on `channel`, from any process; resolves to an unsubscribe. */
+  listen(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>>;
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -40,9 +42,24 @@ export function pgDatabase(pool: Pool): Database {
         client.release();
       }
     },
+    async listen(channel, fn) {
+      // LISTEN needs a connection of its own, outside the pool.
+      const client = new pg.Client(pool.options);
+      client.on("error", () => {}); // a dropped listener only delays wake-ups; loops also poll
+      client.on("notification", (message) => {
+        if (message.channel === channel) fn(message.payload ?? "");
+      });
+      await client.connect();
+      await client.query(`listen ${quoteIdent(channel)}`);
+      return async () => {
+        await client.end().catch(() => {});
+      };
+    },
     close: () => pool.end(),
   };
 }
+
+const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 export function pgliteDatabase(db: PGlite): Database {
   return {
@@ -51,6 +68,10 @@ export function pgliteDatabase(db: PGlite): Database {
       db.transaction((tx) =>
         fn({ query: async <R>(text: string, params?: unknown[]) => rowsOf<R>(await tx.query(text, params)) }),
       ),
+    listen: async (channel, fn) => {
+      const unsubscribe = await db.listen(channel, fn);
+      return async () => unsubscribe();
+    },
     close: () => db.close(),
   };
 }

@@ -1,5 +1,9 @@
-import { afterAll, afterEach, beforeAll } from "vitest";
-import { describeStoreContract } from "../contract/index.js";
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { at, describeStoreContract, failed, makeTenant, newRun } from "../contract/index.js";
+import type { StoreEvent } from "../types.js";
+import { pgDatabase } from "./database.js";
+import { PostgresStore } from "./postgres-store.js";
 import { type TestDatabases, testDatabases } from "./test-databases.js";
 
 let databases: TestDatabases;
@@ -10,3 +14,32 @@ afterEach(async () => databases.cleanup());
 afterAll(async () => databases.destroy());
 
 describeStoreContract("PostgresStore on a Postgres server", () => databases.store());
+
+describe("notifications across connections", () => {
+  it("tells a listener on another connection about queued and ended runs, only after commit", async () => {
+    const url = await databases.create();
+    const listening = new PostgresStore(pgDatabase(new pg.Pool({ connectionString: url, max: 2 })));
+    const writing = new PostgresStore(pgDatabase(new pg.Pool({ connectionString: url, max: 2 })));
+    const heard: StoreEvent[] = [];
+    const unsubscribe = await listening.subscribe((event) => heard.push(event));
+    try {
+      const tenant = await makeTenant(writing, { balance: 10_000_000 });
+      const run = newRun(tenant);
+      await writing.admitRun({ run, now: at(0) });
+      await vi.waitFor(() => expect(heard).toContainEqual({ kind: "queued" }), { timeout: 5000 });
+      // A rejected admission commits nothing and notifies nothing.
+      const count = heard.length;
+      const broke = await makeTenant(writing, { balance: 1 });
+      await writing.admitRun({ run: newRun(broke), now: at(1) });
+      await writing.completeRun({ runId: run.id, outcome: failed, now: at(2) });
+      await vi.waitFor(() => expect(heard).toContainEqual({ kind: "ended", runId: run.id }), {
+        timeout: 5000,
+      });
+      expect(heard.slice(count)).toEqual([{ kind: "ended", runId: run.id }]);
+    } finally {
+      await unsubscribe();
+      await listening.close();
+      await writing.close();
+    }
+  });
+});

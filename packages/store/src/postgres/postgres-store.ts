@@ -18,6 +18,10 @@ import type { Database, Queryable } from "./database.js";
 import { toApiKey, toDelivery, toOrganization, toRun } from "./rows.js";
 
 const json = (value: unknown) => JSON.stringify(value);
+const CHANNEL = "refvid_runs";
+/** NOTIFY is transactional: listeners hear it only if the transaction commits. */
+const notify = (tx: Queryable, event: T.StoreEvent) =>
+  tx.query("select pg_notify($1, $2)", [CHANNEL, json(event)]);
 
 export class PostgresStore implements T.Store {
   constructor(private readonly db: Database) {}
@@ -213,6 +217,7 @@ export class PostgresStore implements T.Store {
           [run.organizationId, idempotency.key, idempotency.requestHash, run.id, idempotency.expiresAt],
         );
       }
+      await notify(tx, { kind: "queued" });
       const remaining = concurrencyRemaining({
         ...state,
         keyInFlight: key.inFlight + 1,
@@ -340,6 +345,7 @@ export class PostgresStore implements T.Store {
        returning id`,
       [now, maxAttempts, limit],
     );
+    if (requeued.rows.length > 0) await notify(this.db, { kind: "queued" });
     const exhausted = await this.db.query(
       "select * from runs where status = 'processing' and lease_expires_at <= $1 and attempts >= $2 order by lease_expires_at limit $3",
       [now, maxAttempts, limit],
@@ -379,6 +385,16 @@ export class PostgresStore implements T.Store {
   async listWebhookDeliveries(runId: string) {
     const { rows } = await this.db.query("select * from webhook_deliveries where run_id = $1", [runId]);
     return rows.map(toDelivery);
+  }
+
+  async subscribe(listener: (event: T.StoreEvent) => void) {
+    return this.db.listen(CHANNEL, (payload) => {
+      try {
+        listener(JSON.parse(payload) as T.StoreEvent);
+      } catch {
+        // not one of ours
+      }
+    });
   }
 
   async ping() {
@@ -440,5 +456,6 @@ async function completeRunIn(
       [webhookIdOf(run.id), run.id, run.organizationId, run.webhookUrl, `run.${outcome.status}`, now],
     );
   }
+  await notify(tx, { kind: "ended", runId });
   return { kind: "completed", run: toRun(rows[0] as Record<string, unknown>) };
 }
