@@ -26,6 +26,8 @@ export interface Config {
   signingSecret: string | null;
   fileUrlTtlSeconds: number;
   workerConcurrency: number;
+  /** How long a claimed run stays a worker's without a heartbeat; a dead worker's runs return after it. */
+  workerLeaseMs: number;
   seedDemo: boolean;
   logLevel: string;
 }
@@ -85,6 +87,7 @@ const schema = z.object({
   REFVID_SIGNING_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   REFVID_FILE_URL_TTL_SECONDS: int(60).default(86_400),
   REFVID_WORKER_CONCURRENCY: int(1, 256).default(4),
+  REFVID_WORKER_LEASE_MS: int(300).default(30_000),
   REFVID_SEED_DEMO: flag.optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().optional(),
@@ -116,6 +119,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     signingSecret: e.REFVID_SIGNING_SECRET ?? null,
     fileUrlTtlSeconds: e.REFVID_FILE_URL_TTL_SECONDS,
     workerConcurrency: e.REFVID_WORKER_CONCURRENCY,
+    workerLeaseMs: e.REFVID_WORKER_LEASE_MS,
     seedDemo: e.REFVID_SEED_DEMO ?? !production,
     logLevel: e.LOG_LEVEL,
   };

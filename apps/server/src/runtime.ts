@@ -84,6 +84,7 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
   const worker = new Worker(deps, {
     workerId: `worker-${process.pid}-${randomBytes(3).toString("hex")}`,
     concurrency: config.workerConcurrency,
+    leaseMs: config.workerLeaseMs,
   });
   const sweeper = new Sweeper(deps);
   const dispatcher = new WebhookDispatcher(deps);

@@ -1,0 +1,235 @@
+/**
+ * refvid scaled out on one Postgres database: two API processes and two worker processes
+ * (DESIGN.md, "Stores and scale"). Caps hold across processes, sync submits and webhooks work
+ * across them, and a worker killed with SIGKILL loses no run and no cent.
+ */
+import { type TestDatabases, testDatabases } from "@refvid/store";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually, startReceiver } from "./harness.js";
+import { type Fleet, fleet, type RefvidProcess } from "./processes.js";
+
+const SUBMIT = "/v1/run/lab-d/model-d/reference-to-video";
+const input = (prompt: string) => ({ prompt, image_urls: ["https://example.com/a.png"], duration: "4s" });
+
+let databases: TestDatabases;
+let db: pg.Pool;
+let processes: Fleet;
+let api: RefvidProcess[];
+let workers: RefvidProcess[];
+
+beforeAll(async () => {
+  databases = await testDatabases();
+  const url = await databases.create();
+  db = new pg.Pool({ connectionString: url, max: 2 });
+  processes = await fleet(url, { REFVID_WORKER_LEASE_MS: "1500", REFVID_SIMULATED_LATENCY_MS: "200" });
+  api = await Promise.all([processes.start("api"), processes.start("api")]);
+  workers = await Promise.all([processes.start("worker"), processes.start("worker")]);
+}, 120_000);
+
+afterAll(async () => {
+  await processes?.stopAll();
+  await db?.end();
+  await databases?.destroy();
+}, 60_000);
+
+async function admin(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${api[0]?.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${processes.adminToken}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return (await res.json()) as any;
+}
+
+/** A starter organization (cap 10) with `keys` keys capped at `keyCap` each. */
+async function tenant(keys: number, keyCap: number) {
+  const org = await admin("POST", "/admin/v1/organizations", { name: "fleet" });
+  await admin("POST", `/admin/v1/organizations/${org.organization_id}/top-ups`, { amount_usd: "300.00" });
+  const made = [];
+  for (let i = 0; i < keys; i++) {
+    made.push(
+      await admin("POST", `/admin/v1/organizations/${org.organization_id}/api-keys`, {
+        max_concurrency: keyCap,
+        rate_limit_per_minute: 10_000,
+      }),
+    );
+  }
+  return { organizationId: org.organization_id as string, keys: made.map((k) => k.key as string) };
+}
+
+const submit = (process: RefvidProcess, key: string, body: unknown) =>
+  fetch(`${process.url}${SUBMIT}`, {
+    method: "POST",
+    headers: { authorization: `Key ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }));
+
+async function wallet(organizationId: string) {
+  const { rows } = await db.query(
+    `select o.balance::bigint as balance, o.reserved::bigint as reserved, o.in_flight, o.lifetime_top_ups::bigint as top_ups,
+       (select coalesce(sum(charged), 0)::bigint from runs where organization_id = o.id) as charged,
+       (select count(*)::int from runs where organization_id = o.id and status in ('queued', 'processing')) as in_flight_runs,
+       (select coalesce(sum(in_flight), 0)::int from api_keys where organization_id = o.id) as key_in_flight
+     from organizations o where o.id = $1`,
+    [organizationId],
+  );
+  const r = rows[0];
+  return {
+    balance: Number(r.balance),
+    reserved: Number(r.reserved),
+    inFlight: Number(r.in_flight),
+    topUps: Number(r.top_ups),
+    charged: Number(r.charged),
+    inFlightRuns: Number(r.in_flight_runs),
+    keyInFlight: Number(r.key_in_flight),
+  };
+}
+
+async function allEnded(organizationId: string, timeoutMs: number) {
+  await eventually(
+    async () => ((await wallet(organizationId)).inFlightRuns === 0 ? true : undefined),
+    timeoutMs,
+    "every run to end",
+  );
+}
+
+describe("two API and two worker processes on one database", () => {
+  it("never puts more than the caps in flight under 200 submits spread over both API processes", async () => {
+    const t = await tenant(3, 5);
+    const samples: { org: number; counter: number; keyMax: number }[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const { rows } = await db.query(
+          `select (select count(*)::int from runs where organization_id = $1 and status in ('queued', 'processing')) as org,
+             (select in_flight from organizations where id = $1) as counter,
+             (select coalesce(max(c), 0)::int from (select count(*) as c from runs where organization_id = $1
+                and status in ('queued', 'processing') group by api_key_id) k) as key_max`,
+          [t.organizationId],
+        );
+        samples.push({ org: rows[0].org, counter: rows[0].counter, keyMax: rows[0].key_max });
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+
+    // 200 submits, 40 in the air at a time, round-robin over both API processes and three keys.
+    const statuses: number[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        while (next < 200) {
+          const i = next++;
+          const res = await submit(api[i % 2] as RefvidProcess, t.keys[i % 3] as string, {
+            input: input(`run ${i} [simulate:delay=150]`),
+          });
+          statuses.push(res.status);
+          if (res.status === 429) expect(res.body.error.code).toBe("concurrency_limit_exceeded");
+        }
+      }),
+    );
+    await allEnded(t.organizationId, 60_000);
+    sampling = false;
+    await sampler;
+
+    const admitted = statuses.filter((s) => s === 201).length;
+    expect(statuses.filter((s) => s !== 201 && s !== 429)).toEqual([]);
+    expect(admitted).toBeGreaterThan(10); // slots were freed and reused while submits went on
+    expect(samples.length).toBeGreaterThan(20);
+    expect(Math.max(...samples.map((s) => s.org))).toBeLessThanOrEqual(10);
+    expect(Math.max(...samples.map((s) => s.counter))).toBeLessThanOrEqual(10);
+    expect(Math.max(...samples.map((s) => s.keyMax))).toBeLessThanOrEqual(5);
+
+    const w = await wallet(t.organizationId);
+    const { rows } = await db.query("select count(*)::int as n from runs where organization_id = $1", [
+      t.organizationId,
+    ]);
+    expect(rows[0].n).toBe(admitted); // a rejected submit leaves no run
+    expect(w).toMatchObject({ reserved: 0, inFlight: 0, keyInFlight: 0 });
+    expect(w.balance).toBe(w.topUps - w.charged);
+  }, 120_000);
+
+  it("answers a sync submit on one process with the run a worker process finished", async () => {
+    const t = await tenant(1, 5);
+    const started = Date.now();
+    const res = await submit(api[1] as RefvidProcess, t.keys[0] as string, {
+      input: input("sync [simulate:delay=300]"),
+      sync: true,
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ status: "succeeded", billing: { amount: "0.284" } });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  }, 30_000);
+
+  it("delivers each webhook exactly once with two dispatchers running", async () => {
+    const t = await tenant(1, 10);
+    const receiver = await startReceiver();
+    try {
+      const ids = [];
+      for (let i = 0; i < 12; i++) {
+        const res = await submit(api[i % 2] as RefvidProcess, t.keys[0] as string, {
+          input: input(`hook ${i} [simulate:delay=50]`),
+          webhook_url: `${receiver.url}/hook`,
+        });
+        expect(res.status).toBe(201);
+        ids.push(res.body.run_id as string);
+      }
+      await receiver.waitFor(12, 30_000);
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // room for a duplicate to show up
+      const webhookIds = receiver.requests.map((r) => r.headers["webhook-id"]);
+      expect(webhookIds).toHaveLength(12);
+      expect(new Set(webhookIds).size).toBe(12);
+      expect(new Set(receiver.requests.map((r) => JSON.parse(r.body).data.run_id))).toEqual(new Set(ids));
+    } finally {
+      await receiver.close();
+    }
+  }, 60_000);
+
+  it("loses no run and no cent when workers are killed with SIGKILL mid-run, again and again", async () => {
+    const t = await tenant(2, 5);
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const res = await submit(api[i % 2] as RefvidProcess, t.keys[i % 2] as string, {
+        input: input(`crash ${i} [simulate:delay=1500]`),
+      });
+      expect(res.status).toBe(201);
+      ids.push(res.body.run_id);
+    }
+    for (let round = 0; round < 3; round++) {
+      await eventually(
+        async () => {
+          const { rows } = await db.query(
+            "select count(*)::int as n from runs where organization_id = $1 and status = 'processing'",
+            [t.organizationId],
+          );
+          return rows[0].n > 0 ? true : undefined;
+        },
+        20_000,
+        "a run in processing",
+      );
+      const victim = workers.shift() as RefvidProcess;
+      await processes.kill(victim, "SIGKILL");
+      workers.push(await processes.start("worker"));
+    }
+    // Lease (1.5 s) + sweep (1 s) + a rerun, for each run: all end well within this.
+    await allEnded(t.organizationId, 60_000);
+    const { rows } = await db.query(
+      "select status, charged::bigint as charged, attempts from runs where organization_id = $1",
+      [t.organizationId],
+    );
+    expect(rows).toHaveLength(10);
+    for (const r of rows) {
+      expect(["succeeded", "failed"]).toContain(r.status);
+      expect(Number(r.charged)).toBe(r.status === "succeeded" ? 284_000 : 0);
+    }
+    expect(rows.some((r) => r.attempts > 1)).toBe(true); // killed runs really were taken up again
+    const w = await wallet(t.organizationId);
+    expect(w).toMatchObject({ reserved: 0, inFlight: 0, keyInFlight: 0 });
+    expect(w.balance).toBe(w.topUps - w.charged);
+    // The slots are back.
+    const again = await submit(api[0] as RefvidProcess, t.keys[0] as string, {
+      input: input("after the crashes"),
+    });
+    expect(again.status).toBe(201);
+  }, 120_000);
+});
