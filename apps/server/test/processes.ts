@@ -36,13 +36,15 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Processes sharing one database, one signing secret and one data directory. */
-export async function fleet(databaseUrl: string, baseEnv: Record<string, string> = {}): Promise<Fleet> {
+/**
+ * Processes sharing one store (`DATABASE_URL`, or `REFVID_STORE=pglite:<dir>`), one signing
+ * secret and one data directory.
+ */
+export async function fleet(baseEnv: Record<string, string>): Promise<Fleet> {
   const adminToken = randomBytes(24).toString("hex");
   const dataDir = await mkdtemp(join(tmpdir(), "refvid-fleet-"));
   const running = new Set<RefvidProcess>();
   const shared = {
-    DATABASE_URL: databaseUrl,
     REFVID_ADMIN_TOKEN: adminToken,
     REFVID_SIGNING_SECRET: randomBytes(32).toString("hex"),
     REFVID_DATA_DIR: dataDir,
