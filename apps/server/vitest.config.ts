@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    testTimeout: 30_000,
+    testTimeout: 60_000,
     hookTimeout: 30_000,
     // End-to-end files each start a server and ffmpeg; two at a time suits a two-core machine.
     maxWorkers: 2,
