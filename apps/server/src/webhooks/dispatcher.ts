@@ -1,13 +1,18 @@
 /**
  * Delivers the webhook outbox (DESIGN.md, "Webhooks"): Standard Webhooks signatures with the
  * organization's secret, the same `webhook-id` and body on every attempt, retries on non-2xx,
- * timeouts and redirects (never followed) on the configured schedule.
+ * timeouts and redirects (never followed) on the configured schedule. Delivery goes through the
+ * guarded fetcher, so a host that resolves into the operator's network is refused at connect time.
  */
 import type { WebhookEvent } from "@refvid/api-types";
 import { signWebhook } from "@refvid/client";
 import type { WebhookDelivery } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
+import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
 import { toApiRun } from "../services/run-view.js";
+
+/** A receiver's answer is read (and discarded) up to this size. */
+const RECEIVER_BODY_LIMIT = 1024 * 1024;
 
 export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
@@ -63,14 +68,20 @@ export class WebhookDispatcher {
     const headers = signWebhook(payload, org.webhookSecret, { id: delivery.id, timestamp: deps.clock.now() });
     let error: string | null = null;
     try {
-      const response = await fetch(delivery.url, {
-        method: "POST",
-        headers: { ...headers, "content-type": "application/json", "user-agent": "refvid-webhooks/1" },
-        body: payload,
-        redirect: "manual",
-        signal: AbortSignal.timeout(deps.config.webhookTimeoutMs),
-      });
-      await response.body?.cancel().catch(() => {});
+      const response = await guardedFetch(
+        delivery.url,
+        {
+          method: "POST",
+          headers: { ...headers, "content-type": "application/json", "user-agent": "refvid-webhooks/1" },
+          body: payload,
+        },
+        {
+          allowLocal: deps.config.allowLocalUrls,
+          timeoutMs: deps.config.webhookTimeoutMs,
+          maxBytes: RECEIVER_BODY_LIMIT,
+          maxRedirects: 0,
+        },
+      );
       if (response.status < 200 || response.status > 299) {
         error =
           response.status >= 300 && response.status < 400
@@ -79,8 +90,10 @@ export class WebhookDispatcher {
       }
     } catch (err) {
       error =
-        (err as Error).name === "TimeoutError"
-          ? `no answer within ${deps.config.webhookTimeoutMs} ms`
+        err instanceof FetchRefused
+          ? err.reason === "timeout"
+            ? `no answer within ${deps.config.webhookTimeoutMs} ms`
+            : `refused: ${err.message}`
           : `connection failed: ${(err as Error).message}`;
     }
     const now = deps.clock.now();
