@@ -25,6 +25,8 @@ export interface Config {
   dataDir: string;
   signingSecret: string | null;
   fileUrlTtlSeconds: number;
+  /** Generated videos are deleted this long after they were made. */
+  fileRetentionHours: number;
   workerConcurrency: number;
   /** How long a claimed run stays a worker's without a heartbeat; a dead worker's runs return after it. */
   workerLeaseMs: number;
@@ -86,6 +88,7 @@ const schema = z.object({
   REFVID_DATA_DIR: z.string().min(1).default(".refvid"),
   REFVID_SIGNING_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   REFVID_FILE_URL_TTL_SECONDS: int(60).default(86_400),
+  REFVID_FILE_RETENTION_HOURS: int(1).default(168),
   REFVID_WORKER_CONCURRENCY: int(1, 256).default(4),
   REFVID_WORKER_LEASE_MS: int(300).default(30_000),
   REFVID_SEED_DEMO: flag.optional(),
@@ -118,6 +121,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: e.REFVID_DATA_DIR,
     signingSecret: e.REFVID_SIGNING_SECRET ?? null,
     fileUrlTtlSeconds: e.REFVID_FILE_URL_TTL_SECONDS,
+    fileRetentionHours: e.REFVID_FILE_RETENTION_HOURS,
     workerConcurrency: e.REFVID_WORKER_CONCURRENCY,
     workerLeaseMs: e.REFVID_WORKER_LEASE_MS,
     seedDemo: e.REFVID_SEED_DEMO ?? !production,

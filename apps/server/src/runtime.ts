@@ -16,6 +16,7 @@ import { type Clock, systemClock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { AppDeps } from "./deps.js";
 import { LocalBlobStore } from "./files/blob-store.js";
+import { RetentionSweep } from "./files/retention.js";
 import { FileUrlSigner } from "./files/signed-urls.js";
 import { openStore } from "./open-store.js";
 import { SimulatedProvider } from "./providers/simulated.js";
@@ -88,6 +89,7 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
   });
   const sweeper = new Sweeper(deps);
   const dispatcher = new WebhookDispatcher(deps);
+  const retention = new RetentionSweep(deps);
   const server = await new Promise<Server>((resolveListen, reject) => {
     const s = app.listen(config.port, options.host ?? "127.0.0.1", () => resolveListen(s));
     s.once("error", reject);
@@ -97,6 +99,7 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
     worker.start();
     sweeper.start();
     dispatcher.start();
+    retention.start();
   }
   const { port } = server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
@@ -110,6 +113,7 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
         const stopped = new Promise<void>((done) => server.close(() => done()));
         server.closeIdleConnections();
         sweeper.stop();
+        retention.stop();
         await worker.stop(5_000);
         await dispatcher.stop();
         server.closeAllConnections();

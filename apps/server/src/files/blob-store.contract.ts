@@ -40,6 +40,15 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
       await blobs.delete("file_neverexisted");
     });
 
+    it("deletes files stored before a given time, and only those", async () => {
+      const blobs = await make();
+      await blobs.put("file_oldfile00001", await source("old"));
+      const cut = new Date(Date.now() + 1000);
+      expect(await blobs.deleteOlderThan(new Date(Date.now() - 60_000))).toBe(0);
+      expect(await blobs.deleteOlderThan(cut)).toBe(1);
+      expect(await blobs.stat("file_oldfile00001")).toBeNull();
+    });
+
     it("refuses ids that could name a path outside the store", async () => {
       const blobs = await make();
       expect(await blobs.stat("../etc/passwd")).toBeNull();

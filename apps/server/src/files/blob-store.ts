@@ -3,7 +3,7 @@
  * their URLs are fetched (DESIGN.md, "Outputs").
  */
 import { createReadStream, type ReadStream } from "node:fs";
-import { copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
+import { copyFile, mkdir, readdir, rename, rm, stat, utimes } from "node:fs/promises";
 import { join } from "node:path";
 
 export interface BlobStore {
@@ -12,6 +12,8 @@ export interface BlobStore {
   stat(fileId: string): Promise<{ size: number } | null>;
   read(fileId: string, range?: { start: number; end: number }): ReadStream;
   delete(fileId: string): Promise<void>;
+  /** Deletes files stored before `before`; returns how many. */
+  deleteOlderThan(before: Date): Promise<number>;
 }
 
 const SAFE_ID = /^file_[A-Za-z0-9_-]{8,100}$/;
@@ -35,6 +37,9 @@ export class LocalBlobStore implements BlobStore {
       await copyFile(sourcePath, target);
       await rm(sourcePath, { force: true });
     }
+    // The modification time is when the file was stored: the retention sweep goes by it.
+    const now = new Date();
+    await utimes(target, now, now);
     return { size: (await stat(target)).size };
   }
 
@@ -53,5 +58,20 @@ export class LocalBlobStore implements BlobStore {
 
   async delete(fileId: string) {
     await rm(this.path(fileId), { force: true });
+  }
+
+  async deleteOlderThan(before: Date) {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    let deleted = 0;
+    for (const name of names) {
+      if (!name.startsWith("file_") || !name.endsWith(".mp4")) continue;
+      const path = join(this.dir, name);
+      const info = await stat(path).catch(() => null);
+      if (info && info.mtime < before) {
+        await rm(path, { force: true });
+        deleted++;
+      }
+    }
+    return deleted;
   }
 }
