@@ -31,6 +31,8 @@ export interface StartOptions {
   clock?: Clock;
   store?: Store;
   onResponseMismatch?: (error: Error) => void;
+  /** Providers to use instead of the configured ones, by model (tests). */
+  providers?: Partial<Record<ModelSlug, Provider>>;
   /** Host to bind; loopback unless told otherwise. */
   host?: string;
 }
@@ -52,7 +54,7 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
     cacheDir: join(dataDir, "cache"),
   });
   const providers = {} as Record<ModelSlug, Provider>;
-  for (const slug of MODEL_SLUGS) providers[slug] = simulated;
+  for (const slug of MODEL_SLUGS) providers[slug] = options.providers?.[slug] ?? simulated;
   return {
     config,
     store: options.store ?? (await openStore(config.store)),

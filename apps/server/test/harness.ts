@@ -14,7 +14,7 @@ import { createRefvidClient, type RefvidClient } from "@refvid/client";
 import { testDatabases } from "@refvid/store";
 import pino from "pino";
 import { loadConfig } from "../src/config.js";
-import { type RunningRefvid, startRefvid } from "../src/runtime.js";
+import { type RunningRefvid, type StartOptions, startRefvid } from "../src/runtime.js";
 
 export interface TestRefvid {
   url: string;
@@ -58,7 +58,10 @@ async function freePort(): Promise<number> {
 }
 
 /** Starts refvid with test-friendly defaults; `env` overrides any variable. */
-export async function startTestRefvid(env: Record<string, string> = {}): Promise<TestRefvid> {
+export async function startTestRefvid(
+  env: Record<string, string> = {},
+  options: Pick<StartOptions, "providers"> = {},
+): Promise<TestRefvid> {
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), "refvid-e2e-"));
   const adminToken = randomBytes(24).toString("hex");
@@ -79,6 +82,7 @@ export async function startTestRefvid(env: Record<string, string> = {}): Promise
   });
   const mismatches: Error[] = [];
   const refvid = await startRefvid(config, {
+    ...options,
     logger: pino({ level: env.LOG_LEVEL ?? "silent" }),
     onResponseMismatch: (error) => mismatches.push(error),
   });

@@ -15,6 +15,7 @@ const job = async (slug: ModelSlug, input: ModelInput): Promise<ProviderJob> => 
   request: normalizeInput(slug, input),
   input: input as Record<string, unknown>,
   workDir: await mkdtemp(join(tmpdir(), "provider-contract-")),
+  references: [],
 });
 
 export function describeProviderContract(

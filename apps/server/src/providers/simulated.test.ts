@@ -22,6 +22,7 @@ describe("SimulatedProvider directives", () => {
     }),
     input: {},
     workDir: await mkdtemp(join(tmpdir(), "simulated-")),
+    references: [],
   });
 
   it("fails with a provider error on [simulate:fail]", async () => {

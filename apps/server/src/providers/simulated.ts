@@ -18,6 +18,8 @@ import {
 const AUTO_SECONDS = 10;
 
 export class SimulatedProvider implements Provider {
+  /** It makes a test pattern; references are neither needed nor fetched. */
+  readonly usesReferences = false;
   private readonly made = new Map<string, Promise<{ path: string; durationSeconds: number }>>();
 
   constructor(private readonly options: { latencyMs: number; cacheDir: string }) {}

@@ -3,6 +3,7 @@
  * Which provider serves which model is configuration.
  */
 import type { NormalizedRequest } from "@refvid/core";
+import type { LocalReference } from "../media/preflight.js";
 
 export interface ProviderJob {
   runId: string;
@@ -11,6 +12,8 @@ export interface ProviderJob {
   input: Record<string, unknown>;
   /** A private scratch directory for this run, removed after it ends. */
   workDir: string;
+  /** The references, downloaded and checked by the media preflight (empty unless `usesReferences`). */
+  references: LocalReference[];
 }
 
 export interface ProviderResult {
@@ -27,6 +30,8 @@ export interface ProviderContext {
 }
 
 export interface Provider {
+  /** Whether the provider reads the references; if so the worker downloads and checks them first. */
+  readonly usesReferences: boolean;
   run(job: ProviderJob, context: ProviderContext): Promise<ProviderResult>;
 }
 

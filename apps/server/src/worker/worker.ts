@@ -11,6 +11,7 @@ import { chargeFor, type ModelInput, normalizeInput } from "@refvid/core";
 import type { RunOutcome, RunRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 import { newFileId } from "../ids.js";
+import { InvalidReferenceMedia, preflight } from "../media/preflight.js";
 import { ProviderError } from "../providers/types.js";
 
 export interface WorkerOptions {
@@ -179,9 +180,13 @@ export class Worker {
   private async generate(run: RunRecord, workDir: string, signal: AbortSignal): Promise<RunOutcome> {
     const { deps } = this;
     const request = normalizeInput(run.endpoint, run.input as ModelInput);
+    const provider = deps.providers[run.endpoint];
+    const references = provider.usesReferences
+      ? await preflight(request, { workDir, allowLocal: deps.config.allowLocalUrls, signal })
+      : [];
     let lastProgress = 0;
-    const result = await deps.providers[run.endpoint].run(
-      { runId: run.id, request, input: run.input, workDir },
+    const result = await provider.run(
+      { runId: run.id, request, input: run.input, workDir, references },
       {
         signal,
         onProgress: (fraction) => {
@@ -227,8 +232,9 @@ function outcomeOfError(
 ): RunOutcome | null {
   if (signal.reason === SHUTDOWN) return null;
   if (timedOut) return { status: "timeout", error: timeoutError(timeoutMs) };
-  if (err instanceof ProviderError)
+  if (err instanceof ProviderError || err instanceof InvalidReferenceMedia) {
     return { status: "failed", error: { type: err.type, code: err.code, message: err.message } };
+  }
   const message = signal.aborted
     ? "The run was interrupted."
     : "The run failed on our side; it was not charged.";

@@ -1,0 +1,133 @@
+/**
+ * Media preflight (issue: reference media): before a provider that uses the references is
+ * called, each one is downloaded through the guarded fetcher and checked against the model's
+ * limits: format by magic bytes, size, and for clips the duration from ffprobe, each and in
+ * total. A violation fails the run with `invalid_reference_media` (422), naming the URL and the
+ * rule; it is never charged.
+ */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { MODELS, type NormalizedRequest, type ReferenceKind } from "@refvid/core";
+import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
+import { probeDuration } from "../providers/ffmpeg.js";
+import { type MediaFormat, matchesAllowed, sniffFormat } from "./sniff.js";
+
+export interface LocalReference {
+  kind: ReferenceKind;
+  url: string;
+  path: string;
+  format: MediaFormat;
+  bytes: number;
+  /** For video and audio. */
+  durationSeconds?: number;
+}
+
+export class InvalidReferenceMedia extends Error {
+  readonly type = "invalid_reference_media";
+  readonly code = 422;
+}
+
+export interface PreflightOptions {
+  workDir: string;
+  allowLocal: boolean;
+  signal: AbortSignal;
+  /** Per download. */
+  timeoutMs?: number;
+  /** Test hook passed on to the guarded fetcher. */
+  allowAddresses?: ReadonlySet<string>;
+}
+
+/** Caps for kinds the interface gives no size for, so a download cannot fill the disk. */
+const DEFAULT_MAX_BYTES: Record<ReferenceKind, number> = {
+  image: 30 * 1024 * 1024,
+  video: 200 * 1024 * 1024,
+  audio: 100 * 1024 * 1024,
+};
+const DEFAULT_FORMATS: Record<ReferenceKind, readonly string[]> = {
+  image: ["jpeg", "png", "webp", "bmp", "tiff", "gif", "heic", "heif"],
+  video: ["mp4", "mov"],
+  audio: ["mp3", "wav"],
+};
+const KINDS: ReferenceKind[] = ["image", "video", "audio"];
+
+export async function preflight(
+  request: NormalizedRequest,
+  options: PreflightOptions,
+): Promise<LocalReference[]> {
+  const model = MODELS[request.slug];
+  const found: LocalReference[] = [];
+  for (const kind of KINDS) {
+    const limits = model.media[kind];
+    const formats = limits?.formats ?? DEFAULT_FORMATS[kind];
+    const maxBytes = limits?.maxBytes ?? DEFAULT_MAX_BYTES[kind];
+    const field = model.referenceFields[kind] ?? kind;
+    let total = 0;
+    for (const [index, url] of request.references[kind].entries()) {
+      const where = `input.${field}[${index}] (${url})`;
+      const fail = (rule: string) => new InvalidReferenceMedia(`${where} ${rule}`);
+      let body: Buffer;
+      try {
+        const res = await guardedFetch(
+          url,
+          {},
+          {
+            allowLocal: options.allowLocal,
+            timeoutMs: options.timeoutMs ?? 60_000,
+            maxBytes,
+            maxRedirects: 5,
+            signal: options.signal,
+            ...(options.allowAddresses ? { allowAddresses: options.allowAddresses } : {}),
+          },
+        );
+        if (res.status !== 200) throw fail(`could not be downloaded: HTTP ${res.status}`);
+        body = res.body;
+      } catch (err) {
+        if (err instanceof InvalidReferenceMedia) throw err;
+        if (err instanceof FetchRefused) {
+          throw fail(
+            err.reason === "too_large"
+              ? `is larger than ${formatBytes(maxBytes)}, the limit for ${kind}s`
+              : `could not be downloaded: ${err.message}`,
+          );
+        }
+        if (options.signal.aborted) throw err;
+        throw fail(`could not be downloaded: ${(err as Error).message}`);
+      }
+      const format = sniffFormat(body);
+      if (!format || !matchesAllowed(format, formats)) {
+        throw fail(
+          `is ${format ? format.toUpperCase() : "not a recognised media file"}; ${field} takes ${formats.map((f) => f.toUpperCase()).join(", ")}`,
+        );
+      }
+      const path = join(options.workDir, `ref-${kind}-${index}.${format}`);
+      await writeFile(path, body);
+      const local: LocalReference = { kind, url, path, format, bytes: body.length };
+      if (kind !== "image") {
+        const seconds = await probeDuration(path, { timeoutMs: 20_000, signal: options.signal }).catch(() => {
+          throw fail(`cannot be read as ${kind}: it is corrupt or truncated`);
+        });
+        if (limits?.minSeconds !== undefined && seconds < limits.minSeconds) {
+          throw fail(
+            `lasts ${seconds.toFixed(1)} s; each ${kind} clip must last ${limits.minSeconds} to ${limits.maxSeconds} s`,
+          );
+        }
+        if (limits?.maxSeconds !== undefined && seconds > limits.maxSeconds) {
+          throw fail(
+            `lasts ${seconds.toFixed(1)} s; each ${kind} clip must last ${limits.minSeconds} to ${limits.maxSeconds} s`,
+          );
+        }
+        total += seconds;
+        if (limits?.maxTotalSeconds !== undefined && total > limits.maxTotalSeconds + 1e-9) {
+          throw fail(
+            `brings the ${kind} clips to ${total.toFixed(1)} s; together they may last at most ${limits.maxTotalSeconds} s`,
+          );
+        }
+        local.durationSeconds = seconds;
+      }
+      found.push(local);
+    }
+  }
+  return found;
+}
+
+const formatBytes = (n: number) => `${Math.round(n / (1024 * 1024))} MB`;
