@@ -62,6 +62,18 @@ describe("loadConfig", () => {
     expect(loadConfig(env).store).toEqual(want);
   });
 
+  it("takes the preview provider for every model or for some", () => {
+    expect(Object.values(loadConfig({ REFVID_PROVIDER: "preview" }).providers)).toEqual([
+      "preview",
+      "preview",
+      "preview",
+      "preview",
+    ]);
+    const some = loadConfig({ REFVID_PROVIDER: "lab-c/model-c/reference-to-video=preview" }).providers;
+    expect(some["lab-c/model-c/reference-to-video"]).toBe("preview");
+    expect(some["lab-a/model-a/reference-to-video"]).toBe("simulated");
+  });
+
   it("accepts a per-model provider map", () => {
     const config = loadConfig({ REFVID_PROVIDER: "lab-a/model-a/reference-to-video=simulated" });
     expect(config.providers["lab-a/model-a/reference-to-video"]).toBe("simulated");

@@ -6,7 +6,7 @@
 import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
 import { z } from "zod";
 
-export type ProviderName = "simulated";
+export type ProviderName = "simulated" | "preview";
 
 export interface Config {
   port: number;
@@ -44,7 +44,7 @@ export type StoreConfig =
 
 export class ConfigError extends Error {}
 
-const PROVIDERS = ["simulated"] as const;
+const PROVIDERS = ["simulated", "preview"] as const;
 const DEFAULT_RETRY_DELAYS = "0,5000,300000,1800000,7200000,18000000,36000000,36000000";
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);

@@ -19,6 +19,7 @@ import { LocalBlobStore } from "./files/blob-store.js";
 import { RetentionSweep } from "./files/retention.js";
 import { FileUrlSigner } from "./files/signed-urls.js";
 import { openStore } from "./open-store.js";
+import { PreviewProvider } from "./providers/preview.js";
 import { SimulatedProvider } from "./providers/simulated.js";
 import type { Provider } from "./providers/types.js";
 import { RunEvents } from "./services/run-events.js";
@@ -54,7 +55,11 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
     cacheDir: join(dataDir, "cache"),
   });
   const providers = {} as Record<ModelSlug, Provider>;
-  for (const slug of MODEL_SLUGS) providers[slug] = options.providers?.[slug] ?? simulated;
+  const preview = new PreviewProvider();
+  for (const slug of MODEL_SLUGS) {
+    providers[slug] =
+      options.providers?.[slug] ?? (config.providers[slug] === "preview" ? preview : simulated);
+  }
   return {
     config,
     store: options.store ?? (await openStore(config.store)),

@@ -33,7 +33,8 @@ function run(file: string, args: string[], { timeoutMs, signal }: RunOptions): P
       args,
       { timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 16 * 1024 * 1024, signal, encoding: "utf8" },
       (error, stdout, stderr) => {
-        if (error) {
+        if (error && signal?.aborted) reject(signal.reason);
+        else if (error) {
           const tail = stderr.trim().split("\n").slice(-3).join(" | ");
           reject(
             Object.assign(
@@ -60,4 +61,19 @@ export async function probeDuration(path: string, options: RunOptions): Promise<
   const seconds = Number(out.trim());
   if (!Number.isFinite(seconds) || seconds <= 0) throw new Error(`ffprobe found no duration in ${path}`);
   return seconds;
+}
+
+/** Width and height of the first video stream (images count as one-frame videos). */
+export async function probeSize(
+  path: string,
+  options: RunOptions,
+): Promise<{ width: number; height: number }> {
+  const out = await run(
+    FFPROBE,
+    ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height", "-of", "csv=p=0", path],
+    options,
+  );
+  const [width, height] = out.trim().split(",").map(Number);
+  if (!width || !height) throw new Error(`ffprobe found no picture in ${path}`);
+  return { width, height };
 }
