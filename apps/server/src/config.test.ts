@@ -15,7 +15,7 @@ describe("loadConfig", () => {
       webhookRetryDelaysMs: [0, 5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
       seedDemo: true,
     });
-    expect(Object.values(config.providers)).toEqual(["simulated", "simulated", "simulated", "simulated"]);
+    expect(Object.values(config.providers)).toEqual(["preview", "preview", "preview", "preview"]);
   });
 
   it("closes local URLs and the demo in production", () => {

@@ -59,7 +59,7 @@ const schema = z.object({
   REFVID_ROLE: z.enum(["all", "api", "worker"]).default("all"),
   REFVID_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   REFVID_PUBLIC_URL: z.string().url().optional(),
-  REFVID_PROVIDER: z.string().default("simulated"),
+  REFVID_PROVIDER: z.string().default("preview"),
   REFVID_SIMULATED_LATENCY_MS: int(0).default(2000),
   REFVID_RUN_TIMEOUT_MS: int(1).default(900_000),
   REFVID_ALLOW_LOCAL_URLS: flag.optional(),

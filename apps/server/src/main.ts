@@ -41,10 +41,10 @@ async function main() {
     lines.push(
       `  demo API key (test environment${demo.created ? ", 100.00 USD" : ""}): ${demo.apiKey}`,
       "",
-      "  Try:",
+      "  Try it with the sample references (serve them first: npm run serve:samples):",
       `    curl -s -X POST ${base}/v1/run/lab-d/model-d/reference-to-video \\`,
       `      -H "Authorization: Key ${demo.apiKey}" -H "Content-Type: application/json" \\`,
-      `      -d '{"input": {"prompt": "A slow dolly shot", "image_urls": ["https://example.com/ref.png"], "duration": "4s"}}'`,
+      `      -d '{"input": {"prompt": "A slow dolly shot", "image_urls": ["http://localhost:9001/sculpture.png"], "duration": "4s"}, "sync": true}'`,
     );
   }
   if (!config.adminToken)

@@ -71,6 +71,8 @@ export async function startTestRefvid(
   const config = loadConfig({
     ...store,
     PORT: String(port),
+    // The suites use example.com references, which the simulated provider does not fetch.
+    REFVID_PROVIDER: "simulated",
     REFVID_ADMIN_TOKEN: adminToken,
     REFVID_SIMULATED_LATENCY_MS: "50",
     REFVID_DATA_DIR: dataDir,

@@ -45,6 +45,7 @@ export async function fleet(baseEnv: Record<string, string>): Promise<Fleet> {
   const dataDir = await mkdtemp(join(tmpdir(), "refvid-fleet-"));
   const running = new Set<RefvidProcess>();
   const shared = {
+    REFVID_PROVIDER: "simulated",
     REFVID_ADMIN_TOKEN: adminToken,
     REFVID_SIGNING_SECRET: randomBytes(32).toString("hex"),
     REFVID_DATA_DIR: dataDir,
