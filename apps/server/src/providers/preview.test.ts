@@ -119,6 +119,16 @@ const cases: [string, ModelSlug, ModelInput, () => LocalReference[], number, num
     true,
   ],
   [
+    "model-a 480p 3:4",
+    "lab-a/model-a/reference-to-video",
+    { prompt: "p", duration: "4", resolution: "480p", aspect_ratio: "3:4", generate_audio: false },
+    () => [ref("image", portrait)],
+    480,
+    640,
+    4,
+    false,
+  ],
+  [
     "model-a auto with a 3 s clip lasts the 4 s minimum",
     "lab-a/model-a/reference-to-video",
     { prompt: "p", resolution: "480p", aspect_ratio: "4:3" },
