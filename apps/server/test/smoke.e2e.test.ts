@@ -53,3 +53,14 @@ describe("the API reference", () => {
     expect(await res.text()).toContain("refvid API reference");
   });
 });
+
+describe("a wrong method on a known path", () => {
+  it("is 405 with an Allow header naming the methods that work", async () => {
+    const tenant = await t.tenant();
+    const res = await tenant.call("DELETE", "/v1/account");
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("GET");
+    expect(res.body.error).toMatchObject({ type: "method_not_allowed", code: 405 });
+    expect(res.body.error.message).toMatch(/use GET/);
+  });
+});

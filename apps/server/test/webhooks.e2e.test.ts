@@ -348,3 +348,21 @@ describe("webhook_url checks at submit", () => {
     },
   );
 });
+
+describe("a slow receiver", () => {
+  it("does not hold up another organization's delivery", async () => {
+    const slow = await receiver((_request, res) => {
+      const timer = setTimeout(() => res.writeHead(200).end(), 1500);
+      timers.add(timer);
+    });
+    const fast = await receiver();
+    const a = await t.tenant();
+    const b = await t.tenant();
+    await a.client.submit(MODEL_D, input("slow receiver"), { webhookUrl: `${slow.url}/hook` });
+    const [held] = await slow.waitFor(1); // the slow receiver has its delivery and is sitting on it
+    await b.client.submit(MODEL_D, input("fast receiver"), { webhookUrl: `${fast.url}/hook` });
+    const [quick] = await fast.waitFor(1);
+    // Delivered while the slow receiver was still holding its request.
+    expect((quick?.at ?? 0) - (held?.at ?? 0)).toBeLessThan(1500);
+  });
+});

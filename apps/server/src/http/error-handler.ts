@@ -68,10 +68,12 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       );
     }
     if (status === 404 || status === 405) {
+      const allow = (e as { headers?: Record<string, string> }).headers?.Allow;
+      if (status === 405 && allow) res.setHeader("Allow", allow.toUpperCase());
       const message =
         status === 404
           ? `No route ${req.method} ${req.path}.`
-          : `Method ${req.method} is not allowed on ${req.path}.`;
+          : `Method ${req.method} is not allowed on ${req.path}${allow ? `; use ${allow.toUpperCase()}` : ""}.`;
       return res.status(status).json({
         error: {
           type: status === 404 ? "not_found" : "method_not_allowed",

@@ -17,7 +17,8 @@ const RECEIVER_BODY_LIMIT = 1024 * 1024;
 export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
   private offEnded: () => void = () => {};
-  private running = false;
+  private claiming = false;
+  private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
@@ -31,31 +32,44 @@ export class WebhookDispatcher {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
     this.offEnded();
     await Promise.all(this.inFlight);
   }
 
   /** Sends every due delivery once; exposed for tests that step the clock. */
+  /**
+   * Claims due deliveries up to the free slots and starts them; it does not wait for them, so a
+   * receiver that takes its full timeout holds up only its own delivery. Resolves once the claimed
+   * deliveries have been sent (tests await it).
+   */
   async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
+    if (this.claiming || this.stopped) return;
+    const free = (this.options.batch ?? 20) - this.inFlight.size;
+    if (free <= 0) return;
+    this.claiming = true;
+    let sends: Promise<void>[] = [];
     try {
       const { deps } = this;
       const leaseMs = deps.config.webhookTimeoutMs * 2 + 5000;
-      const due = await deps.store.claimWebhookDeliveries({
-        now: deps.clock.now(),
-        limit: this.options.batch ?? 20,
-        leaseMs,
+      const due = await deps.store.claimWebhookDeliveries({ now: deps.clock.now(), limit: free, leaseMs });
+      sends = due.map((delivery) => {
+        const send = this.deliver(delivery)
+          .catch((err) => this.deps.logger.error({ err, webhookId: delivery.id }, "webhook delivery failed"))
+          .finally(() => {
+            this.inFlight.delete(send);
+            if (due.length === free) void this.tick(); // a full batch: more may be waiting
+          });
+        this.inFlight.add(send);
+        return send;
       });
-      const sends = due.map((delivery) => this.deliver(delivery));
-      for (const send of sends) this.inFlight.add(send);
-      await Promise.all(sends.map((send) => send.finally(() => this.inFlight.delete(send))));
     } catch (err) {
       this.deps.logger.error({ err }, "webhook dispatch failed");
     } finally {
-      this.running = false;
+      this.claiming = false;
     }
+    await Promise.all(sends);
   }
 
   private async deliver(delivery: WebhookDelivery): Promise<void> {
