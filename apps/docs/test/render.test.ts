@@ -8,8 +8,8 @@
  * `run.terminal` webhook and the Admin tag, checking each one is drawn. All along it records page
  * errors, console errors and requests: the page must load nothing from another host.
  *
- * Needs Debian's Chromium at /usr/bin/chromium (`apt-get install -y chromium`; .ci/run installs it),
- * or another Chromium named by REFVID_CHROMIUM. REFVID_SKIP_BROWSER_TESTS=1 skips this file.
+ * The browser comes from @refvid/test-browser: Debian's Chromium when it is installed, otherwise the one
+ * shipped in the @sparticuz/chromium package (REFVID_TEST_BROWSER=system|packaged forces either).
  * It leaves a screenshot of an operation page at .screenshots/docs.png (outside dist/, so the
  * server does not publish it).
  */
@@ -19,7 +19,8 @@ import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
+import { launchTestBrowserContext } from "@refvid/test-browser";
+import type { BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docsHtmlPath } from "../index.js";
 
@@ -53,17 +54,6 @@ const operationsOf = (items: Record<string, Record<string, Operation>>) =>
 const operations = operationsOf(bundle.paths);
 const webhook = operationsOf(bundle.webhooks).find((op) => op.path === "run.terminal");
 
-const CHROMIUM = process.env.REFVID_CHROMIUM || "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 /** Generous: launching Chromium and hydrating the 2.6 MB page take a few seconds on a 2-core machine. */
 const TIMEOUT = 60_000;
 
@@ -154,32 +144,16 @@ function operationRoute(tag: string, operationId: string): string {
   return `${tagRoute}/${operationId.toLowerCase()}`;
 }
 
-const SKIP = process.env.REFVID_SKIP_BROWSER_TESTS === "1";
-const MISSING_CHROMIUM =
-  `Chromium is not installed at ${CHROMIUM}, and this test renders the API reference in it. ` +
-  "Install Debian's Chromium: `apt-get update && apt-get install -y chromium` (as root), " +
-  "or name another Chromium binary in REFVID_CHROMIUM, " +
-  "or set REFVID_SKIP_BROWSER_TESTS=1 to skip the browser tests.";
-
-// A test of its own, so that a machine without Chromium counts a failed test, not only a failed suite.
-it.skipIf(SKIP)("finds Chromium", () => {
-  expect(existsSync(CHROMIUM), MISSING_CHROMIUM).toBe(true);
-});
-
-describe.skipIf(SKIP)("the built page in Chromium", () => {
+describe("the built page in Chromium", () => {
   beforeAll(async () => {
     if (!existsSync(docsHtmlPath)) {
       throw new Error(`${docsHtmlPath} is missing: run \`npm run build -w @refvid/docs\` first.`);
     }
-    if (!existsSync(CHROMIUM)) throw new Error(MISSING_CHROMIUM);
     server = await serveDocs(readFileSync(docsHtmlPath));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
     profileDir = mkdtempSync(join(tmpdir(), "refvid-docs-chromium-"));
-    context = await chromium.launchPersistentContext(profileDir, {
-      executablePath: CHROMIUM,
-      args: CHROMIUM_ARGS,
-      headless: true,
+    context = await launchTestBrowserContext(profileDir, {
       viewport: { width: 1400, height: 900 },
       timeout: 30_000,
     });
