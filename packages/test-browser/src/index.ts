@@ -186,18 +186,23 @@ function announce(browser: TestBrowser, version: string): void {
 
 type Options = Omit<LaunchOptions, "executablePath" | "args" | "env"> & { args?: string[] };
 
+/** The caller's options with the chosen browser, its switches and environment, always headless. */
+function launchOptions<T extends Options>(browser: TestBrowser, options: T) {
+  return {
+    timeout: 30_000,
+    ...options,
+    headless: true,
+    executablePath: browser.executablePath,
+    args: [...browser.args, ...(options.args ?? [])],
+    env: { ...process.env, ...browser.env },
+  };
+}
+
 /** Picks the browser, starts it headless, and prints which one started. */
 export async function launchTestBrowser(options: Options = {}): Promise<Browser> {
   const browser = await resolveTestBrowser();
   try {
-    const launched = await chromium.launch({
-      timeout: 30_000,
-      ...options,
-      headless: true,
-      executablePath: browser.executablePath,
-      args: [...browser.args, ...(options.args ?? [])],
-      env: { ...process.env, ...browser.env },
-    });
+    const launched = await chromium.launch(launchOptions(browser, options));
     announce(browser, launched.version());
     return launched;
   } catch (error) {
@@ -216,14 +221,7 @@ export async function launchTestBrowserContext(
 ): Promise<BrowserContext> {
   const browser = await resolveTestBrowser();
   try {
-    const context = await chromium.launchPersistentContext(userDataDir, {
-      timeout: 30_000,
-      ...options,
-      headless: true,
-      executablePath: browser.executablePath,
-      args: [...browser.args, ...(options.args ?? [])],
-      env: { ...process.env, ...browser.env },
-    });
+    const context = await chromium.launchPersistentContext(userDataDir, launchOptions(browser, options));
     // A persistent context has no Browser object to ask; the DevTools protocol answers instead.
     const page = context.pages()[0] ?? (await context.newPage());
     const session = await context.newCDPSession(page);
