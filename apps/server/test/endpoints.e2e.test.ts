@@ -782,6 +782,27 @@ describe("admin API", () => {
     expect(read.body.wallet.balance_usd).toBe("350.00");
   });
 
+  it("racing top-ups near the lifetime cap: exactly those that fit commit, the rest are 400, the organization stays readable", async () => {
+    const tenant = await t.tenant();
+    const path = `/admin/v1/organizations/${tenant.organizationId}/top-ups`;
+    // The tenant starts with 100.00; fill up to exactly three top-ups below the 5 billion cap.
+    for (const amount_usd of ["999999999.00", "999999904.00"]) {
+      expect((await t.admin("POST", path, { amount_usd })).status).toBe(201);
+    }
+    const racing = await Promise.all(
+      Array.from({ length: 10 }, () => t.admin("POST", path, { amount_usd: "999999999.00" })),
+    );
+    expect(racing.filter((res) => res.status === 201)).toHaveLength(3);
+    for (const refused of racing.filter((res) => res.status !== 201)) {
+      expectInvalid(refused, "body.amount_usd");
+      expect(JSON.stringify(refused.body.error.fields)).toContain("past 5000000000.00 USD");
+    }
+    const read = await t.admin("GET", `/admin/v1/organizations/${tenant.organizationId}`);
+    expect(read.status).toBe(200);
+    expect(read.body.wallet.balance_usd).toBe("5000000000.00");
+    expect((await tenant.call("GET", "/v1/account")).status).toBe(200);
+  });
+
   it("a wrong or missing admin token -> 401 unauthorized; an API key is not an admin token", async () => {
     const tenant = await t.tenant();
     for (const authorization of [

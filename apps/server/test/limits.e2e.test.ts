@@ -485,14 +485,11 @@ describe("idempotency", () => {
         tenant.call("POST", SUBMIT, parallelBody, { "idempotency-key": parallelKey }),
       ),
     );
-    const created = parallel.filter((res) => res.status === 201);
-    expect(created.length).toBeGreaterThanOrEqual(1);
+    // The response is stored with the admission: every racer gets the one run.
+    expect(parallel.map((res) => res.status)).toEqual(parallel.map(() => 201));
+    const created = parallel;
     expect(new Set(created.map((res) => res.body.run_id)).size).toBe(1);
     expect(created.filter((res) => res.headers.get("idempotent-replayed") !== "true")).toHaveLength(1);
-    for (const res of parallel.filter((r) => r.status !== 201)) {
-      expect(res.status).toBe(409);
-      expect(res.body.error).toMatchObject({ type: "idempotency_key_in_use", code: 409 });
-    }
     const parallelRuns = await tenant.call("POST", "/v1/runs/search", { metadata: { case: "parallel" } });
     expect(parallelRuns.body.data).toHaveLength(1);
     expect(parallelRuns.body.data[0].run_id).toBe(created[0]?.body.run_id);
@@ -508,7 +505,7 @@ describe("idempotency", () => {
     await waitTerminal(stranger.call, [theirs.body.run_id]);
   });
 
-  it("answers 409 while a sync submit with the key is still waiting, then replays its terminal body", async () => {
+  it("answers a retry while a sync submit with the key is still waiting with the same run's end, then replays it", async () => {
     const tenant = await t.tenant({ rateLimitPerMinute: FAST });
     const key = `idem-${Date.now()}-sync`;
     const body = submitBody("sync [simulate:delay=1500]", { sync: true });
@@ -527,11 +524,14 @@ describe("idempotency", () => {
     expect(runId).toMatch(/^run_/);
 
     const meanwhile = await tenant.call("POST", SUBMIT, body, { "idempotency-key": key });
-    expect(meanwhile.status).toBe(409);
-    expect(meanwhile.body.error).toMatchObject({ type: "idempotency_key_in_use", code: 409 });
+    expect(meanwhile.status).toBe(201);
+    expect(meanwhile.headers.get("idempotent-replayed")).toBe("true");
+    expect(meanwhile.headers.get("x-run-id")).toBe(runId);
+    expect(meanwhile.body).toMatchObject({ run_id: runId, status: "succeeded" });
 
     const terminal = JSON.parse(await pending.text());
     expect(terminal).toMatchObject({ run_id: runId, status: "succeeded" });
+    expect(meanwhile.body).toEqual(terminal);
 
     const replay = await tenant.call("POST", SUBMIT, body, { "idempotency-key": key });
     expect(replay.status).toBe(201);
@@ -585,17 +585,8 @@ describe("idempotency and limits together", () => {
     const [run] = await waitTerminal(tenant.call, [runId]);
     expect(run.status).toBe("succeeded");
 
-    // The request is no longer in progress: the key must not stay 409 for its 24 h.
-    let last: RawResponse | undefined;
-    const replay = await eventually(
-      async () => {
-        last = await tenant.call("POST", SUBMIT, body, { "idempotency-key": key });
-        return last.status === 409 ? undefined : last;
-      },
-      2_000,
-      "the idempotency key to stop answering 409 after its run ended",
-    ).catch(() => last as RawResponse);
-    expect(replay.body).toMatchObject({ run_id: runId, status: "succeeded" });
+    // The key is never stuck: a retry answers with the run's end.
+    const replay = await tenant.call("POST", SUBMIT, body, { "idempotency-key": key });
     expect(replay.status).toBe(201);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(replay.body).toMatchObject({ run_id: runId, status: "succeeded" });

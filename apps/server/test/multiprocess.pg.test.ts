@@ -236,4 +236,38 @@ describe("two API and two worker processes on one database", () => {
     });
     expect(again.status).toBe(201);
   }, 120_000);
+
+  it("answers a retried sync submit with its run's end after the API process that admitted it was SIGKILLed", async () => {
+    const t = await tenant(1, 5);
+    const body = JSON.stringify({
+      input: input("sync, then the process dies [simulate:delay=800]"),
+      sync: true,
+    });
+    const headers = {
+      authorization: `Key ${t.keys[0]}`,
+      "content-type": "application/json",
+      "idempotency-key": `crash-${Date.now()}`,
+    };
+    const victim = api.shift() as RefvidProcess;
+    // fetch resolves at the status line, which a sync submit sends right after admission.
+    const first = await fetch(`${victim.url}${SUBMIT}`, { method: "POST", headers, body });
+    expect(first.status).toBe(201);
+    const runId = first.headers.get("x-run-id");
+    await processes.kill(victim, "SIGKILL");
+    await first.text().catch(() => undefined);
+    api.push(await processes.start("api"));
+
+    // A retry on another process, while the run may still be processing, and again after it ended.
+    for (const survivor of [api[0], api[1]] as RefvidProcess[]) {
+      const retry = await fetch(`${survivor.url}${SUBMIT}`, { method: "POST", headers, body });
+      expect(retry.status).toBe(201);
+      expect(retry.headers.get("idempotent-replayed")).toBe("true");
+      expect(retry.headers.get("x-run-id")).toBe(runId);
+      expect(await retry.json()).toMatchObject({ run_id: runId, status: "succeeded" });
+    }
+    const { rows } = await db.query("select count(*)::int as n from runs where organization_id = $1", [
+      t.organizationId,
+    ]);
+    expect(rows[0].n).toBe(1);
+  }, 60_000);
 });

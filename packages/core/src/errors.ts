@@ -100,7 +100,7 @@ export class RangeNotSatisfiableError extends RefvidError {
 export class ConflictError extends RefvidError {
   readonly status = 409;
   constructor(
-    readonly type: "run_not_cancellable" | "idempotency_key_in_use",
+    readonly type: "run_not_cancellable",
     message: string,
   ) {
     super(message);

@@ -1,5 +1,6 @@
 export * from "./catalog.js";
 export * from "./errors.js";
+export * from "./idempotency.js";
 export * from "./limits.js";
 export * from "./model-rules.js";
 export * from "./money.js";

@@ -6,7 +6,8 @@ import {
   decideAdmission,
   RATE_WINDOW_MS,
 } from "./limits.js";
-import { tierFor } from "./tiers.js";
+import { MICROS_PER_USD } from "./money.js";
+import { decideTopUp, MAX_LIFETIME_TOP_UPS, MAX_TOP_UP, tierFor } from "./tiers.js";
 
 const base: AdmissionState = {
   keyLimit: 5,
@@ -99,5 +100,30 @@ describe("tierFor", () => {
     [70_000_000_000, "scale", 100],
   ])("%i micros of top-ups is %s with %i runs", (micros, tier, concurrency) => {
     expect(tierFor(micros)).toEqual({ tier, concurrency });
+  });
+});
+
+describe("decideTopUp", () => {
+  it("adds within the lifetime cap and recomputes the tier", () => {
+    expect(decideTopUp(300 * MICROS_PER_USD, 50 * MICROS_PER_USD)).toEqual({
+      ok: true,
+      lifetimeTopUps: 350 * MICROS_PER_USD,
+      tier: "growth",
+      concurrency: 25,
+    });
+    expect(decideTopUp(MAX_LIFETIME_TOP_UPS - 1, 1)).toMatchObject({
+      ok: true,
+      lifetimeTopUps: MAX_LIFETIME_TOP_UPS,
+    });
+  });
+
+  it("refuses a top-up past the cap, which keeps every sum of money a safe integer", () => {
+    expect(decideTopUp(MAX_LIFETIME_TOP_UPS, 1)).toEqual({
+      ok: false,
+      reason: "lifetime_cap",
+      lifetimeTopUps: MAX_LIFETIME_TOP_UPS,
+      max: MAX_LIFETIME_TOP_UPS,
+    });
+    expect(Number.isSafeInteger(MAX_LIFETIME_TOP_UPS + MAX_TOP_UP)).toBe(true);
   });
 });

@@ -23,3 +23,24 @@ export function tierFor(lifetimeTopUps: Micros): { tier: Tier; concurrency: numb
 
 export const DEFAULT_KEY_MAX_CONCURRENCY = 10;
 export const DEFAULT_KEY_RATE_LIMIT_PER_MINUTE = 120;
+
+/** The largest single top-up: 1 billion USD. */
+export const MAX_TOP_UP: Micros = 1_000_000_000 * MICROS_PER_USD;
+/**
+ * The most an organization may ever be topped up: 5 billion USD. Balances, spend and lifetime
+ * totals are bounded by it, so every sum of money stays a safe integer (below 2^53 micros).
+ */
+export const MAX_LIFETIME_TOP_UPS: Micros = 5_000_000_000 * MICROS_PER_USD;
+
+export type TopUpDecision =
+  | { ok: true; lifetimeTopUps: Micros; tier: Tier; concurrency: number }
+  | { ok: false; reason: "lifetime_cap"; lifetimeTopUps: Micros; max: Micros };
+
+/** Whether `amount` may be added to an organization with `lifetimeTopUps` so far, and its new tier. */
+export function decideTopUp(lifetimeTopUps: Micros, amount: Micros): TopUpDecision {
+  const after = lifetimeTopUps + amount;
+  if (after > MAX_LIFETIME_TOP_UPS) {
+    return { ok: false, reason: "lifetime_cap", lifetimeTopUps, max: MAX_LIFETIME_TOP_UPS };
+  }
+  return { ok: true, lifetimeTopUps: after, ...tierFor(after) };
+}

@@ -9,6 +9,9 @@ import {
   concurrencyRemaining,
   countRequest,
   decideAdmission,
+  decideIdempotency,
+  decideTopUp,
+  type IdempotencyRecord,
   isInFlight,
   type RateWindow,
   tierFor,
@@ -16,13 +19,6 @@ import {
 import type * as T from "./types.js";
 import type { ApiKeyRecord, OrganizationRecord, RunRecord, Store, WebhookDelivery } from "./types.js";
 import { webhookIdOf } from "./webhook-id.js";
-
-interface IdempotencyEntry {
-  requestHash: string;
-  runId: string;
-  expiresAt: Date;
-  response: { status: number; body: unknown } | null;
-}
 
 const copy = <V>(value: V): V => structuredClone(value);
 
@@ -36,7 +32,7 @@ export class MemoryStore implements Store {
   /** Per organization, run ids newest last, for search. */
   private readonly runsByOrg = new Map<string, string[]>();
   private readonly rateWindows = new Map<string, RateWindow>();
-  private readonly idempotency = new Map<string, IdempotencyEntry>();
+  private readonly idempotency = new Map<string, IdempotencyRecord>();
   private readonly webhooks = new Map<string, WebhookDelivery>();
   /** Runs queued or processing, so the sweeper's scans cost O(in flight), not O(history). */
   private readonly inFlight = new Map<string, RunRecord>();
@@ -108,11 +104,12 @@ export class MemoryStore implements Store {
   }) {
     const org = this.organizations.get(input.organizationId);
     if (!org) return null;
+    const decision = decideTopUp(org.lifetimeTopUps, input.amount);
+    if (!decision.ok) return { kind: "rejected", decision } as const;
     org.balance += input.amount;
-    org.lifetimeTopUps += input.amount;
-    const { tier, concurrency } = tierFor(org.lifetimeTopUps);
-    org.tier = tier;
-    org.concurrencyLimit = concurrency;
+    org.lifetimeTopUps = decision.lifetimeTopUps;
+    org.tier = decision.tier;
+    org.concurrencyLimit = decision.concurrency;
     const topUp = {
       id: input.id,
       organizationId: org.id,
@@ -120,7 +117,7 @@ export class MemoryStore implements Store {
       note: input.note,
       createdAt: input.now,
     };
-    return { topUp, organization: copy(org) };
+    return { kind: "added", topUp, organization: copy(org) } as const;
   }
 
   async findApiKeyByHash(keyHash: string) {
@@ -147,12 +144,12 @@ export class MemoryStore implements Store {
   }) {
     const idemKey = idempotency ? `${run.organizationId}\u0000${idempotency.key}` : null;
     if (idempotency && idemKey) {
-      const existing = this.idempotency.get(idemKey);
-      if (existing && existing.expiresAt > now) {
-        if (existing.requestHash !== idempotency.requestHash)
-          return { kind: "idempotency_mismatch" } as const;
-        if (!existing.response) return { kind: "idempotency_in_progress" } as const;
-        return { kind: "idempotency_replay", runId: existing.runId, ...existing.response } as const;
+      const decision = decideIdempotency(this.idempotency.get(idemKey), idempotency.requestHash, now);
+      if (decision.kind === "mismatch") return { kind: "idempotency_mismatch" } as const;
+      if (decision.kind === "pending") return { kind: "idempotency_pending", runId: decision.runId } as const;
+      if (decision.kind === "replay") {
+        const { runId, status, body } = decision;
+        return { kind: "idempotency_replay", runId, status, body } as const;
       }
     }
     const org = this.organizations.get(run.organizationId);
@@ -190,11 +187,12 @@ export class MemoryStore implements Store {
     this.inFlight.set(run.id, record);
     this.insertInOrder(this.runsByOrg.get(org.id) ?? [], record);
     if (idempotency && idemKey) {
+      const response = idempotency.response?.(copy(record));
       this.idempotency.set(idemKey, {
         requestHash: idempotency.requestHash,
         runId: run.id,
         expiresAt: idempotency.expiresAt,
-        response: null,
+        response: response ? copy(response) : null,
       });
     }
     const remaining = concurrencyRemaining({

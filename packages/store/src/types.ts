@@ -6,7 +6,15 @@
  * Times are passed in (`now`), never read from a clock here, so tests control them.
  */
 import type { components } from "@refvid/api-types";
-import type { AdmissionDecision, Micros, ModelSlug, RateDecision, RunStatus, Tier } from "@refvid/core";
+import type {
+  AdmissionDecision,
+  Micros,
+  ModelSlug,
+  RateDecision,
+  RunStatus,
+  Tier,
+  TopUpDecision,
+} from "@refvid/core";
 
 export type Environment = "live" | "test";
 
@@ -110,6 +118,12 @@ export interface IdempotencyRequest {
   /** Hash of everything that makes two requests "the same": endpoint and body. */
   requestHash: string;
   expiresAt: Date;
+  /**
+   * The response replays return, made from the admitted run and stored in the admission
+   * transaction. Absent for a sync submit: its response is the run's end, stored by
+   * `completeIdempotency`, and until then a retry follows the same run.
+   */
+  response?: (run: RunRecord) => { status: number; body: unknown };
 }
 
 export type AdmitResult =
@@ -117,8 +131,13 @@ export type AdmitResult =
   | { kind: "rejected"; decision: Exclude<AdmissionDecision, { ok: true }> }
   | { kind: "api_key_gone" }
   | { kind: "idempotency_replay"; status: number; body: unknown; runId: string }
-  | { kind: "idempotency_in_progress" }
+  /** A sync submit with this key was admitted and its run has not ended: follow that run. */
+  | { kind: "idempotency_pending"; runId: string }
   | { kind: "idempotency_mismatch" };
+
+export type TopUpResult =
+  | { kind: "added"; topUp: TopUpRecord; organization: OrganizationRecord }
+  | { kind: "rejected"; decision: Exclude<TopUpDecision, { ok: true }> };
 
 export type RunOutcome =
   | { status: "succeeded"; output: RunOutputFile; billableSeconds: number; charged: Micros }
@@ -189,16 +208,17 @@ export interface Store {
   getApiKey(id: string): Promise<ApiKeyRecord | null>;
   updateApiKey(id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | null>;
   revokeApiKey(id: string, now: Date): Promise<ApiKeyRecord | null>;
+  /**
+   * Adds money under the organization's row lock, where the lifetime cap is checked
+   * (`decideTopUp`); null when there is no such organization.
+   */
   addTopUp(input: {
     id: string;
     organizationId: string;
     amount: Micros;
     note: string | null;
     now: Date;
-  }): Promise<{
-    topUp: TopUpRecord;
-    organization: OrganizationRecord;
-  } | null>;
+  }): Promise<TopUpResult | null>;
   /** The key with this hash and its organization, for authentication; revoked keys included. */
   findApiKeyByHash(
     keyHash: string,

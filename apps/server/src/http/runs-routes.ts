@@ -4,6 +4,7 @@ import { isModelSlug, isTerminal, MODEL_SLUGS, NotFoundError } from "@refvid/cor
 import { type Request, type Response, Router } from "express";
 import type { AppDeps } from "../deps.js";
 import { getAccount } from "../services/account.js";
+import type { Caller } from "../services/request-context.js";
 import { cancelRun, getRun, previewPrice, searchRuns, waitForRunEnd } from "../services/runs.js";
 import { type SubmitBody, submitRun } from "../services/submit-run.js";
 import { callerOf } from "./auth.js";
@@ -26,26 +27,40 @@ export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
       setRunHeaders(res, outcome.runId);
       return res.status(outcome.status).json(outcome.body);
     }
+    if (outcome.kind === "follow") {
+      // A retry of a sync submit whose run has not ended: answer as the first request would.
+      res.setHeader("Idempotent-Replayed", "true");
+      setRunHeaders(res, outcome.runId);
+      return answerSync(res, caller, outcome.runId, idempotencyKey);
+    }
     const { run } = outcome;
     setRunHeaders(res, run.run_id);
     res.setHeader("X-Concurrency-Remaining", String(outcome.concurrencyRemaining));
-    if (!body.sync) {
-      if (idempotencyKey)
-        await deps.store.completeIdempotency(caller.organization.id, idempotencyKey, 201, run);
-      return res.status(201).json(run);
-    }
-    // Sync: the status line and headers go out now, so a client that gives up knows its run.
+    // An async submit's response was stored for replays with the admission.
+    if (!body.sync) return res.status(201).json(run);
+    return answerSync(res, caller, run.run_id, idempotencyKey);
+  });
+
+  /**
+   * Sync: the status line and headers go out now, so a client that gives up knows its run. The wait
+   * goes on even if the client leaves, so a retry with the same Idempotency-Key replays the end.
+   */
+  async function answerSync(
+    res: Response,
+    caller: Caller,
+    runId: string,
+    idempotencyKey: string | undefined,
+  ) {
     res.status(201).setHeader("Content-Type", "application/json; charset=utf-8");
     res.flushHeaders();
-    // Wait even if the client leaves, so a retry with the same Idempotency-Key replays the end.
     const done =
-      (await waitForRunEnd(deps, caller.organization.id, run.run_id, shutdown)) ??
-      (await getRun(deps, caller, run.run_id)); // shutting down: answer with the run as it stands
+      (await waitForRunEnd(deps, caller.organization.id, runId, shutdown)) ??
+      (await getRun(deps, caller, runId)); // shutting down: answer with the run as it stands
     if (idempotencyKey && isTerminal(done.status)) {
       await deps.store.completeIdempotency(caller.organization.id, idempotencyKey, 201, done);
     }
     if (!res.destroyed) res.end(JSON.stringify(done));
-  });
+  }
 
   router.get("/v1/runs/:run_id", async (req, res) => {
     res.json(await getRun(deps, callerOf(res), req.params.run_id));

@@ -6,6 +6,7 @@ import {
   DEFAULT_KEY_RATE_LIMIT_PER_MINUTE,
   formatUsd,
   InvalidRequestError,
+  MAX_TOP_UP,
   NotFoundError,
   parseUsd,
 } from "@refvid/core";
@@ -17,10 +18,6 @@ import { walletView } from "./account.js";
 type Schemas = components["schemas"];
 
 export const hashApiKey = (secret: string) => createHash("sha256").update(secret).digest("hex");
-
-const MAX_TOP_UP = 1_000_000_000_000_000; // 1 billion USD in micros
-/** Lifetime top-ups stay far below 2^53 micros (about 9 billion USD), so sums stay exact. */
-const MAX_LIFETIME_TOP_UPS = 5_000_000_000_000_000;
 
 export function organizationView(org: OrganizationRecord): Schemas["Organization"] {
   return {
@@ -119,17 +116,8 @@ export async function createTopUp(
       },
     ]);
   }
-  const org = await deps.store.getOrganization(organizationId);
-  if (!org) throw orgNotFound(organizationId);
-  if (org.lifetimeTopUps + amount > MAX_LIFETIME_TOP_UPS) {
-    throw new InvalidRequestError([
-      {
-        field: "body.amount_usd",
-        message: "would take the organization's lifetime top-ups past 5000000000 USD",
-        rule: "amount",
-      },
-    ]);
-  }
+  // The lifetime cap is checked by the store under the organization's row lock, so racing
+  // top-ups cannot pass it together.
   const result = await deps.store.addTopUp({
     id: newTopUpId(),
     organizationId,
@@ -138,6 +126,15 @@ export async function createTopUp(
     now: deps.clock.now(),
   });
   if (!result) throw orgNotFound(organizationId);
+  if (result.kind === "rejected") {
+    throw new InvalidRequestError([
+      {
+        field: "body.amount_usd",
+        message: `would take the organization's lifetime top-ups past ${formatUsd(result.decision.max)} USD (now ${formatUsd(result.decision.lifetimeTopUps)})`,
+        rule: "amount",
+      },
+    ]);
+  }
   return {
     top_up_id: result.topUp.id,
     organization_id: organizationId,

@@ -6,8 +6,8 @@ import { createHash } from "node:crypto";
 import type { Run } from "@refvid/api-types";
 import {
   ConcurrencyLimitError,
-  ConflictError,
   checkModelRules,
+  IDEMPOTENCY_TTL_MS,
   IdempotencyKeyReusedError,
   InsufficientBalanceError,
   InvalidRequestError,
@@ -17,6 +17,7 @@ import {
   priceRequest,
   UnauthorizedError,
 } from "@refvid/core";
+import type { RunRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 import { newRunId } from "../ids.js";
 import type { Caller } from "./request-context.js";
@@ -32,9 +33,9 @@ export interface SubmitBody {
 
 export type SubmitOutcome =
   | { kind: "admitted"; run: Run; concurrencyRemaining: number }
-  | { kind: "replay"; status: number; body: unknown; runId: string };
-
-const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+  | { kind: "replay"; status: number; body: unknown; runId: string }
+  /** A sync submit with this key was admitted earlier and its run has not ended: wait on it. */
+  | { kind: "follow"; runId: string };
 
 export async function submitRun(
   deps: AppDeps,
@@ -70,6 +71,11 @@ export async function submitRun(
             key: idempotencyKey,
             requestHash: hashRequest(slug, body),
             expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+            // An async submit's response is the queued run: kept with the admission, so a retry
+            // replays it even if this process dies before answering. A sync submit's is its end.
+            ...(body.sync
+              ? {}
+              : { response: (run: RunRecord) => ({ status: 201, body: toApiRun(run, deps.signer, now) }) }),
           },
         }
       : {}),
@@ -92,11 +98,8 @@ export async function submitRun(
       throw new UnauthorizedError("This API key was revoked.");
     case "idempotency_replay":
       return { kind: "replay", status: result.status, body: result.body, runId: result.runId };
-    case "idempotency_in_progress":
-      throw new ConflictError(
-        "idempotency_key_in_use",
-        "A request with this Idempotency-Key is still in progress. Retry after it completes.",
-      );
+    case "idempotency_pending":
+      return { kind: "follow", runId: result.runId };
     case "idempotency_mismatch":
       throw new IdempotencyKeyReusedError();
   }

@@ -807,7 +807,7 @@ export interface components {
                  * @description Machine-readable error code: `invalid_request`, `insufficient_balance`, `unauthorized`,
                  *     `admin_api_disabled`, `model_not_found`, `run_not_found`, `file_not_found`,
                  *     `organization_not_found`, `api_key_not_found`, `run_not_cancellable`,
-                 *     `idempotency_key_in_use`, `idempotency_key_reused`, `invalid_file_signature`,
+                 *     `idempotency_key_reused`, `invalid_file_signature`,
                  *     `file_url_expired`, `range_not_satisfiable`, `internal_error`, `service_unavailable`.
                  * @example run_not_found
                  */
@@ -1382,16 +1382,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A request with the same `Idempotency-Key` is still being handled (`idempotency_key_in_use`). */
-        IdempotencyKeyInUse: {
-            headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description The `Idempotency-Key` was used with a different body (`idempotency_key_reused`). */
         IdempotencyKeyReused: {
             headers: {
@@ -1507,8 +1497,9 @@ export interface components {
         /**
          * @description A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
          *     within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
-         *     creating another run; the same key with a different body is `422 idempotency_key_reused`; a
-         *     retry while the first request is still being handled is `409 idempotency_key_in_use`. Keys are
+         *     creating another run; the same key with a different body is `422 idempotency_key_reused`. A
+         *     retry of a `sync` submit whose run has not ended waits for that run and answers with its end,
+         *     as the first request does, even if the first request's connection or server is gone. Keys are
          *     scoped to your organization.
          * @example 5e0c4f1e-8f0a-4a57-9a55-3f2d2c6b1a7e
          */
@@ -1578,8 +1569,9 @@ export interface operations {
                 /**
                  * @description A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
                  *     within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
-                 *     creating another run; the same key with a different body is `422 idempotency_key_reused`; a
-                 *     retry while the first request is still being handled is `409 idempotency_key_in_use`. Keys are
+                 *     creating another run; the same key with a different body is `422 idempotency_key_reused`. A
+                 *     retry of a `sync` submit whose run has not ended waits for that run and answers with its end,
+                 *     as the first request does, even if the first request's connection or server is gone. Keys are
                  *     scoped to your organization.
                  * @example 5e0c4f1e-8f0a-4a57-9a55-3f2d2c6b1a7e
                  */
@@ -1615,7 +1607,6 @@ export interface operations {
             };
             400: components["responses"]["SubmitBadRequest"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SubmitTooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -1628,8 +1619,9 @@ export interface operations {
                 /**
                  * @description A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
                  *     within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
-                 *     creating another run; the same key with a different body is `422 idempotency_key_reused`; a
-                 *     retry while the first request is still being handled is `409 idempotency_key_in_use`. Keys are
+                 *     creating another run; the same key with a different body is `422 idempotency_key_reused`. A
+                 *     retry of a `sync` submit whose run has not ended waits for that run and answers with its end,
+                 *     as the first request does, even if the first request's connection or server is gone. Keys are
                  *     scoped to your organization.
                  * @example 5e0c4f1e-8f0a-4a57-9a55-3f2d2c6b1a7e
                  */
@@ -1665,7 +1657,6 @@ export interface operations {
             };
             400: components["responses"]["SubmitBadRequest"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SubmitTooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -1678,8 +1669,9 @@ export interface operations {
                 /**
                  * @description A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
                  *     within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
-                 *     creating another run; the same key with a different body is `422 idempotency_key_reused`; a
-                 *     retry while the first request is still being handled is `409 idempotency_key_in_use`. Keys are
+                 *     creating another run; the same key with a different body is `422 idempotency_key_reused`. A
+                 *     retry of a `sync` submit whose run has not ended waits for that run and answers with its end,
+                 *     as the first request does, even if the first request's connection or server is gone. Keys are
                  *     scoped to your organization.
                  * @example 5e0c4f1e-8f0a-4a57-9a55-3f2d2c6b1a7e
                  */
@@ -1715,7 +1707,6 @@ export interface operations {
             };
             400: components["responses"]["SubmitBadRequest"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SubmitTooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -1728,8 +1719,9 @@ export interface operations {
                 /**
                  * @description A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
                  *     within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
-                 *     creating another run; the same key with a different body is `422 idempotency_key_reused`; a
-                 *     retry while the first request is still being handled is `409 idempotency_key_in_use`. Keys are
+                 *     creating another run; the same key with a different body is `422 idempotency_key_reused`. A
+                 *     retry of a `sync` submit whose run has not ended waits for that run and answers with its end,
+                 *     as the first request does, even if the first request's connection or server is gone. Keys are
                  *     scoped to your organization.
                  * @example 5e0c4f1e-8f0a-4a57-9a55-3f2d2c6b1a7e
                  */
@@ -1765,7 +1757,6 @@ export interface operations {
             };
             400: components["responses"]["SubmitBadRequest"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SubmitTooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -1778,8 +1769,9 @@ export interface operations {
                 /**
                  * @description A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
                  *     within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
-                 *     creating another run; the same key with a different body is `422 idempotency_key_reused`; a
-                 *     retry while the first request is still being handled is `409 idempotency_key_in_use`. Keys are
+                 *     creating another run; the same key with a different body is `422 idempotency_key_reused`. A
+                 *     retry of a `sync` submit whose run has not ended waits for that run and answers with its end,
+                 *     as the first request does, even if the first request's connection or server is gone. Keys are
                  *     scoped to your organization.
                  * @example 5e0c4f1e-8f0a-4a57-9a55-3f2d2c6b1a7e
                  */

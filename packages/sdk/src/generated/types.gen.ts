@@ -338,7 +338,7 @@ export type Error = {
          * Machine-readable error code: `invalid_request`, `insufficient_balance`, `unauthorized`,
          * `admin_api_disabled`, `model_not_found`, `run_not_found`, `file_not_found`,
          * `organization_not_found`, `api_key_not_found`, `run_not_cancellable`,
-         * `idempotency_key_in_use`, `idempotency_key_reused`, `invalid_file_signature`,
+         * `idempotency_key_reused`, `invalid_file_signature`,
          * `file_url_expired`, `range_not_satisfiable`, `internal_error`, `service_unavailable`.
          *
          */
@@ -966,8 +966,9 @@ export type WebhookEvent = {
 /**
  * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
  * within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
- * creating another run; the same key with a different body is `422 idempotency_key_reused`; a
- * retry while the first request is still being handled is `409 idempotency_key_in_use`. Keys are
+ * creating another run; the same key with a different body is `422 idempotency_key_reused`. A
+ * retry of a `sync` submit whose run has not ended waits for that run and answers with its end,
+ * as the first request does, even if the first request's connection or server is gone. Keys are
  * scoped to your organization.
  *
  */
@@ -988,8 +989,9 @@ export type SubmitModelARunData = {
         /**
          * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
          * within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
-         * creating another run; the same key with a different body is `422 idempotency_key_reused`; a
-         * retry while the first request is still being handled is `409 idempotency_key_in_use`. Keys are
+         * creating another run; the same key with a different body is `422 idempotency_key_reused`. A
+         * retry of a `sync` submit whose run has not ended waits for that run and answers with its end,
+         * as the first request does, even if the first request's connection or server is gone. Keys are
          * scoped to your organization.
          *
          */
@@ -1011,10 +1013,6 @@ export type SubmitModelARunErrors = {
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
     401: Error;
-    /**
-     * A request with the same `Idempotency-Key` is still being handled (`idempotency_key_in_use`).
-     */
-    409: Error;
     /**
      * The `Idempotency-Key` was used with a different body (`idempotency_key_reused`).
      */
@@ -1051,8 +1049,9 @@ export type SubmitModelBRunData = {
         /**
          * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
          * within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
-         * creating another run; the same key with a different body is `422 idempotency_key_reused`; a
-         * retry while the first request is still being handled is `409 idempotency_key_in_use`. Keys are
+         * creating another run; the same key with a different body is `422 idempotency_key_reused`. A
+         * retry of a `sync` submit whose run has not ended waits for that run and answers with its end,
+         * as the first request does, even if the first request's connection or server is gone. Keys are
          * scoped to your organization.
          *
          */
@@ -1074,10 +1073,6 @@ export type SubmitModelBRunErrors = {
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
     401: Error;
-    /**
-     * A request with the same `Idempotency-Key` is still being handled (`idempotency_key_in_use`).
-     */
-    409: Error;
     /**
      * The `Idempotency-Key` was used with a different body (`idempotency_key_reused`).
      */
@@ -1114,8 +1109,9 @@ export type SubmitModelCRunData = {
         /**
          * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
          * within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
-         * creating another run; the same key with a different body is `422 idempotency_key_reused`; a
-         * retry while the first request is still being handled is `409 idempotency_key_in_use`. Keys are
+         * creating another run; the same key with a different body is `422 idempotency_key_reused`. A
+         * retry of a `sync` submit whose run has not ended waits for that run and answers with its end,
+         * as the first request does, even if the first request's connection or server is gone. Keys are
          * scoped to your organization.
          *
          */
@@ -1137,10 +1133,6 @@ export type SubmitModelCRunErrors = {
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
     401: Error;
-    /**
-     * A request with the same `Idempotency-Key` is still being handled (`idempotency_key_in_use`).
-     */
-    409: Error;
     /**
      * The `Idempotency-Key` was used with a different body (`idempotency_key_reused`).
      */
@@ -1177,8 +1169,9 @@ export type SubmitModelDRunData = {
         /**
          * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
          * within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
-         * creating another run; the same key with a different body is `422 idempotency_key_reused`; a
-         * retry while the first request is still being handled is `409 idempotency_key_in_use`. Keys are
+         * creating another run; the same key with a different body is `422 idempotency_key_reused`. A
+         * retry of a `sync` submit whose run has not ended waits for that run and answers with its end,
+         * as the first request does, even if the first request's connection or server is gone. Keys are
          * scoped to your organization.
          *
          */
@@ -1200,10 +1193,6 @@ export type SubmitModelDRunErrors = {
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
     401: Error;
-    /**
-     * A request with the same `Idempotency-Key` is still being handled (`idempotency_key_in_use`).
-     */
-    409: Error;
     /**
      * The `Idempotency-Key` was used with a different body (`idempotency_key_reused`).
      */
@@ -1240,8 +1229,9 @@ export type SubmitRunData = {
         /**
          * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
          * within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
-         * creating another run; the same key with a different body is `422 idempotency_key_reused`; a
-         * retry while the first request is still being handled is `409 idempotency_key_in_use`. Keys are
+         * creating another run; the same key with a different body is `422 idempotency_key_reused`. A
+         * retry of a `sync` submit whose run has not ended waits for that run and answers with its end,
+         * as the first request does, even if the first request's connection or server is gone. Keys are
          * scoped to your organization.
          *
          */

@@ -729,8 +729,9 @@ export const zWebhookEvent = z.object({
 /**
  * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
  * within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
- * creating another run; the same key with a different body is `422 idempotency_key_reused`; a
- * retry while the first request is still being handled is `409 idempotency_key_in_use`. Keys are
+ * creating another run; the same key with a different body is `422 idempotency_key_reused`. A
+ * retry of a `sync` submit whose run has not ended waits for that run and answers with its end,
+ * as the first request does, even if the first request's connection or server is gone. Keys are
  * scoped to your organization.
  *
  */

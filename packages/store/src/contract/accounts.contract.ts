@@ -1,3 +1,4 @@
+import { MAX_LIFETIME_TOP_UPS, MAX_TOP_UP } from "@refvid/core";
 import { describe, expect, it } from "vitest";
 import { at, makeTenant, T0 } from "./fixtures.js";
 import type { StoreFactory } from "./index.js";
@@ -40,13 +41,59 @@ export function accountsContract(makeStore: StoreFactory): void {
         note: "n",
         now: T0,
       });
-      expect(result?.organization).toMatchObject({
+      if (result?.kind !== "added") throw new Error(`not added: ${JSON.stringify(result)}`);
+      expect(result.organization).toMatchObject({
         balance: amount,
         lifetimeTopUps: amount,
         tier,
         concurrencyLimit: limit,
       });
-      expect(result?.topUp).toMatchObject({ amount, note: "n" });
+      expect(result.topUp).toMatchObject({ amount, note: "n" });
+    });
+
+    it("refuses a top-up past the lifetime cap under the organization's lock, also when top-ups race", async () => {
+      const store = await makeStore();
+      const tenant = await makeTenant(store);
+      const nearCap = MAX_LIFETIME_TOP_UPS - 3 * MAX_TOP_UP;
+      // Reach near the cap in top-ups of at most MAX_TOP_UP.
+      for (let added = 0, i = 0; added < nearCap; i++) {
+        const amount = Math.min(MAX_TOP_UP, nearCap - added);
+        const result = await store.addTopUp({
+          id: `fill_${i}`,
+          organizationId: tenant.organizationId,
+          amount,
+          note: null,
+          now: T0,
+        });
+        expect(result?.kind).toBe("added");
+        added += amount;
+      }
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          store.addTopUp({
+            id: `race_${i}`,
+            organizationId: tenant.organizationId,
+            amount: MAX_TOP_UP,
+            note: null,
+            now: T0,
+          }),
+        ),
+      );
+      expect(results.filter((r) => r?.kind === "added")).toHaveLength(3);
+      for (const refused of results.filter((r) => r?.kind === "rejected")) {
+        expect(refused).toEqual({
+          kind: "rejected",
+          decision: {
+            ok: false,
+            reason: "lifetime_cap",
+            lifetimeTopUps: MAX_LIFETIME_TOP_UPS,
+            max: MAX_LIFETIME_TOP_UPS,
+          },
+        });
+      }
+      const org = await store.getOrganization(tenant.organizationId);
+      expect(org?.lifetimeTopUps).toBe(MAX_LIFETIME_TOP_UPS);
+      expect(Number.isSafeInteger((org?.balance ?? 0) + (org?.reserved ?? 0))).toBe(true);
     });
 
     it("refuses a top-up or key for an unknown organization", async () => {

@@ -99,16 +99,44 @@ export function admissionContract(makeStore: StoreFactory): void {
     });
 
     describe("idempotency", () => {
-      it("is in progress until completed, then replays the stored response", async () => {
+      it("stores an async submit's response in the admission itself, so a retry always replays it", async () => {
+        const store = await makeStore();
+        const tenant = await makeTenant(store, { balance: 10_000_000 });
+        const idem = {
+          key: "k1",
+          requestHash: "h1",
+          expiresAt: at(24 * HOUR),
+          response: (run: { id: string; status: string }) => ({
+            status: 201,
+            body: { run_id: run.id, status: run.status },
+          }),
+        };
+        const first = await store.admitRun({ run: newRun(tenant), idempotency: idem, now: at(1) });
+        if (first.kind !== "admitted") throw new Error(first.kind);
+        // No completeIdempotency call: the process that admitted the run may have died right here.
+        const replay = await store.admitRun({ run: newRun(tenant), idempotency: idem, now: at(2) });
+        expect(replay).toEqual({
+          kind: "idempotency_replay",
+          runId: first.run.id,
+          status: 201,
+          body: { run_id: first.run.id, status: "queued" },
+        });
+        expect((await store.getOrganization(tenant.organizationId))?.inFlight).toBe(1);
+      });
+
+      it("keeps a sync submit's key pending on its run until completed, then replays the stored response", async () => {
         const store = await makeStore();
         const tenant = await makeTenant(store, { balance: 10_000_000 });
         const idem = { key: "k1", requestHash: "h1", expiresAt: at(24 * HOUR) };
         const first = await store.admitRun({ run: newRun(tenant), idempotency: idem, now: at(1) });
-        expect(first.kind).toBe("admitted");
+        if (first.kind !== "admitted") throw new Error(first.kind);
         expect(await store.admitRun({ run: newRun(tenant), idempotency: idem, now: at(2) })).toEqual({
-          kind: "idempotency_in_progress",
+          kind: "idempotency_pending",
+          runId: first.run.id,
         });
         await store.completeIdempotency(tenant.organizationId, "k1", 201, { run_id: "x" });
+        // Only the first completion counts.
+        await store.completeIdempotency(tenant.organizationId, "k1", 201, { run_id: "y" });
         const replay = await store.admitRun({ run: newRun(tenant), idempotency: idem, now: at(3) });
         expect(replay).toMatchObject({ kind: "idempotency_replay", status: 201, body: { run_id: "x" } });
         expect((await store.getOrganization(tenant.organizationId))?.inFlight).toBe(1);
@@ -146,8 +174,11 @@ export function admissionContract(makeStore: StoreFactory): void {
             store.admitRun({ run: newRun(tenant), idempotency: idem, now: at(i) }),
           ),
         );
-        expect(results.filter((r) => r.kind === "admitted")).toHaveLength(1);
-        expect(results.filter((r) => r.kind === "idempotency_in_progress")).toHaveLength(9);
+        const admitted = results.filter((r) => r.kind === "admitted");
+        expect(admitted).toHaveLength(1);
+        expect(results.filter((r) => r.kind === "idempotency_pending")).toEqual(
+          Array.from({ length: 9 }, () => ({ kind: "idempotency_pending", runId: admitted[0]?.run.id })),
+        );
       });
 
       it("forgets a key once it expires", async () => {

@@ -8,6 +8,8 @@ import {
   concurrencyRemaining,
   countRequest,
   decideAdmission,
+  decideIdempotency,
+  decideTopUp,
   isInFlight,
   type Micros,
   tierFor,
@@ -15,7 +17,7 @@ import {
 import type * as T from "../types.js";
 import { webhookIdOf } from "../webhook-id.js";
 import type { Database, Queryable } from "./database.js";
-import { toApiKey, toDelivery, toOrganization, toRun } from "./rows.js";
+import { toApiKey, toDelivery, toIdempotencyRecord, toOrganization, toRun } from "./rows.js";
 
 const json = (value: unknown) => JSON.stringify(value);
 const CHANNEL = "refvid_runs";
@@ -95,12 +97,12 @@ export class PostgresStore implements T.Store {
       ]);
       const current = locked.rows[0];
       if (!current) return null;
-      const lifetime = toOrganization(current).lifetimeTopUps + input.amount;
-      const { tier, concurrency } = tierFor(lifetime);
+      const decision = decideTopUp(toOrganization(current).lifetimeTopUps, input.amount);
+      if (!decision.ok) return { kind: "rejected", decision } as const;
       const { rows } = await tx.query(
         `update organizations set balance = balance + $2, lifetime_top_ups = $3, tier = $4, concurrency_limit = $5
          where id = $1 returning *`,
-        [input.organizationId, input.amount, lifetime, tier, concurrency],
+        [input.organizationId, input.amount, decision.lifetimeTopUps, decision.tier, decision.concurrency],
       );
       await tx.query(
         "insert into top_ups (id, organization_id, amount, note, created_at) values ($1, $2, $3, $4, $5)",
@@ -113,7 +115,11 @@ export class PostgresStore implements T.Store {
         note: input.note,
         createdAt: input.now,
       };
-      return { topUp, organization: toOrganization(rows[0] as Record<string, unknown>) };
+      return {
+        kind: "added",
+        topUp,
+        organization: toOrganization(rows[0] as Record<string, unknown>),
+      } as const;
     });
   }
 
@@ -164,16 +170,16 @@ export class PostgresStore implements T.Store {
           "select * from idempotency_keys where organization_id = $1 and key = $2 and expires_at > $3",
           [run.organizationId, idempotency.key, now],
         );
-        const existing = rows[0];
-        if (existing) {
-          if (existing.request_hash !== idempotency.requestHash) return { kind: "idempotency_mismatch" };
-          if (existing.response_status === null) return { kind: "idempotency_in_progress" };
-          return {
-            kind: "idempotency_replay",
-            runId: String(existing.run_id),
-            status: Number(existing.response_status),
-            body: existing.response_body,
-          };
+        const decision = decideIdempotency(
+          rows[0] && toIdempotencyRecord(rows[0]),
+          idempotency.requestHash,
+          now,
+        );
+        if (decision.kind === "mismatch") return { kind: "idempotency_mismatch" };
+        if (decision.kind === "pending") return { kind: "idempotency_pending", runId: decision.runId };
+        if (decision.kind === "replay") {
+          const { runId, status, body } = decision;
+          return { kind: "idempotency_replay", runId, status, body };
         }
       }
       if (key.revokedAt) return { kind: "api_key_gone" };
@@ -209,12 +215,23 @@ export class PostgresStore implements T.Store {
           run.createdAt,
         ],
       );
+      const admitted = toRun(rows[0] as Record<string, unknown>);
       if (idempotency) {
+        const response = idempotency.response?.(admitted);
         await tx.query(
-          `insert into idempotency_keys (organization_id, key, request_hash, run_id, expires_at) values ($1, $2, $3, $4, $5)
+          `insert into idempotency_keys (organization_id, key, request_hash, run_id, expires_at, response_status, response_body)
+           values ($1, $2, $3, $4, $5, $6, $7)
            on conflict (organization_id, key) do update set request_hash = excluded.request_hash, run_id = excluded.run_id,
-             expires_at = excluded.expires_at, response_status = null, response_body = null`,
-          [run.organizationId, idempotency.key, idempotency.requestHash, run.id, idempotency.expiresAt],
+             expires_at = excluded.expires_at, response_status = excluded.response_status, response_body = excluded.response_body`,
+          [
+            run.organizationId,
+            idempotency.key,
+            idempotency.requestHash,
+            run.id,
+            idempotency.expiresAt,
+            response?.status ?? null,
+            response ? json(response.body) : null,
+          ],
         );
       }
       await notify(tx, { kind: "queued" });
@@ -223,11 +240,7 @@ export class PostgresStore implements T.Store {
         keyInFlight: key.inFlight + 1,
         orgInFlight: org.inFlight + 1,
       });
-      return {
-        kind: "admitted",
-        run: toRun(rows[0] as Record<string, unknown>),
-        concurrencyRemaining: remaining,
-      };
+      return { kind: "admitted", run: admitted, concurrencyRemaining: remaining };
     });
   }
 

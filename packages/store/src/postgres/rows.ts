@@ -1,11 +1,23 @@
 /** Rows to records. Both drivers may hand back bigint columns as strings or bigints. */
-import type { ModelSlug, RunStatus, Tier } from "@refvid/core";
+import type { IdempotencyRecord, ModelSlug, RunStatus, Tier } from "@refvid/core";
 import type { ApiKeyRecord, OrganizationRecord, RunRecord, WebhookDelivery } from "../types.js";
 
 type Row = Record<string, unknown>;
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+/**
+ * A bigint money column, exact: a value past 2^53 would round silently as a JavaScript number, so it
+ * is an error naming the column instead. The lifetime top-up cap keeps real values far below it.
+ */
+function micros(v: unknown, column: string): number {
+  const n = v === null || v === undefined ? 0 : Number(v);
+  if (!Number.isSafeInteger(n))
+    throw new RangeError(`${column} holds ${String(v)} micro-USD, past the exact range`);
+  return n;
+}
+const microsOrNull = (v: unknown, column: string): number | null =>
+  v === null || v === undefined ? null : micros(v, column);
 const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : date(v));
 
@@ -14,10 +26,10 @@ export function toOrganization(r: Row): OrganizationRecord {
     id: String(r.id),
     name: String(r.name),
     createdAt: date(r.created_at),
-    balance: num(r.balance),
-    reserved: num(r.reserved),
-    totalSpent: num(r.total_spent),
-    lifetimeTopUps: num(r.lifetime_top_ups),
+    balance: micros(r.balance, "balance"),
+    reserved: micros(r.reserved, "reserved"),
+    totalSpent: micros(r.total_spent, "total_spent"),
+    lifetimeTopUps: micros(r.lifetime_top_ups, "lifetime_top_ups"),
     tier: r.tier as Tier,
     concurrencyLimit: num(r.concurrency_limit),
     inFlight: num(r.in_flight),
@@ -51,10 +63,10 @@ export function toRun(r: Row): RunRecord {
     status: r.status as RunStatus,
     webhookUrl: (r.webhook_url as string | null) ?? null,
     metadata: (r.metadata as Record<string, string>) ?? {},
-    reserved: num(r.reserved),
-    unitPrice: num(r.unit_price),
+    reserved: micros(r.reserved, "reserved"),
+    unitPrice: micros(r.unit_price, "unit_price"),
     reservedSeconds: num(r.reserved_seconds),
-    charged: numOrNull(r.charged),
+    charged: microsOrNull(r.charged, "charged"),
     billableSeconds: numOrNull(r.billable_seconds),
     output: (r.output as RunRecord["output"]) ?? null,
     error: (r.error as RunRecord["error"]) ?? null,
@@ -81,5 +93,17 @@ export function toDelivery(r: Row): WebhookDelivery {
     state: r.state as WebhookDelivery["state"],
     lastError: (r.last_error as string | null) ?? null,
     deliveredAt: dateOrNull(r.delivered_at),
+  };
+}
+
+export function toIdempotencyRecord(r: Row): IdempotencyRecord {
+  return {
+    requestHash: String(r.request_hash),
+    runId: String(r.run_id),
+    expiresAt: date(r.expires_at),
+    response:
+      r.response_status === null || r.response_status === undefined
+        ? null
+        : { status: Number(r.response_status), body: r.response_body },
   };
 }

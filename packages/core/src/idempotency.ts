@@ -1,0 +1,39 @@
+/**
+ * What a keyed submit does when its `Idempotency-Key` was seen before. Both stores apply this one
+ * decision, under the same lock as admission.
+ *
+ * A record is written in the admission transaction. An asynchronous submit's record holds its
+ * response from the start, so it always replays. A sync submit's record is pending until its run
+ * ends; a retry then follows the same run rather than being refused, so a crash of the process that
+ * admitted it never leaves the key unusable.
+ */
+
+export interface IdempotencyRecord {
+  requestHash: string;
+  runId: string;
+  expiresAt: Date;
+  response: { status: number; body: unknown } | null;
+}
+
+export type IdempotencyDecision =
+  /** No live record: admit as usual and write one. */
+  | { kind: "new" }
+  /** The key was used with another request. */
+  | { kind: "mismatch" }
+  /** Answer with the stored response. */
+  | { kind: "replay"; runId: string; status: number; body: unknown }
+  /** The first request was a sync submit whose run has not ended: follow the same run. */
+  | { kind: "pending"; runId: string };
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+
+export function decideIdempotency(
+  existing: IdempotencyRecord | null | undefined,
+  requestHash: string,
+  now: Date,
+): IdempotencyDecision {
+  if (!existing || existing.expiresAt.getTime() <= now.getTime()) return { kind: "new" };
+  if (existing.requestHash !== requestHash) return { kind: "mismatch" };
+  if (!existing.response) return { kind: "pending", runId: existing.runId };
+  return { kind: "replay", runId: existing.runId, ...existing.response };
+}
