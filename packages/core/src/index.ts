@@ -6,4 +6,5 @@ export * from "./model-rules.js";
 export * from "./money.js";
 export * from "./pricing.js";
 export * from "./run-states.js";
+export * from "./settlement.js";
 export * from "./tiers.js";

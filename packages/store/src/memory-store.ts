@@ -9,11 +9,13 @@ import {
   concurrencyRemaining,
   countRequest,
   decideAdmission,
+  decideEnd,
   decideIdempotency,
   decideTopUp,
   type IdempotencyRecord,
   isInFlight,
   type RateWindow,
+  settleRun,
   tierFor,
 } from "@refvid/core";
 import type * as T from "./types.js";
@@ -312,41 +314,41 @@ export class MemoryStore implements Store {
     leaseOwner?: string;
   }) {
     const run = this.runs.get(runId);
-    if (!run || (organizationId !== undefined && run.organizationId !== organizationId)) {
-      return { kind: "not_found" } as const;
-    }
-    if (!isInFlight(run.status)) return { kind: "already_terminal", run: copy(run) } as const;
-    if (leaseOwner !== undefined && (run.status !== "processing" || run.leaseOwner !== leaseOwner)) {
-      return { kind: "lease_lost", run: copy(run) } as const;
+    if (!run) return { kind: "not_found" } as const;
+    const decision = decideEnd(run, { organizationId, leaseOwner });
+    if (!decision.ok) {
+      return decision.reason === "not_found"
+        ? ({ kind: "not_found" } as const)
+        : ({ kind: decision.reason, run: copy(run) } as const);
     }
     const org = this.organizations.get(run.organizationId);
     const key = this.apiKeys.get(run.apiKeyId);
     if (!org || !key) throw new Error(`run ${runId} has no organization or key`);
 
-    const charged = outcome.status === "succeeded" ? Math.min(outcome.charged, run.reserved) : 0;
-    org.reserved -= run.reserved;
-    org.balance -= charged;
-    org.totalSpent += charged;
-    org.inFlight -= 1;
-    key.inFlight -= 1;
+    const settled = settleRun(run, outcome);
+    org.reserved -= settled.released;
+    org.balance -= settled.charged;
+    org.totalSpent += settled.charged;
+    org.inFlight += settled.inFlightDelta;
+    key.inFlight += settled.inFlightDelta;
     this.queue.delete(run.id);
     this.inFlight.delete(run.id);
-    run.status = outcome.status;
-    run.charged = charged;
-    run.billableSeconds = outcome.status === "succeeded" ? outcome.billableSeconds : 0;
+    run.status = settled.status;
+    run.charged = settled.charged;
+    run.billableSeconds = settled.billableSeconds;
     run.output = outcome.status === "succeeded" ? outcome.output : null;
     run.error = outcome.status === "succeeded" ? null : outcome.error;
-    run.progress = outcome.status === "succeeded" ? 1 : null;
+    run.progress = settled.progress;
     run.completedAt = now;
     run.leaseOwner = null;
     run.leaseExpiresAt = null;
-    if (run.webhookUrl) {
+    if (run.webhookUrl && settled.webhookEvent) {
       const delivery: WebhookDelivery = {
         id: webhookIdOf(run.id),
         runId: run.id,
         organizationId: run.organizationId,
         url: run.webhookUrl,
-        eventType: `run.${outcome.status}`,
+        eventType: settled.webhookEvent,
         payload: null,
         attempts: 0,
         nextAttemptAt: now,

@@ -8,10 +8,11 @@ import {
   concurrencyRemaining,
   countRequest,
   decideAdmission,
+  decideEnd,
   decideIdempotency,
   decideTopUp,
-  isInFlight,
   type Micros,
+  settleRun,
   tierFor,
 } from "@refvid/core";
 import type * as T from "../types.js";
@@ -434,39 +435,40 @@ async function completeRunIn(
   const row = found.rows[0];
   if (!row) return { kind: "not_found" };
   const run = toRun(row);
-  if (organizationId !== undefined && run.organizationId !== organizationId) return { kind: "not_found" };
-  if (!isInFlight(run.status)) return { kind: "already_terminal", run };
-  if (leaseOwner !== undefined && (run.status !== "processing" || run.leaseOwner !== leaseOwner))
-    return { kind: "lease_lost", run };
+  const decision = decideEnd(run, { organizationId, leaseOwner });
+  if (!decision.ok)
+    return decision.reason === "not_found" ? { kind: "not_found" } : { kind: decision.reason, run };
 
-  const succeeded = outcome.status === "succeeded";
-  const charged = succeeded ? Math.min(outcome.charged, run.reserved) : 0;
+  const settled = settleRun(run, outcome);
   await tx.query("select id from organizations where id = $1 for update", [run.organizationId]);
   await tx.query(
     `update organizations set reserved = reserved - $2, balance = balance - $3, total_spent = total_spent + $3,
-       in_flight = in_flight - 1 where id = $1`,
-    [run.organizationId, run.reserved, charged],
+       in_flight = in_flight + $4 where id = $1`,
+    [run.organizationId, settled.released, settled.charged, settled.inFlightDelta],
   );
-  await tx.query("update api_keys set in_flight = in_flight - 1 where id = $1", [run.apiKeyId]);
+  await tx.query("update api_keys set in_flight = in_flight + $2 where id = $1", [
+    run.apiKeyId,
+    settled.inFlightDelta,
+  ]);
   const { rows } = await tx.query(
     `update runs set status = $2, charged = $3, billable_seconds = $4, output = $5, error = $6, progress = $7,
        completed_at = $8, lease_owner = null, lease_expires_at = null where id = $1 returning *`,
     [
       runId,
-      outcome.status,
-      charged,
-      succeeded ? outcome.billableSeconds : 0,
-      succeeded ? json(outcome.output) : null,
-      succeeded ? null : json(outcome.error),
-      succeeded ? 1 : null,
+      settled.status,
+      settled.charged,
+      settled.billableSeconds,
+      outcome.status === "succeeded" ? json(outcome.output) : null,
+      outcome.status === "succeeded" ? null : json(outcome.error),
+      settled.progress,
       now,
     ],
   );
-  if (run.webhookUrl) {
+  if (run.webhookUrl && settled.webhookEvent) {
     await tx.query(
       `insert into webhook_deliveries (id, run_id, organization_id, url, event_type, next_attempt_at, state)
        values ($1, $2, $3, $4, $5, $6, 'pending')`,
-      [webhookIdOf(run.id), run.id, run.organizationId, run.webhookUrl, `run.${outcome.status}`, now],
+      [webhookIdOf(run.id), run.id, run.organizationId, run.webhookUrl, settled.webhookEvent, now],
     );
   }
   await notify(tx, { kind: "ended", runId });

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { decideEnd, type EndingRun, settleRun } from "./settlement.js";
+
+const run: EndingRun = {
+  organizationId: "org_a",
+  status: "processing",
+  leaseOwner: "worker-1",
+  reserved: 400_000,
+  webhookUrl: "https://example.com/hook",
+};
+
+describe("decideEnd", () => {
+  it("lets an in-flight run end once, for its organization or the worker holding it", () => {
+    expect(decideEnd(run, {})).toEqual({ ok: true });
+    expect(decideEnd(run, { organizationId: "org_a" })).toEqual({ ok: true });
+    expect(decideEnd(run, { leaseOwner: "worker-1" })).toEqual({ ok: true });
+    expect(decideEnd({ ...run, status: "queued", leaseOwner: null }, { organizationId: "org_a" })).toEqual({
+      ok: true,
+    });
+  });
+
+  it("hides another organization's run, refuses an ended run and a lost lease", () => {
+    expect(decideEnd(run, { organizationId: "org_b" })).toEqual({ ok: false, reason: "not_found" });
+    for (const status of ["succeeded", "failed", "timeout", "cancelled"] as const) {
+      expect(decideEnd({ ...run, status }, {})).toEqual({ ok: false, reason: "already_terminal" });
+    }
+    expect(decideEnd(run, { leaseOwner: "worker-2" })).toEqual({ ok: false, reason: "lease_lost" });
+    expect(decideEnd({ ...run, status: "queued", leaseOwner: null }, { leaseOwner: "worker-1" })).toEqual({
+      ok: false,
+      reason: "lease_lost",
+    });
+  });
+});
+
+describe("settleRun", () => {
+  it("charges a success what it delivered, never more than reserved, and releases the whole reservation", () => {
+    expect(settleRun(run, { status: "succeeded", billableSeconds: 3, charged: 300_000 })).toEqual({
+      status: "succeeded",
+      charged: 300_000,
+      billableSeconds: 3,
+      released: 400_000,
+      inFlightDelta: -1,
+      progress: 1,
+      webhookEvent: "run.succeeded",
+    });
+    expect(settleRun(run, { status: "succeeded", billableSeconds: 9, charged: 900_000 }).charged).toBe(
+      400_000,
+    );
+  });
+
+  it("charges nothing for a failed, timed-out or cancelled run", () => {
+    for (const status of ["failed", "timeout", "cancelled"] as const) {
+      expect(settleRun({ ...run, webhookUrl: null }, { status })).toEqual({
+        status,
+        charged: 0,
+        billableSeconds: 0,
+        released: 400_000,
+        inFlightDelta: -1,
+        progress: null,
+        webhookEvent: null,
+      });
+    }
+  });
+});
