@@ -8,6 +8,7 @@ import {
   ConcurrencyLimitError,
   createRefvidClient,
   InsufficientBalanceError,
+  isTerminal,
   RateLimitError,
   type RefvidClient,
 } from "@refvid/client";
@@ -18,7 +19,6 @@ const MODEL_D = "lab-d/model-d/reference-to-video" as const;
 const SUBMIT = `/v1/run/${MODEL_D}`;
 /** Tenants that poll get a generous rate limit, so waiting never trips the 120/min default. */
 const FAST = 100_000;
-const TERMINAL = ["succeeded", "failed", "timeout", "cancelled"];
 
 let t: TestRefvid;
 beforeAll(async () => {
@@ -124,7 +124,7 @@ async function waitTerminal(call: Tenant["call"], runIds: string[], timeoutMs = 
   return eventually(
     async () => {
       const runs = await Promise.all(runIds.map(async (id) => (await call("GET", `/v1/runs/${id}`)).body));
-      return runs.every((run) => TERMINAL.includes(run.status)) ? runs : undefined;
+      return runs.every((run) => isTerminal(run)) ? runs : undefined;
     },
     timeoutMs,
     `runs ${runIds.join(", ")} to end`,

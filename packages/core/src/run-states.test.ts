@@ -13,7 +13,7 @@ const allowed: [RunStatus, RunStatus][] = [
 ];
 
 describe("run state machine", () => {
-  it("allows exactly DESIGN.md's transitions", () => {
+  it("allows exactly the documented transitions", () => {
     for (const from of RUN_STATUSES) {
       for (const to of RUN_STATUSES) {
         const want = allowed.some(([f, t]) => f === from && t === to);

@@ -1,33 +1,28 @@
 /**
- * The run state machine (DESIGN.md, "States"). `queued` and `processing` are in flight; the four
- * terminal states never change again.
+ * The run state machine. `queued` and `processing` are in flight; the terminal states never change
+ * again. The list of terminal states is the spec's (`TERMINAL_STATUSES` in @refvid/api-types,
+ * checked against the Run schema), which the client reads too; everything here derives from it.
  */
-import type { RunStatus } from "@refvid/api-types";
+import { type RunStatus, TERMINAL_STATUSES } from "@refvid/api-types";
 
 export type { RunStatus };
-export type TerminalStatus = "succeeded" | "failed" | "timeout" | "cancelled";
-export type InFlightStatus = "queued" | "processing";
+export { TERMINAL_STATUSES };
+export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
+export type InFlightStatus = Exclude<RunStatus, TerminalStatus>;
 
-export const RUN_STATUSES: readonly RunStatus[] = [
-  "queued",
-  "processing",
-  "succeeded",
-  "failed",
-  "timeout",
-  "cancelled",
-];
+export const IN_FLIGHT_STATUSES = ["queued", "processing"] as const satisfies readonly InFlightStatus[];
 
-const NEXT: Record<RunStatus, readonly RunStatus[]> = {
+export const RUN_STATUSES: readonly RunStatus[] = [...IN_FLIGHT_STATUSES, ...TERMINAL_STATUSES];
+
+const terminal: ReadonlySet<RunStatus> = new Set(TERMINAL_STATUSES);
+
+const NEXT: Record<InFlightStatus, readonly RunStatus[]> = {
   queued: ["processing", "cancelled", "failed", "timeout"],
-  processing: ["succeeded", "failed", "timeout", "cancelled"],
-  succeeded: [],
-  failed: [],
-  timeout: [],
-  cancelled: [],
+  processing: TERMINAL_STATUSES,
 };
 
 export function isTerminal(status: RunStatus): status is TerminalStatus {
-  return NEXT[status].length === 0;
+  return terminal.has(status);
 }
 
 export function isInFlight(status: RunStatus): status is InFlightStatus {
@@ -36,5 +31,5 @@ export function isInFlight(status: RunStatus): status is InFlightStatus {
 
 /** Whether a run may move from `from` to `to`. */
 export function canTransition(from: RunStatus, to: RunStatus): boolean {
-  return NEXT[from].includes(to);
+  return isInFlight(from) && NEXT[from].includes(to);
 }

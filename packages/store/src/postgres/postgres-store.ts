@@ -11,7 +11,9 @@ import {
   decideEnd,
   decideIdempotency,
   decideTopUp,
+  IN_FLIGHT_STATUSES,
   type Micros,
+  RATE_WINDOW_MS,
   settleRun,
   tierFor,
 } from "@refvid/core";
@@ -22,6 +24,8 @@ import { toApiKey, toDelivery, toIdempotencyRecord, toOrganization, toRun } from
 
 const json = (value: unknown) => JSON.stringify(value);
 const CHANNEL = "refvid_runs";
+/** Core's in-flight statuses as SQL literals, the same text as the `runs_in_flight` index predicate. */
+const IN_FLIGHT_SQL = IN_FLIGHT_STATUSES.map((status) => `'${status}'`).join(", ");
 /** NOTIFY is transactional: listeners hear it only if the transaction commits. */
 const notify = (tx: Queryable, event: T.StoreEvent) =>
   tx.query("select pg_notify($1, $2)", [CHANNEL, json(event)]);
@@ -139,10 +143,10 @@ export class PostgresStore implements T.Store {
     const { rows } = await this.db.query<{ window_start: Date; count: number }>(
       `insert into rate_windows (api_key_id, window_start, count) values ($1, $2, 1)
        on conflict (api_key_id) do update set
-         window_start = case when rate_windows.window_start <= $2::timestamptz - interval '60 seconds' then $2 else rate_windows.window_start end,
-         count = case when rate_windows.window_start <= $2::timestamptz - interval '60 seconds' then 1 else rate_windows.count + 1 end
+         window_start = case when rate_windows.window_start <= $2::timestamptz - $3 * interval '1 millisecond' then $2 else rate_windows.window_start end,
+         count = case when rate_windows.window_start <= $2::timestamptz - $3 * interval '1 millisecond' then 1 else rate_windows.count + 1 end
        returning window_start, count`,
-      [apiKeyId, now],
+      [apiKeyId, now, RATE_WINDOW_MS],
     );
     const row = rows[0] as { window_start: Date; count: number };
     const previous = { windowStart: new Date(row.window_start).getTime(), count: Number(row.count) - 1 };
@@ -345,7 +349,7 @@ export class PostgresStore implements T.Store {
 
   async findOverdueRuns({ createdBefore, limit }: { createdBefore: Date; limit: number }) {
     const { rows } = await this.db.query(
-      "select * from runs where status in ('queued', 'processing') and created_at < $1 order by created_at limit $2",
+      `select * from runs where status in (${IN_FLIGHT_SQL}) and created_at < $1 order by created_at limit $2`,
       [createdBefore, limit],
     );
     return rows.map(toRun);
