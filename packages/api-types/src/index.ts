@@ -41,13 +41,10 @@ export type InsufficientBalanceErrorBody = Schemas["InsufficientBalanceError"];
 export type ConcurrencyLimitErrorBody = Schemas["ConcurrencyLimitError"];
 export type RateLimitErrorBody = Schemas["RateLimitError"];
 
-/** Input type of each model, by slug. */
-export interface ModelInputs {
-  "lab-a/model-a/reference-to-video": ModelAInput;
-  "lab-b/model-b/reference-to-video": ModelBInput;
-  "lab-c/model-c/reference-to-video": ModelCInput;
-  "lab-d/model-d/reference-to-video": ModelDInput;
-}
+/** Input type of each model, by slug, read from the spec's price preview request (discriminated by `endpoint`). */
+export type ModelInputs = {
+  [S in ModelSlug]: Extract<PricePreviewRequest, { endpoint: S }>["input"];
+};
 
 /** Terminal run statuses: a run in one of these never changes again. */
 export const TERMINAL_STATUSES = [

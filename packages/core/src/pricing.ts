@@ -1,9 +1,8 @@
 /**
- * Prices per second of output (interface, "Prices"): 30% below vendor list, all eleven tiers.
- * model-a uses its with-video-input tiers (0.6x) when `video_urls` is given, and
- * `generate_audio` never changes its cost.
+ * Prices per second of output (interface, "Prices"). Each model's table is in its own file under
+ * models/; this module turns a request into what admission reserves and a delivery into a charge.
  */
-import { assertNever, MODELS, type NormalizedRequest } from "./catalog.js";
+import { MODELS, type NormalizedRequest } from "./catalog.js";
 import type { Micros } from "./money.js";
 
 export interface Price {
@@ -16,35 +15,9 @@ export interface Price {
   tier: string;
 }
 
-const MODEL_A = {
-  plain: { "480p": 72_000, "720p": 162_000, "1080p": 398_000 },
-  withVideo: { "480p": 43_000, "720p": 97_000, "1080p": 239_000 },
-} as const;
-const MODEL_B = 56_000;
-const MODEL_C = { "480p": 35_000, "720p": 49_000 } as const;
-const MODEL_D = { "720p": 71_000, "1080p": 106_000 } as const;
-
 /** The per-second price and its tier label for a normalized request. */
 export function unitPriceOf(request: NormalizedRequest): { unitPrice: Micros; tier: string } {
-  const { slug, resolution } = request;
-  switch (slug) {
-    case "lab-a/model-a/reference-to-video": {
-      const withVideo = request.references.video.length > 0;
-      const table: Record<string, number> = withVideo ? MODEL_A.withVideo : MODEL_A.plain;
-      return {
-        unitPrice: lookup(table, resolution),
-        tier: `${resolution}, ${withVideo ? "with" : "no"} video input`,
-      };
-    }
-    case "lab-b/model-b/reference-to-video":
-      return { unitPrice: MODEL_B, tier: "all resolutions" };
-    case "lab-c/model-c/reference-to-video":
-      return { unitPrice: lookup(MODEL_C, resolution), tier: resolution };
-    case "lab-d/model-d/reference-to-video":
-      return { unitPrice: lookup(MODEL_D, resolution), tier: resolution };
-    default:
-      return assertNever(slug);
-  }
+  return MODELS[request.slug].unitPrice(request);
 }
 
 /** What admission reserves for a request. */
@@ -70,10 +43,4 @@ export function chargeFor(
   const rounded = Math.ceil(deliveredSeconds - DURATION_TOLERANCE_SECONDS);
   const seconds = Math.min(Math.max(rounded, 1), price.billableSeconds);
   return { billableSeconds: seconds, amount: price.unitPrice * seconds };
-}
-
-function lookup(table: Record<string, number>, resolution: string): Micros {
-  const price = table[resolution];
-  if (price === undefined) throw new RangeError(`no price for resolution ${resolution}`);
-  return price;
 }

@@ -11,20 +11,14 @@ import addFormats from "ajv-formats";
 import type { RequestHandler } from "express";
 import { toFieldProblem } from "./error-handler.js";
 
-const SCHEMA_NAMES: Record<string, string> = {
-  "lab-a/model-a/reference-to-video": "PricePreviewModelARequest",
-  "lab-b/model-b/reference-to-video": "PricePreviewModelBRequest",
-  "lab-c/model-c/reference-to-video": "PricePreviewModelCRequest",
-  "lab-d/model-d/reference-to-video": "PricePreviewModelDRequest",
-};
-
 export function validatePreviewBody(): RequestHandler {
   const ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: false });
   (addFormats as unknown as (a: Ajv2020) => void)(ajv);
   ajv.addSchema({ ...loadOpenapiDocument(), $id: "refvid" });
   const validators = new Map<string, ValidateFunction>();
   for (const slug of MODEL_SLUGS) {
-    validators.set(slug, ajv.compile({ $ref: `refvid#/components/schemas/${SCHEMA_NAMES[slug] ?? ""}` }));
+    const schema = `PricePreview${MODELS[slug].schemaName}Request`;
+    validators.set(slug, ajv.compile({ $ref: `refvid#/components/schemas/${schema}` }));
   }
 
   return (req, _res, next) => {

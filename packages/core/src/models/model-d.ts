@@ -1,0 +1,28 @@
+/** model-d: image references only, 4 to 8 s, 720p or 1080p. */
+import type { ModelDInput } from "@refvid/api-types";
+import { lookupPrice, type ModelDefinition } from "./definition.js";
+
+const PRICES = { "720p": 71_000, "1080p": 106_000 } as const;
+
+export const modelD: ModelDefinition<"lab-d/model-d/reference-to-video"> = {
+  slug: "lab-d/model-d/reference-to-video",
+  name: "model-d",
+  schemaName: "ModelD",
+  referenceFields: { image: "image_urls" },
+  audioNeedsVisual: false,
+  atCitations: false,
+  maxDurationSeconds: 8,
+  media: {},
+  outputFileDetails: true,
+  normalize: (d: ModelDInput) => ({
+    slug: "lab-d/model-d/reference-to-video",
+    prompt: d.prompt,
+    duration: Number.parseInt(d.duration ?? "8s", 10),
+    resolution: d.resolution ?? "720p",
+    aspectRatio: d.aspect_ratio ?? "16:9",
+    generateAudio: d.generate_audio ?? true,
+    references: { image: d.image_urls, video: [], audio: [] },
+  }),
+  prices: Object.values(PRICES),
+  unitPrice: (request) => ({ unitPrice: lookupPrice(PRICES, request.resolution), tier: request.resolution }),
+};
