@@ -5,6 +5,7 @@ export * from "./limits.js";
 export * from "./model-rules.js";
 export * from "./money.js";
 export * from "./pricing.js";
+export * from "./run-errors.js";
 export * from "./run-states.js";
 export * from "./settlement.js";
 export * from "./tiers.js";
