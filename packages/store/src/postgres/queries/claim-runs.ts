@@ -1,0 +1,29 @@
+import type * as T from "../../types.js";
+import type { Database } from "../database.js";
+import { toRun } from "../rows.js";
+
+export async function claimRuns(
+  db: Database,
+  {
+    workerId,
+    limit,
+    leaseMs,
+    now,
+  }: {
+    workerId: string;
+    limit: number;
+    leaseMs: number;
+    now: Date;
+  },
+): ReturnType<T.Store["claimRuns"]> {
+  const { rows } = await db.query(
+    `update runs set status = 'processing', started_at = coalesce(started_at, $2), lease_owner = $3,
+       lease_expires_at = $4, attempts = attempts + 1
+     where id in (select id from runs where status = 'queued' order by created_at, id limit $1 for update skip locked)
+     returning *`,
+    [limit, now, workerId, new Date(now.getTime() + leaseMs)],
+  );
+  return rows
+    .map(toRun)
+    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
+}

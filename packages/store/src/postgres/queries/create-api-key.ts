@@ -1,0 +1,25 @@
+import type * as T from "../../types.js";
+import type { Database } from "../database.js";
+import { toApiKey } from "../rows.js";
+
+export async function createApiKey(
+  db: Database,
+  input: Omit<T.ApiKeyRecord, "inFlight" | "revokedAt" | "createdAt"> & { now: Date },
+): ReturnType<T.Store["createApiKey"]> {
+  const { rows } = await db.query(
+    `insert into api_keys (id, organization_id, name, environment, key_hash, key_prefix, max_concurrency, rate_limit_per_minute, created_at)
+     select $1, id, $3, $4, $5, $6, $7, $8, $9 from organizations where id = $2 returning *`,
+    [
+      input.id,
+      input.organizationId,
+      input.name,
+      input.environment,
+      input.keyHash,
+      input.keyPrefix,
+      input.maxConcurrency,
+      input.rateLimitPerMinute,
+      input.now,
+    ],
+  );
+  return rows[0] ? toApiKey(rows[0]) : null;
+}

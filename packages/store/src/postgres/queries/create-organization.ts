@@ -1,0 +1,17 @@
+import { tierFor } from "@refvid/core";
+import type * as T from "../../types.js";
+import type { Database } from "../database.js";
+import { toOrganization } from "../rows.js";
+
+export async function createOrganization(
+  db: Database,
+  input: { id: string; name: string; webhookSecret: string; now: Date },
+): ReturnType<T.Store["createOrganization"]> {
+  const { tier, concurrency } = tierFor(0);
+  const { rows } = await db.query(
+    `insert into organizations (id, name, created_at, tier, concurrency_limit, webhook_secret)
+     values ($1, $2, $3, $4, $5, $6) returning *`,
+    [input.id, input.name, input.now, tier, concurrency, input.webhookSecret],
+  );
+  return toOrganization(rows[0] as Record<string, unknown>);
+}
