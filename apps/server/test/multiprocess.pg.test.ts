@@ -1,6 +1,6 @@
 /**
  * refvid scaled out on one Postgres database: two API processes and two worker processes
- * (DESIGN.md, "Stores and scale"). Caps hold across processes, sync submits and webhooks work
+ *. Caps hold across processes, sync submits and webhooks work
  * across them, and a worker killed with SIGKILL loses no run and no cent.
  */
 import { type TestDatabases, testDatabases } from "@refvid/store";

@@ -1,5 +1,5 @@
 /**
- * Webhooks end to end (DESIGN.md, "Webhooks"): real refvid servers deliver to real local
+ * Webhooks end to end: real refvid servers deliver to real local
  * receivers. Standard Webhooks headers and signatures, one event per terminal run, retries with
  * the same id and bytes on the configured schedule, no redirects followed, receiver timeouts, and
  * the submit-time checks of `webhook_url`.

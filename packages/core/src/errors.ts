@@ -1,6 +1,6 @@
 /**
  * Named errors of the domain. Each carries the HTTP status and machine-readable type of
- * DESIGN.md's error bodies; only the server's error handler turns them into responses.
+ * the API's error bodies; only the server's error handler turns them into responses.
  */
 import type { FieldProblem } from "./model-rules.js";
 import { formatUsd, type Micros } from "./money.js";

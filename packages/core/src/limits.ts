@@ -19,8 +19,8 @@ export type AdmissionDecision =
   | { ok: false; reason: "balance"; required: Micros; available: Micros };
 
 /**
- * Whether a run costing `price` may be admitted. The key's cap is checked first (DESIGN.md,
- * "Data flow": key cap, org cap, balance), so a key at its own cap learns that even when the
+ * Whether a run costing `price` may be admitted. The key's cap is checked first (then the
+ * organization's cap, then the balance), so a key at its own cap learns that even when the
  * organization is also full.
  */
 export function decideAdmission(state: AdmissionState, price: Micros): AdmissionDecision {

@@ -1,6 +1,6 @@
 /**
  * Money in integer micro-USD (1 USD = 1,000,000). Amounts never touch floating point: they are
- * parsed from and formatted to decimal strings (DESIGN.md, "Money").
+ * parsed from and formatted to decimal strings.
  */
 
 /** An amount of US dollars in millionths, always a safe integer. */

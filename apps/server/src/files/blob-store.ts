@@ -1,6 +1,6 @@
 /**
  * The BlobStore port and its local-directory adapter: where generated videos are kept until
- * their URLs are fetched (DESIGN.md, "Outputs").
+ * their URLs are fetched.
  */
 import { createReadStream, type ReadStream } from "node:fs";
 import { copyFile, mkdir, readdir, rename, rm, stat, utimes } from "node:fs/promises";

@@ -1,5 +1,5 @@
 /**
- * HMAC-signed, expiring file URLs (DESIGN.md, "Outputs"): `/v1/files/{id}?expires=…&signature=…`.
+ * HMAC-signed, expiring file URLs: `/v1/files/{id}?expires=…&signature=…`.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 

@@ -1,4 +1,4 @@
-/** The admin API (DESIGN.md, "Admin API"). Authenticated by `authenticateAdmin`. */
+/** The admin API. Authenticated by `authenticateAdmin`. */
 import { Router } from "express";
 import type { AppDeps } from "../deps.js";
 import * as admin from "../services/admin.js";

@@ -1,5 +1,5 @@
 /**
- * The `preview` provider (DESIGN.md, "Providers"): renders a real H.264/AAC MP4 from the
+ * The `preview` provider: renders a real H.264/AAC MP4 from the
  * references with ffmpeg, at the requested length, resolution and aspect ratio. Reference images
  * take turns with a gentle zoom, reference clips play in their place, the prompt is the caption,
  * and the audio track is the first reference track, else a generated tone, and only when audio is

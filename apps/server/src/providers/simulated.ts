@@ -1,5 +1,5 @@
 /**
- * The `simulated` provider (DESIGN.md, "Providers"): latency and outcome controlled from the
+ * The `simulated` provider: latency and outcome controlled from the
  * prompt so any client can drive every path end to end. `[simulate:fail]` fails the run with
  * `provider_error`; `[simulate:delay=MS]` sets its run time. Its output is a real, playable MP4
  * of the requested length (10 s for `auto`), made once per length and size and then copied.

@@ -1,5 +1,5 @@
 /**
- * The Provider port (DESIGN.md, "Providers"): turns one normalized request into one video file.
+ * The Provider port: turns one normalized request into one video file.
  * Which provider serves which model is configuration.
  */
 import type { NormalizedRequest } from "@refvid/core";

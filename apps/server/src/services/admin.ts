@@ -1,4 +1,4 @@
-/** The admin API (DESIGN.md, "Admin API"): organizations, keys and top-ups. */
+/** The admin API: organizations, keys and top-ups. */
 import { createHash } from "node:crypto";
 import type { components } from "@refvid/api-types";
 import {

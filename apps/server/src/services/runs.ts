@@ -1,4 +1,4 @@
-/** Poll, cancel, search and price preview (interface, "Endpoints" 2, 4, 5; DESIGN.md, "Cancel"). */
+/** Poll, cancel, search and price preview (interface, "Endpoints" 2, 4, 5). */
 import { createHash } from "node:crypto";
 import type { PricePreview, Run, RunPage, SearchRunsRequest } from "@refvid/api-types";
 import {

@@ -1,5 +1,5 @@
 /**
- * Submit (DESIGN.md, "Data flow"): model rules, price, then admission in ONE store call
+ * Submit: model rules, price, then admission in ONE store call
  * (key cap, organization cap, balance, reservation, queued run, idempotency record).
  */
 import { createHash } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * Submit-time checks of a webhook URL that cost no network I/O (DESIGN.md, "Webhooks"): https
+ * Submit-time checks of a webhook URL that cost no network I/O: https
  * only, and no local, private or special-purpose host, unless the operator allows local URLs.
  * A host NAME that resolves to such an address is caught when delivery connects (guardedFetch).
  */
