@@ -14,6 +14,7 @@ import type {
   RunStatus,
   Tier,
   TopUpDecision,
+  WebhookEventType,
 } from "@refvid/core";
 
 export type Environment = "live" | "test";
@@ -171,7 +172,7 @@ export interface WebhookDelivery {
   runId: string;
   organizationId: string;
   url: string;
-  eventType: "run.succeeded" | "run.failed" | "run.timeout" | "run.cancelled";
+  eventType: WebhookEventType;
   /** The exact body, fixed at the first attempt so every retry sends the same bytes. */
   payload: string | null;
   attempts: number;
@@ -185,7 +186,27 @@ export type WebhookAttemptResult =
   | { ok: true; payload: string; now: Date }
   | { ok: false; payload: string; error: string; now: Date /** null: give up */; retryAt: Date | null };
 
-export type StoreEvent = { kind: "queued" } | { kind: "ended"; runId: string };
+export type StoreEvent =
+  | { kind: "queued" }
+  | { kind: "ended"; runId: string }
+  /**
+   * The subscription itself: "reconnecting" once its connection is lost (events are missed
+   * until it is back), "ok" once it listens again; then re-check whatever may have been missed.
+   */
+  | { kind: "subscription"; state: ListenHealth };
+
+export type ListenHealth = "ok" | "reconnecting";
+
+/**
+ * How a store call fails when it lost its database connection, or could not get one: an Error
+ * with this `code`. The store recovers by itself; the call may be retried. `committed` is
+ * "unknown" when a write or a commit was cut off (it may have happened), false when nothing was
+ * written.
+ */
+export interface StoreConnectionLost extends Error {
+  code: "store_connection_lost";
+  committed: false | "unknown";
+}
 
 export interface ApiKeyPatch {
   name?: string;
@@ -193,8 +214,8 @@ export interface ApiKeyPatch {
   rateLimitPerMinute?: number;
 }
 
-export interface Store {
-  // Organizations, keys and wallets (admin API).
+/** Organizations, their keys and wallets (the admin API and authentication). */
+export interface AccountStore {
   createOrganization(input: {
     id: string;
     name: string;
@@ -223,10 +244,16 @@ export interface Store {
   findApiKeyByHash(
     keyHash: string,
   ): Promise<{ apiKey: ApiKeyRecord; organization: OrganizationRecord } | null>;
+}
 
+/** The per-key rate limit. */
+export interface RateLimitStore {
   /** Counts one request of a key against its per-minute window, atomically across processes. */
   countRequest(apiKeyId: string, limit: number, now: Date): Promise<RateDecision>;
+}
 
+/** Admitting a run, with its idempotency record. */
+export interface AdmissionStore {
   /**
    * Admission, atomically: idempotency record, the key's cap, the organization's cap, the
    * balance, the reservation and the queued run succeed or fail together.
@@ -234,7 +261,10 @@ export interface Store {
   admitRun(input: { run: NewRun; idempotency?: IdempotencyRequest; now: Date }): Promise<AdmitResult>;
   /** Stores the response of an admitted request so a replay can return it. */
   completeIdempotency(organizationId: string, key: string, status: number, body: unknown): Promise<void>;
+}
 
+/** Runs from admission to their end: reads, leases, progress and the one terminal transition. */
+export interface RunStore {
   getRun(organizationId: string, runId: string): Promise<RunRecord | null>;
   searchRuns(search: RunSearch): Promise<RunRecord[]>;
 
@@ -267,12 +297,17 @@ export interface Store {
     maxAttempts: number;
     limit: number;
   }): Promise<{ requeued: string[]; exhausted: RunRecord[] }>;
+}
 
-  // Webhook outbox.
+/** The webhook outbox, written with each terminal transition. */
+export interface OutboxStore {
   claimWebhookDeliveries(input: { now: Date; limit: number; leaseMs: number }): Promise<WebhookDelivery[]>;
   recordWebhookAttempt(id: string, result: WebhookAttemptResult): Promise<void>;
   listWebhookDeliveries(runId: string): Promise<WebhookDelivery[]>;
+}
 
+/** Every concern of the store in one port, as each adapter implements it. */
+export interface Store extends AccountStore, RateLimitStore, AdmissionStore, RunStore, OutboxStore {
   /**
    * Calls `listener` when any process queues a run (`queued`) or ends one (`ended`), so workers
    * and sync waiters elsewhere wake at once. Absent on a store that lives in one process.
