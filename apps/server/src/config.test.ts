@@ -74,6 +74,65 @@ describe("loadConfig", () => {
     expect(some["lab-a/model-a/reference-to-video"]).toBe("simulated");
   });
 
+  it.each([
+    [
+      "model-z=preview",
+      /unknown model "model-z" \(models: lab-a\/model-a\/reference-to-video, .*lab-d\/model-d\/reference-to-video\)$/,
+    ],
+    ["model-a=bogus", /unknown model "model-a" \(models: lab-a\/model-a\/reference-to-video, /],
+    [
+      "lab-a/model-a/reference-to-video=bogus",
+      /unknown provider "bogus" for lab-a\/model-a\/reference-to-video \(providers: simulated, preview\)$/,
+    ],
+    ["bogus", /unknown provider "bogus" \(providers: simulated, preview; or slug=provider pairs\)$/],
+  ])("lists the right choices when REFVID_PROVIDER=%s is bad", (text, want) => {
+    const message = (() => {
+      try {
+        loadConfig({ REFVID_PROVIDER: text });
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return "no error";
+    })();
+    expect(message).toMatch(/^REFVID_PROVIDER: /);
+    expect(message).toMatch(want);
+    if (/unknown model/.test(message)) expect(message).not.toMatch(/providers:/);
+    else expect(message).not.toMatch(/models:/);
+  });
+
+  it("says whether it runs in production", () => {
+    expect(loadConfig({}).production).toBe(false);
+    expect(loadConfig({ NODE_ENV: "production" }).production).toBe(true);
+  });
+
+  it("bounds how long a request may take to arrive and how many connections are open", () => {
+    expect(loadConfig({})).toMatchObject({
+      requestTimeoutMs: 30_000,
+      headersTimeoutMs: 10_000,
+      maxConnections: 1000,
+    });
+    expect(
+      loadConfig({
+        REFVID_REQUEST_TIMEOUT_MS: "5000",
+        REFVID_HEADERS_TIMEOUT_MS: "2000",
+        REFVID_MAX_CONNECTIONS: "64",
+      }),
+    ).toMatchObject({ requestTimeoutMs: 5000, headersTimeoutMs: 2000, maxConnections: 64 });
+  });
+
+  it.each([
+    [{ REFVID_REQUEST_TIMEOUT_MS: "0" }, /REFVID_REQUEST_TIMEOUT_MS/],
+    [{ REFVID_HEADERS_TIMEOUT_MS: "soon" }, /REFVID_HEADERS_TIMEOUT_MS/],
+    [{ REFVID_MAX_CONNECTIONS: "0" }, /REFVID_MAX_CONNECTIONS/],
+    [
+      { REFVID_REQUEST_TIMEOUT_MS: "5000", REFVID_HEADERS_TIMEOUT_MS: "6000" },
+      /REFVID_HEADERS_TIMEOUT_MS: must not exceed REFVID_REQUEST_TIMEOUT_MS \(5000\)/,
+    ],
+  ])("names the variable when the HTTP limit %j is bad", (env, want) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(want);
+  });
+
   it("accepts a per-model provider map", () => {
     const config = loadConfig({ REFVID_PROVIDER: "lab-a/model-a/reference-to-video=simulated" });
     expect(config.providers["lab-a/model-a/reference-to-video"]).toBe("simulated");

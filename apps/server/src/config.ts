@@ -9,6 +9,8 @@ import { z } from "zod";
 export type ProviderName = "simulated" | "preview";
 
 export interface Config {
+  /** NODE_ENV=production: local URLs and the demo are off, and start-up is stricter (startup-checks.ts). */
+  production: boolean;
   port: number;
   databaseUrl: string | null;
   /** `DATABASE_URL` wins; else REFVID_STORE (`memory` or `pglite:<dir>`). */
@@ -32,6 +34,12 @@ export interface Config {
   workerLeaseMs: number;
   seedDemo: boolean;
   logLevel: string;
+  /** How long a client may take to send a whole request (headers and body); not the response. */
+  requestTimeoutMs: number;
+  /** How long a client may take to send the request headers. */
+  headersTimeoutMs: number;
+  /** Open connections the HTTP server takes at once; more are closed as they arrive. */
+  maxConnections: number;
 }
 
 /** What one process does: serve the API, run the worker side (worker, sweeper, webhooks), or both. */
@@ -92,6 +100,9 @@ const schema = z.object({
   REFVID_WORKER_CONCURRENCY: int(1, 256).default(4),
   REFVID_WORKER_LEASE_MS: int(300).default(30_000),
   REFVID_SEED_DEMO: flag.optional(),
+  REFVID_REQUEST_TIMEOUT_MS: int(1).default(30_000),
+  REFVID_HEADERS_TIMEOUT_MS: int(1).default(10_000),
+  REFVID_MAX_CONNECTIONS: int(1).default(1000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().optional(),
 });
@@ -105,7 +116,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const e = parsed.data;
   const production = e.NODE_ENV === "production";
+  if (e.REFVID_HEADERS_TIMEOUT_MS > e.REFVID_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError(
+      `Invalid configuration:\n  REFVID_HEADERS_TIMEOUT_MS: must not exceed REFVID_REQUEST_TIMEOUT_MS (${e.REFVID_REQUEST_TIMEOUT_MS}); the headers are part of the request`,
+    );
+  }
   return {
+    production,
     port: e.PORT,
     databaseUrl: e.DATABASE_URL ?? null,
     store: e.DATABASE_URL ? { kind: "postgres", url: e.DATABASE_URL } : parseStore(e.REFVID_STORE),
@@ -126,6 +143,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     workerLeaseMs: e.REFVID_WORKER_LEASE_MS,
     seedDemo: e.REFVID_SEED_DEMO ?? !production,
     logLevel: e.LOG_LEVEL,
+    requestTimeoutMs: e.REFVID_REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: e.REFVID_HEADERS_TIMEOUT_MS,
+    maxConnections: e.REFVID_MAX_CONNECTIONS,
   };
 }
 
@@ -141,10 +161,11 @@ function parseStore(text: string): StoreConfig {
 /** `simulated` for every model, or `slug=provider,slug=provider` with the rest `simulated`. */
 function parseProviders(text: string): Record<ModelSlug, ProviderName> {
   const isProvider = (name: string): name is ProviderName => (PROVIDERS as readonly string[]).includes(name);
-  const bad = (why: string) =>
-    new ConfigError(`REFVID_PROVIDER: ${why} (providers: ${PROVIDERS.join(", ")})`);
+  const bad = (why: string) => new ConfigError(`REFVID_PROVIDER: ${why}`);
+  const providers = PROVIDERS.join(", ");
   if (!text.includes("=")) {
-    if (!isProvider(text)) throw bad(`unknown provider "${text}"`);
+    if (!isProvider(text))
+      throw bad(`unknown provider "${text}" (providers: ${providers}; or slug=provider pairs)`);
     return Object.fromEntries(MODEL_SLUGS.map((slug) => [slug, text])) as Record<ModelSlug, ProviderName>;
   }
   const map = Object.fromEntries(MODEL_SLUGS.map((slug) => [slug, "simulated"])) as Record<
@@ -153,8 +174,9 @@ function parseProviders(text: string): Record<ModelSlug, ProviderName> {
   >;
   for (const pair of text.split(",")) {
     const [slug = "", name = ""] = pair.split("=").map((s) => s.trim());
-    if (!(MODEL_SLUGS as string[]).includes(slug)) throw bad(`unknown model "${slug}"`);
-    if (!isProvider(name)) throw bad(`unknown provider "${name}"`);
+    if (!(MODEL_SLUGS as string[]).includes(slug))
+      throw bad(`unknown model "${slug}" (models: ${MODEL_SLUGS.join(", ")})`);
+    if (!isProvider(name)) throw bad(`unknown provider "${name}" for ${slug} (providers: ${providers})`);
     map[slug as ModelSlug] = name;
   }
   return map;

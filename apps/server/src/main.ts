@@ -7,6 +7,7 @@ import { type Config, ConfigError, loadConfig } from "./config.js";
 import { openStore } from "./open-store.js";
 import { startRefvid } from "./runtime.js";
 import { seedDemo } from "./seed.js";
+import { StartupError, startupFindings } from "./startup-checks.js";
 
 async function main() {
   let config: Config;
@@ -25,8 +26,17 @@ async function main() {
     process.stdout.write(`migrations applied (${describeStore(config)})\n`);
     return;
   }
+  const findings = startupFindings(config);
+  if (findings.errors.length > 0) {
+    process.stderr.write(`refvid cannot start:\n${findings.errors.map((e) => `  - ${e}\n`).join("")}`);
+    process.exit(2);
+  }
   const refvid = await startRefvid(config, { host: process.env.HOST ?? "0.0.0.0" });
   const { logger } = refvid.deps;
+  for (const warning of findings.warnings) {
+    logger.warn(warning);
+    process.stderr.write(`warning: ${warning}\n`);
+  }
   const base = config.publicUrl;
   const lines =
     config.role === "worker"
@@ -47,7 +57,7 @@ async function main() {
       `      -d '{"input": {"prompt": "A slow dolly shot", "image_urls": ["http://localhost:9001/sculpture.png"], "duration": "4s"}, "sync": true}'`,
     );
   }
-  if (!config.adminToken)
+  if (!config.adminToken && config.role !== "worker")
     lines.push("", "  The admin API is off; set REFVID_ADMIN_TOKEN to enable /admin/v1.");
   process.stdout.write(`\n${lines.join("\n")}\n\n`);
 
@@ -88,6 +98,10 @@ function withArguments(args: string[], env: NodeJS.ProcessEnv): Record<string, s
 }
 
 main().catch((err) => {
+  if (err instanceof StartupError) {
+    process.stderr.write(`refvid cannot start: ${err.message}\n`);
+    process.exit(1);
+  }
   process.stderr.write(`refvid failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

@@ -1,7 +1,7 @@
 /**
- * Opens the configured store (DESIGN.md, "Stores and scale"): a Postgres server when
+ * Opens the configured store: a Postgres server when
  * DATABASE_URL is set, else embedded PGlite in a directory (the durable default), else memory.
- * Postgres stores are migrated before use.
+ * Postgres stores are migrated before use; a PGlite directory is locked to this process.
  */
 import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -9,6 +9,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { MemoryStore, migrate, PostgresStore, pgDatabase, pgliteDatabase, type Store } from "@refvid/store";
 import pg from "pg";
 import type { StoreConfig } from "./config.js";
+import { lockDirectory } from "./pglite-lock.js";
 
 export async function openStore(config: StoreConfig): Promise<Store> {
   switch (config.kind) {
@@ -22,9 +23,25 @@ export async function openStore(config: StoreConfig): Promise<Store> {
     case "pglite": {
       const dir = resolve(config.dir);
       await mkdir(dir, { recursive: true });
-      const db = pgliteDatabase(new PGlite(dir));
-      await migrate(db);
-      return new PostgresStore(db);
+      const release = await lockDirectory(dir);
+      try {
+        const db = pgliteDatabase(new PGlite(dir));
+        const close = async () => {
+          try {
+            await db.close();
+          } finally {
+            await release();
+          }
+        };
+        await migrate(db).catch(async (err: unknown) => {
+          await db.close().catch(() => {});
+          throw err;
+        });
+        return new PostgresStore({ ...db, close });
+      } catch (err) {
+        await release();
+        throw err;
+      }
     }
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The `npm start` experience (DESIGN.md, "Operator contract"): on first start, create a demo
+ * The `npm start` experience: on first start, create a demo
  * organization with a test balance and a demo key. The key is kept in the data directory (a
  * development convenience; seeding is off in production) so that later starts on the same store
  * print it again instead of creating another organization.

@@ -44,6 +44,8 @@ const fakeDns: Record<string, string[]> = {
   "metadata.example": ["169.254.169.254"],
   "v6local.example": ["fd12::1"],
   "public.example": ["93.184.216.34"],
+  "mapped.example": ["::ffff:a9fe:a9fe"],
+  "documentation.example": ["2001:db8::10", "93.184.216.34"],
 };
 const resolve = async (host: string) => {
   const found = fakeDns[host];
@@ -78,6 +80,20 @@ const hostile: [string, string][] = [
   ["http://255.255.255.255/", "blocked_address"],
   ["http://[fe80::1]/", "blocked_address"],
   ["http://[ff02::1]/", "blocked_address"],
+  ["http://[::ffff:0:0]/", "blocked_address"],
+  ["http://[::ffff:0:7f00:1]/", "blocked_address"],
+  ["http://[64:ff9b:1::a9fe:a9fe]/", "blocked_address"],
+  ["http://[100::1]/", "blocked_address"],
+  ["http://[2001:db8::1]/", "blocked_address"],
+  ["http://[3fff::1]/", "blocked_address"],
+  ["http://192.0.2.1/", "blocked_address"],
+  ["http://198.51.100.1/", "blocked_address"],
+  ["http://203.0.113.1/", "blocked_address"],
+  ["http://198.18.0.1/", "blocked_address"],
+  ["http://[2002:c0a8:1::1]/", "blocked_address"],
+  ["http://[fc00::1]/", "blocked_address"],
+  ["http://mapped.example/", "blocked_address"],
+  ["http://documentation.example/", "blocked_address"],
   ["http://localhost/", "blocked_name"],
   ["http://localhost./", "blocked_name"],
   ["http://metadata.google.internal/computeMetadata/v1/", "blocked_name"],
@@ -172,5 +188,19 @@ describe("guardedFetch on an allowed server", () => {
       (e: unknown) => e,
     )) as FetchRefused;
     expect(metadata.reason).toBe("blocked_address");
+  });
+
+  it.each([
+    "http://[fd00:ec2::254]/",
+    "http://100.100.100.200/",
+    "http://[::ffff:7f00:1]/",
+    "http://[64:ff9b:1::7f00:1]/",
+    "http://192.0.2.1/",
+    "http://[2001:db8::1]/",
+  ])("refuses %s even when local URLs are allowed", async (url) => {
+    const error = (await guardedFetch(url, {}, { ...strict, allowLocal: true }).catch(
+      (e: unknown) => e,
+    )) as FetchRefused;
+    expect(error.reason).toBe("blocked_address");
   });
 });

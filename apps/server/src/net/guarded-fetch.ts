@@ -9,7 +9,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import http, { type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
-import { blockedHostName, blockedReason } from "./address-policy.js";
+import { addressRefusal, blockedHostName } from "./address-policy.js";
 
 export type RefusalReason =
   | "scheme"
@@ -62,8 +62,6 @@ export interface GuardedResponse {
 
 const systemResolve = async (host: string) =>
   (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
-const ALWAYS_BLOCKED =
-  /link-local|unspecified|multicast|reserved|broadcast|IPv4-mapped|IPv4-compatible|NAT64|6to4|Teredo/;
 
 export async function guardedFetch(
   url: string,
@@ -127,9 +125,8 @@ async function checkTarget(url: URL, options: GuardOptions): Promise<string> {
   if (addresses.length === 0) throw new FetchRefused("dns", `${host} does not resolve`);
   for (const address of addresses) {
     if (options.allowAddresses?.has(address)) continue;
-    const reason = blockedReason(address);
+    const reason = addressRefusal(address, options.allowLocal);
     if (!reason) continue;
-    if (options.allowLocal && !ALWAYS_BLOCKED.test(reason)) continue;
     throw new FetchRefused("blocked_address", isIP(host) ? reason : `${host} resolves to ${reason}`);
   }
   return addresses[0] as string;

@@ -1,0 +1,69 @@
+/**
+ * Set-ups that parse but cannot work, or work only in part, found before refvid starts: in
+ * production (NODE_ENV=production) an API process without an admin token, or a public URL that
+ * clients cannot reach, stops the start with a message naming the variable; a store that cannot
+ * scale out, or plain-http file URLs, start with a warning.
+ */
+import { isIP } from "node:net";
+import type { Config } from "./config.js";
+
+/** Start-up cannot go on; the message tells the operator what to change (printed without a stack). */
+export class StartupError extends Error {}
+
+export interface StartupFindings {
+  /** Each stops the start (exit 2). */
+  errors: string[];
+  /** Each is logged and printed at start. */
+  warnings: string[];
+}
+
+export function startupFindings(config: Config): StartupFindings {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  if (!config.production) return { errors, warnings };
+
+  if (config.role !== "worker" && !config.adminToken) {
+    errors.push(
+      "REFVID_ADMIN_TOKEN is not set: in production an API process (role api or all) needs it, " +
+        "because the admin API is the only way to create organizations and API keys (the demo is " +
+        "not seeded in production). Set REFVID_ADMIN_TOKEN to a secret of at least 16 characters.",
+    );
+  }
+
+  const url = new URL(config.publicUrl);
+  if (isLoopback(url.hostname)) {
+    errors.push(
+      `REFVID_PUBLIC_URL is ${config.publicUrl} (unset, it is http://localhost:PORT): a loopback ` +
+        "address, so the file URLs handed to clients would point at their own machine. " +
+        "Set REFVID_PUBLIC_URL to the address clients reach this server at, such as https://videos.example.com.",
+    );
+  } else if (url.protocol === "http:") {
+    warnings.push(
+      `REFVID_PUBLIC_URL is plain http (${config.publicUrl}): file URLs are bearer links; ` +
+        "serve them over https (a TLS proxy in front of refvid) so they cannot be read on the way.",
+    );
+  }
+
+  if (config.store.kind === "pglite") {
+    warnings.push(
+      `embedded store (PGlite in ${config.store.dir}): one process only, no scale-out; set DATABASE_URL ` +
+        "to a Postgres server for production.",
+    );
+  } else if (config.store.kind === "memory") {
+    warnings.push(
+      "memory store: everything is lost when the process stops; set DATABASE_URL for production.",
+    );
+  }
+  return { errors, warnings };
+}
+
+function isLoopback(hostname: string): boolean {
+  const host = hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.+$/, "")
+    .toLowerCase();
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  if (isIP(host) === 4) return host.startsWith("127.") || host.startsWith("0.");
+  if (isIP(host) === 6) return host === "::1" || host === "::" || /^::ffff:(7f|0:)/.test(host);
+  return false;
+}
