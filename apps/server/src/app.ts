@@ -1,12 +1,14 @@
 /**
  * `createApp(deps)`: the Express app, kept apart from `listen` (STYLE.md, convention 4).
- * Order: request id and log -> probes and docs -> JSON -> public files -> auth (+ rate limit)
- * -> OpenAPI validation -> routes -> the one error handler.
+ * Order: request id and log -> probes and docs -> public files -> auth (+ rate limit) -> body
+ * (read only now, capped) -> text every store can keep -> OpenAPI validation -> routes -> the one
+ * error handler. Nothing before auth reads a body.
  */
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { loadOpenapiDocument } from "@refvid/api-types";
 import { docsHtmlPath } from "@refvid/docs";
+import type { ListenHealth } from "@refvid/store";
 import express, { type Express } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import type { AppDeps } from "./deps.js";
@@ -15,15 +17,22 @@ import { authenticate, authenticateAdmin } from "./http/auth.js";
 import { errorHandler } from "./http/error-handler.js";
 import { filesRouter } from "./http/files-route.js";
 import { validatePreviewBody } from "./http/preview-validator.js";
+import { readJsonBody } from "./http/request-body.js";
 import { requestLog } from "./http/request-log.js";
 import { runsRouter } from "./http/runs-routes.js";
+import { refuseUnstorableText } from "./http/text-guard.js";
 
 export interface AppOptions {
   /** False in a worker-only process: it answers the health probes and nothing else. */
   serveApi?: boolean;
   /** Checks every response against the spec and reports each mismatch here (tests fail on any). */
   onResponseMismatch?: (error: Error) => void;
+  /** The store's event subscription; "reconnecting" makes the process not ready. */
+  listenHealth?: () => ListenHealth;
 }
+
+/** How long readiness waits for the store to answer. */
+const READY_TIMEOUT_MS = 2000;
 
 export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   const app = express();
@@ -41,12 +50,21 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
     res.status(shuttingDown ? 503 : 200).json({ status: shuttingDown ? "unavailable" : "ok" });
   });
   app.get("/readyz", async (_req, res) => {
-    const store = await deps.store.ping().then(
-      () => "ok" as const,
-      () => "unavailable" as const,
-    );
-    const ok = store === "ok" && !shuttingDown;
-    res.status(ok ? 200 : 503).json({ status: ok ? "ok" : "unavailable", checks: { store } });
+    let timer: NodeJS.Timeout | undefined;
+    const store = await Promise.race([
+      deps.store.ping().then(
+        () => "ok" as const,
+        () => "unavailable" as const,
+      ),
+      new Promise<"unavailable">((resolve) => {
+        timer = setTimeout(() => resolve("unavailable"), READY_TIMEOUT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    // Cross-process wake-ups (LISTEN/NOTIFY); a store without a connection to lose is always ok.
+    const listen = options.listenHealth?.() ?? "ok";
+    const ok = store === "ok" && listen === "ok" && !shuttingDown;
+    res.status(ok ? 200 : 503).json({ status: ok ? "ok" : "unavailable", checks: { store, listen } });
   });
   if (options.serveApi === false) {
     app.use((_req, res) => {
@@ -63,10 +81,10 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   const docs = docsDirectory();
   if (docs) app.use("/docs", express.static(docs, { index: "index.html" }));
 
-  app.use(express.json({ limit: "1mb" }));
   app.use(filesRouter(deps));
   app.use("/admin/v1", authenticateAdmin(deps));
   app.use("/v1", authenticate(deps));
+  app.use(["/v1", "/admin/v1"], readJsonBody(), refuseUnstorableText());
   // Before the OpenAPI validator, which would stop at the first problem of a discriminated body.
   app.post("/v1/pricing/preview", validatePreviewBody());
   app.use(

@@ -9,7 +9,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
-import type { Store } from "@refvid/store";
+import type { ListenHealth, Store } from "@refvid/store";
 import pino, { type Logger } from "pino";
 import { createApp } from "./app.js";
 import { type Clock, systemClock } from "./clock.js";
@@ -18,11 +18,13 @@ import type { AppDeps } from "./deps.js";
 import { LocalBlobStore } from "./files/blob-store.js";
 import { RetentionSweep } from "./files/retention.js";
 import { FileUrlSigner } from "./files/signed-urls.js";
+import { configureHttpServer } from "./http/http-server.js";
 import { openStore } from "./open-store.js";
 import { PreviewProvider } from "./providers/preview.js";
 import { SimulatedProvider } from "./providers/simulated.js";
 import type { Provider } from "./providers/types.js";
 import { RunEvents } from "./services/run-events.js";
+import { StartupError } from "./startup-checks.js";
 import { WebhookDispatcher } from "./webhooks/dispatcher.js";
 import { Sweeper } from "./worker/sweeper.js";
 import { Worker } from "./worker/worker.js";
@@ -74,17 +76,33 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
 
 export async function startRefvid(config: Config, options: StartOptions = {}): Promise<RunningRefvid> {
   const deps = await buildDeps(config, options);
+  let listen: ListenHealth = "ok";
   const app = createApp(deps, {
     serveApi: config.role !== "worker",
+    listenHealth: () => listen,
     ...(options.onResponseMismatch ? { onResponseMismatch: options.onResponseMismatch } : {}),
   });
-  // Wake this process's loops and sync waiters when another process queues or ends a run.
+  // Wake this process's loops and sync waiters when another process queues or ends a run. While
+  // the subscription reconnects those wake-ups are missed: once it is back, everything re-checks.
   const unsubscribe = deps.store.subscribe
     ? await deps.store.subscribe((event) => {
-        if (event.kind === "queued") deps.events.runQueued();
-        else {
-          deps.events.cancelRequested(event.runId); // a local worker still on it stops
-          deps.events.runEnded(event.runId);
+        switch (event.kind) {
+          case "queued":
+            deps.events.runQueued();
+            break;
+          case "ended":
+            deps.events.cancelRequested(event.runId); // a local worker still on it stops
+            deps.events.runEnded(event.runId);
+            break;
+          case "subscription":
+            listen = event.state;
+            if (event.state === "reconnecting") {
+              deps.logger.warn("lost the store's event subscription; reconnecting");
+            } else {
+              deps.logger.info("store event subscription restored; re-checking runs");
+              deps.events.recheckAll();
+            }
+            break;
         }
       })
     : async () => {};
@@ -97,9 +115,14 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
   const sweeper = new Sweeper(deps);
   const dispatcher = new WebhookDispatcher(deps);
   const retention = new RetentionSweep(deps);
+  const host = options.host ?? "127.0.0.1";
   const server = await new Promise<Server>((resolveListen, reject) => {
-    const s = app.listen(config.port, options.host ?? "127.0.0.1", () => resolveListen(s));
-    s.once("error", reject);
+    const s = app.listen(config.port, host, (err) => (err ? reject(err) : resolveListen(s)));
+    configureHttpServer(s, config, deps.logger); // timeouts and the connection cap, before 'listening'
+  }).catch(async (err: unknown) => {
+    await unsubscribe();
+    await deps.store.close();
+    throw listenError(err, config.port, host);
   });
   server.keepAliveTimeout = 65_000;
   if (workerSide) {
@@ -131,6 +154,22 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
       return closing;
     },
   };
+}
+
+/** Why the server could not listen, in the operator's terms. */
+function listenError(err: unknown, port: number, host: string): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "EADDRINUSE")
+    return new StartupError(
+      `port ${port} on ${host} is already in use by another process; stop it, or set PORT to a free port`,
+    );
+  if (code === "EACCES")
+    return new StartupError(
+      `port ${port} on ${host} needs privileges this process lacks; set PORT to 1024 or above`,
+    );
+  if (code === "EADDRNOTAVAIL")
+    return new StartupError(`${host} is not an address of this machine; set HOST to one (or 0.0.0.0)`);
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 /** A secret kept in the data directory, so signed URLs outlive a restart. */

@@ -58,7 +58,7 @@ async function raw(
   return { status: res.status, headers: res.headers, body, text };
 }
 
-/** The shape of every error this service defines (DESIGN.md, "Errors we define"). */
+/** The shape of every error this service defines. */
 function expectError(res: { status: number; body: any }, status: number, type: string) {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
   expect(res.body).toMatchObject({ error: { type, code: status, message: expect.any(String) } });
@@ -637,7 +637,7 @@ describe("health", () => {
     expect(health.body).toEqual({ status: "ok" });
     const ready = await raw("GET", "/readyz");
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: "ok", checks: { store: "ok" } });
+    expect(ready.body).toEqual({ status: "ok", checks: { store: "ok", listen: "ok" } });
   });
 });
 

@@ -7,7 +7,7 @@ import { type TestDatabases, testDatabases } from "@refvid/store";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, startReceiver } from "./harness.js";
-import { type Fleet, fleet, type RefvidProcess } from "./processes.js";
+import { type Fleet, fleet, type RefvidProcess, walletInSql } from "./processes.js";
 
 const SUBMIT = "/v1/run/lab-d/model-d/reference-to-video";
 const input = (prompt: string) => ({ prompt, image_urls: ["https://example.com/a.png"], duration: "4s" });
@@ -37,14 +37,7 @@ afterAll(async () => {
   await databases?.destroy();
 }, 60_000);
 
-async function admin(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${api[0]?.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${processes.adminToken}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return (await res.json()) as any;
-}
+const admin = (method: string, path: string, body?: unknown) => processes.admin(method, path, body);
 
 /** A starter organization (cap 10) with `keys` keys capped at `keyCap` each. */
 async function tenant(keys: number, keyCap: number) {
@@ -69,26 +62,7 @@ const submit = (process: RefvidProcess, key: string, body: unknown) =>
     body: JSON.stringify(body),
   }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }));
 
-async function wallet(organizationId: string) {
-  const { rows } = await db.query(
-    `select o.balance::bigint as balance, o.reserved::bigint as reserved, o.in_flight, o.lifetime_top_ups::bigint as top_ups,
-       (select coalesce(sum(charged), 0)::bigint from runs where organization_id = o.id) as charged,
-       (select count(*)::int from runs where organization_id = o.id and status in ('queued', 'processing')) as in_flight_runs,
-       (select coalesce(sum(in_flight), 0)::int from api_keys where organization_id = o.id) as key_in_flight
-     from organizations o where o.id = $1`,
-    [organizationId],
-  );
-  const r = rows[0];
-  return {
-    balance: Number(r.balance),
-    reserved: Number(r.reserved),
-    inFlight: Number(r.in_flight),
-    topUps: Number(r.top_ups),
-    charged: Number(r.charged),
-    inFlightRuns: Number(r.in_flight_runs),
-    keyInFlight: Number(r.key_in_flight),
-  };
-}
+const wallet = (organizationId: string) => walletInSql(db, organizationId);
 
 async function allEnded(organizationId: string, timeoutMs: number) {
   await eventually(

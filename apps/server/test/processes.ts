@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type pg from "pg";
 
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
@@ -25,6 +26,8 @@ export interface Fleet {
   adminToken: string;
   start(role: RefvidProcess["role"], env?: Record<string, string>): Promise<RefvidProcess>;
   kill(process: RefvidProcess, signal?: NodeJS.Signals): Promise<void>;
+  /** Calls the admin API of a running API process; fails on any status but 2xx. */
+  admin(method: string, path: string, body?: unknown): Promise<any>;
   stopAll(): Promise<void>;
 }
 
@@ -87,6 +90,18 @@ export async function fleet(baseEnv: Record<string, string>): Promise<Fleet> {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     },
+    async admin(method, path, body) {
+      const api = [...running].find((p) => p.role !== "worker" && p.child.exitCode === null);
+      if (!api) throw new Error("no API process is running");
+      const res = await fetch(`${api.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const answer = (await res.json()) as any;
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(answer)}`);
+      return answer;
+    },
     async kill(p, signal = "SIGKILL") {
       p.child.kill(signal);
       await exited(p);
@@ -104,5 +119,30 @@ export async function fleet(baseEnv: Record<string, string>): Promise<Fleet> {
       running.clear();
       await rm(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * An organization's wallet and in-flight counts as Postgres holds them, with the sums that must
+ * agree with them: charges over its runs, runs in flight, its keys' in-flight counters.
+ */
+export async function walletInSql(db: pg.Pool, organizationId: string) {
+  const { rows } = await db.query(
+    `select o.balance::bigint as balance, o.reserved::bigint as reserved, o.in_flight, o.lifetime_top_ups::bigint as top_ups,
+       (select coalesce(sum(charged), 0)::bigint from runs where organization_id = o.id) as charged,
+       (select count(*)::int from runs where organization_id = o.id and status in ('queued', 'processing')) as in_flight_runs,
+       (select coalesce(sum(in_flight), 0)::int from api_keys where organization_id = o.id) as key_in_flight
+     from organizations o where o.id = $1`,
+    [organizationId],
+  );
+  const r = rows[0];
+  return {
+    balance: Number(r.balance),
+    reserved: Number(r.reserved),
+    inFlight: Number(r.in_flight),
+    topUps: Number(r.top_ups),
+    charged: Number(r.charged),
+    inFlightRuns: Number(r.in_flight_runs),
+    keyInFlight: Number(r.key_in_flight),
   };
 }

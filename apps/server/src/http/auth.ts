@@ -1,7 +1,10 @@
 /**
  * Authentication (interface, "Authentication"): `Authorization: Key sk-…` or `Bearer sk-…`.
- * Keys are looked up by SHA-256 hash; unknown and revoked keys get `401 unauthorized`.
- * The per-key rate limit runs right after, on every authenticated request.
+ * Exactly one space separates scheme and key; the scheme is case-insensitive (RFC 9110, 11.1) and
+ * trailing spaces and tabs are dropped as HTTP drops them around any header value, but a tab or a
+ * second space inside is refused. Keys are looked up by SHA-256 hash; unknown and revoked keys get
+ * `401 unauthorized`. The per-key rate limit runs right after, on every authenticated request.
+ * Both run on the headers alone, before any body is read.
  */
 import { timingSafeEqual } from "node:crypto";
 import { ForbiddenError, RateLimitError, UnauthorizedError } from "@refvid/core";
@@ -10,12 +13,16 @@ import type { AppDeps } from "../deps.js";
 import { hashApiKey } from "../services/admin.js";
 import type { Caller } from "../services/request-context.js";
 
-const SCHEME = /^(Key|Bearer)\s+(\S+)$/i;
+const SCHEME = /^(Key|Bearer) (\S+)$/i;
+const ADMIN_SCHEME = /^Bearer (\S+)$/i;
+
+/** The header value as HTTP reads it: optional whitespace around it is not part of it. */
+const credentials = (req: Request) => (req.get("authorization") ?? "").replace(/^[ \t]+|[ \t]+$/g, "");
 const HINT = "Send Authorization: Key sk-… or Bearer sk-….";
 
 export function authenticate(deps: AppDeps): RequestHandler {
   return async (req, res, next) => {
-    const match = SCHEME.exec(req.get("authorization") ?? "");
+    const match = SCHEME.exec(credentials(req));
     const secret = match?.[2];
     if (!secret) return next(new UnauthorizedError(`Missing or malformed API key. ${HINT}`));
     if (!secret.startsWith("sk-")) return next(new UnauthorizedError(`API keys begin with sk-. ${HINT}`));
@@ -50,7 +57,7 @@ export function authenticateAdmin(deps: AppDeps): RequestHandler {
         ),
       );
     }
-    const given = Buffer.from(/^Bearer\s+(\S+)$/i.exec(req.get("authorization") ?? "")?.[1] ?? "");
+    const given = Buffer.from(ADMIN_SCHEME.exec(credentials(req))?.[1] ?? "");
     if (given.length !== token.length || !timingSafeEqual(given, token)) {
       return next(
         new UnauthorizedError(

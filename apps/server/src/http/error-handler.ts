@@ -17,6 +17,7 @@ import {
 } from "@refvid/core";
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "pino";
+import { isConnectionLost } from "../services/store-errors.js";
 
 interface ValidatorItem {
   path?: string;
@@ -42,6 +43,21 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     const requestId = res.locals.requestId as string | undefined;
     if (err instanceof RefvidError) return sendDomainError(res, err, requestId);
+    if (isConnectionLost(err)) {
+      logger.warn({ err, requestId }, "store connection lost");
+      res.setHeader("Retry-After", "1");
+      return res.status(503).json({
+        error: {
+          type: "service_unavailable",
+          code: 503,
+          message:
+            err.committed === "unknown"
+              ? "The database connection dropped while saving; the change may or may not have been made. Check before retrying (a submit with an Idempotency-Key can be retried as is)."
+              : "The database connection dropped; nothing was changed. Retry in a moment.",
+          request_id: requestId,
+        },
+      });
+    }
 
     const e = (err ?? {}) as HttpLikeError;
     const status = e.status ?? e.statusCode ?? 500;
@@ -49,13 +65,6 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return sendDomainError(
         res,
         new InvalidRequestError([{ field: "body", message: "is not valid JSON", rule: "json" }]),
-        requestId,
-      );
-    }
-    if (e.type === "entity.too.large") {
-      return sendDomainError(
-        res,
-        new InvalidRequestError([{ field: "body", message: "is larger than 1 MB", rule: "size" }]),
         requestId,
       );
     }

@@ -50,11 +50,26 @@ export function filesRouter(deps: AppDeps): Router {
       res.setHeader("Content-Length", String(info.size));
     }
     if (req.method === "HEAD") return res.end();
-    await pipeline(deps.blobs.read(fileId, range ?? undefined), res);
+    try {
+      await pipeline(deps.blobs.read(fileId, range ?? undefined), res);
+    } catch (err) {
+      // A player seeking or a client closing the tab ends the download early: routine, not an error.
+      if (!clientWentAway(err)) throw err;
+      deps.logger.debug(
+        { requestId: res.locals.requestId, fileId, code: (err as NodeJS.ErrnoException).code },
+        "file download ended early by the client",
+      );
+    }
   };
   router.get("/v1/files/:file_id", handler);
   router.head("/v1/files/:file_id", handler);
   return router;
+}
+
+const CLIENT_GONE = new Set(["ERR_STREAM_PREMATURE_CLOSE", "ECONNRESET", "EPIPE"]);
+
+function clientWentAway(err: unknown): boolean {
+  return CLIENT_GONE.has((err as NodeJS.ErrnoException | undefined)?.code ?? "");
 }
 
 /**

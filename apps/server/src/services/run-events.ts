@@ -21,6 +21,15 @@ export class RunEvents {
     this.emitter.emit("ended");
   }
 
+  /** Wakes every loop and waiter to re-check the store, after signals from elsewhere were missed. */
+  recheckAll(): void {
+    for (const name of this.emitter.eventNames()) {
+      if (typeof name === "string" && name.startsWith("ended:")) this.emitter.emit(name);
+    }
+    this.emitter.emit("ended");
+    this.emitter.emit("queued");
+  }
+
   cancelRequested(runId: string): void {
     this.emitter.emit(`cancel:${runId}`);
   }

@@ -165,6 +165,7 @@ function decodeCursor(text: string): Cursor | null {
     if (typeof value.t !== "string" || typeof value.i !== "string" || typeof value.f !== "string")
       return null;
     if (Number.isNaN(Date.parse(value.t))) return null;
+    if (value.i.includes("\u0000")) return null; // no run id holds NUL; Postgres text cannot
     return value as Cursor;
   } catch {
     return null;

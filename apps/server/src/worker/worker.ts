@@ -8,11 +8,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chargeFor, type ModelInput, normalizeInput } from "@refvid/core";
-import type { RunOutcome, RunRecord } from "@refvid/store";
+import type { CompleteResult, RunOutcome, RunRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 import { newFileId } from "../ids.js";
 import { InvalidReferenceMedia, preflight } from "../media/preflight.js";
 import { ProviderError } from "../providers/types.js";
+import { isConnectionLost } from "../services/store-errors.js";
 
 export interface WorkerOptions {
   workerId: string;
@@ -20,6 +21,9 @@ export interface WorkerOptions {
   leaseMs?: number;
   pollMs?: number;
 }
+
+/** Waits before each new try at ending a run while the store's connection is lost. */
+const COMPLETE_RETRY_DELAYS_MS = [100, 200, 400, 800, 1600];
 
 /** The abort reason of runs still in hand when the worker stops. */
 const SHUTDOWN = new Error("worker shutting down");
@@ -155,13 +159,14 @@ export class Worker {
     // Shutting down: leave the run; its lease expires and the sweeper puts it back in the queue.
     if (outcome === null) return;
     try {
-      const result = await deps.store.completeRun({
-        runId: run.id,
-        outcome,
-        now: deps.clock.now(),
-        leaseOwner: this.options.workerId,
-      });
-      if (result.kind === "completed") {
+      const result = await this.complete(run.id, outcome);
+      // An earlier try that lost its connection may have ended the run with this very outcome.
+      const ours =
+        result.kind === "completed" ||
+        (result.kind === "already_terminal" &&
+          outcome.status === "succeeded" &&
+          result.run.output?.fileId === outcome.output.fileId);
+      if (ours) {
         log.info({ status: result.run.status, charged: result.run.charged }, "run ended");
         deps.events.runEnded(run.id);
       } else if (outcome.status === "succeeded") {
@@ -173,6 +178,28 @@ export class Worker {
         { err },
         "could not record the run's end; the sweeper will take it up when the lease expires",
       );
+    }
+  }
+
+  /**
+   * Ends the run, trying again while the store's connection is lost: `completeRun` ends a run
+   * exactly once, so a try whose commit went through answers `already_terminal` the next time.
+   */
+  private async complete(runId: string, outcome: RunOutcome): Promise<CompleteResult> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.deps.store.completeRun({
+          runId,
+          outcome,
+          now: this.deps.clock.now(),
+          leaseOwner: this.options.workerId,
+        });
+      } catch (err) {
+        const delay = COMPLETE_RETRY_DELAYS_MS[attempt];
+        if (!isConnectionLost(err) || delay === undefined) throw err;
+        this.deps.logger.warn({ err, runId }, "store connection lost while ending a run; trying again");
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
     }
   }
 

@@ -340,7 +340,9 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description `200` when the process can serve requests (its store answers); `503` otherwise. Needs no key.
+         * @description `200` when the process can serve requests: its store answers and, on Postgres, its connection
+         *     for wake-ups from other processes is listening. `503` otherwise, with `checks` naming what is
+         *     not ready. Needs no key.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -808,7 +810,8 @@ export interface components {
                  *     `admin_api_disabled`, `model_not_found`, `run_not_found`, `file_not_found`,
                  *     `organization_not_found`, `api_key_not_found`, `run_not_cancellable`,
                  *     `idempotency_key_reused`, `invalid_file_signature`,
-                 *     `file_url_expired`, `range_not_satisfiable`, `internal_error`, `service_unavailable`.
+                 *     `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `request_timeout`,
+                 *     `header_fields_too_large`, `internal_error`, `service_unavailable`.
                  * @example run_not_found
                  */
                 type: string;
@@ -1225,9 +1228,12 @@ export interface components {
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
-            /** @description Readiness of each dependency. */
+            /**
+             * @description Readiness of each dependency: `store` (the database answers) and `listen` (the connection
+             *     that hears other processes' wake-ups; `reconnecting` while it is being re-established).
+             */
             checks?: {
-                [key: string]: "ok" | "unavailable";
+                [key: string]: "ok" | "unavailable" | "reconnecting";
             };
         };
         /** CreateOrganizationRequest */
@@ -1382,6 +1388,16 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The request body is larger than refvid reads (512 KiB) (`payload_too_large`). */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The `Idempotency-Key` was used with a different body (`idempotency_key_reused`). */
         IdempotencyKeyReused: {
             headers: {
@@ -1412,6 +1428,21 @@ export interface components {
         /** @description An unexpected failure on the server (`internal_error`). Retry with backoff. */
         InternalError: {
             headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The service lost its database connection for a moment (`service_unavailable`). Retry after
+         *     `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+         *     have been saved, as the message says.
+         */
+        ServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
@@ -1607,9 +1638,11 @@ export interface operations {
             };
             400: components["responses"]["SubmitBadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SubmitTooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     submitModelBRun: {
@@ -1657,9 +1690,11 @@ export interface operations {
             };
             400: components["responses"]["SubmitBadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SubmitTooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     submitModelCRun: {
@@ -1707,9 +1742,11 @@ export interface operations {
             };
             400: components["responses"]["SubmitBadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SubmitTooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     submitModelDRun: {
@@ -1757,9 +1794,11 @@ export interface operations {
             };
             400: components["responses"]["SubmitBadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SubmitTooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     submitRun: {
@@ -1818,7 +1857,9 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["SubmitTooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getRun: {
@@ -1850,6 +1891,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["RunNotFound"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     cancelRun: {
@@ -1889,7 +1931,9 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     searchRuns: {
@@ -1918,7 +1962,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getAccount: {
@@ -1943,6 +1989,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     previewPrice: {
@@ -1971,7 +2018,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhookSecret: {
@@ -1996,6 +2045,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getFile: {
@@ -2163,6 +2213,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["AdminDisabled"];
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getOrganization: {
@@ -2189,6 +2241,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["AdminDisabled"];
             404: components["responses"]["OrganizationNotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createApiKey: {
@@ -2220,6 +2273,8 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["AdminDisabled"];
             404: components["responses"]["OrganizationNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createTopUp: {
@@ -2251,6 +2306,8 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["AdminDisabled"];
             404: components["responses"]["OrganizationNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeApiKey: {
@@ -2277,6 +2334,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["AdminDisabled"];
             404: components["responses"]["ApiKeyNotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateApiKey: {
@@ -2308,6 +2366,8 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["AdminDisabled"];
             404: components["responses"]["ApiKeyNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     runTerminalWebhook: {

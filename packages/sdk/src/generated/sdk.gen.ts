@@ -327,7 +327,10 @@ export const getHealth = <ThrowOnError extends boolean = false>(options?: Option
 /**
  * Readiness probe
  *
- * `200` when the process can serve requests (its store answers); `503` otherwise. Needs no key.
+ * `200` when the process can serve requests: its store answers and, on Postgres, its connection
+ * for wake-ups from other processes is listening. `503` otherwise, with `checks` naming what is
+ * not ready. Needs no key.
+ *
  */
 export const getReadiness = <ThrowOnError extends boolean = false>(options?: Options<GetReadinessData, ThrowOnError>) => (options?.client ?? client).get<GetReadinessResponses, GetReadinessErrors, ThrowOnError>({
     requestValidator: async (data) => await z.object({

@@ -339,7 +339,8 @@ export type Error = {
          * `admin_api_disabled`, `model_not_found`, `run_not_found`, `file_not_found`,
          * `organization_not_found`, `api_key_not_found`, `run_not_cancellable`,
          * `idempotency_key_reused`, `invalid_file_signature`,
-         * `file_url_expired`, `range_not_satisfiable`, `internal_error`, `service_unavailable`.
+         * `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `request_timeout`,
+         * `header_fields_too_large`, `internal_error`, `service_unavailable`.
          *
          */
         type: string;
@@ -816,10 +817,12 @@ export type WebhookSecret = {
 export type Health = {
     status: 'ok' | 'unavailable';
     /**
-     * Readiness of each dependency.
+     * Readiness of each dependency: `store` (the database answers) and `listen` (the connection
+     * that hears other processes' wake-ups; `reconnecting` while it is being re-established).
+     *
      */
     checks?: {
-        [key: string]: 'ok' | 'unavailable';
+        [key: string]: 'ok' | 'unavailable' | 'reconnecting';
     };
 };
 
@@ -1014,6 +1017,10 @@ export type SubmitModelARunErrors = {
      */
     401: Error;
     /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: Error;
+    /**
      * The `Idempotency-Key` was used with a different body (`idempotency_key_reused`).
      */
     422: Error;
@@ -1028,6 +1035,13 @@ export type SubmitModelARunErrors = {
      * An unexpected failure on the server (`internal_error`). Retry with backoff.
      */
     500: Error;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type SubmitModelARunError = SubmitModelARunErrors[keyof SubmitModelARunErrors];
@@ -1074,6 +1088,10 @@ export type SubmitModelBRunErrors = {
      */
     401: Error;
     /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: Error;
+    /**
      * The `Idempotency-Key` was used with a different body (`idempotency_key_reused`).
      */
     422: Error;
@@ -1088,6 +1106,13 @@ export type SubmitModelBRunErrors = {
      * An unexpected failure on the server (`internal_error`). Retry with backoff.
      */
     500: Error;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type SubmitModelBRunError = SubmitModelBRunErrors[keyof SubmitModelBRunErrors];
@@ -1134,6 +1159,10 @@ export type SubmitModelCRunErrors = {
      */
     401: Error;
     /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: Error;
+    /**
      * The `Idempotency-Key` was used with a different body (`idempotency_key_reused`).
      */
     422: Error;
@@ -1148,6 +1177,13 @@ export type SubmitModelCRunErrors = {
      * An unexpected failure on the server (`internal_error`). Retry with backoff.
      */
     500: Error;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type SubmitModelCRunError = SubmitModelCRunErrors[keyof SubmitModelCRunErrors];
@@ -1194,6 +1230,10 @@ export type SubmitModelDRunErrors = {
      */
     401: Error;
     /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: Error;
+    /**
      * The `Idempotency-Key` was used with a different body (`idempotency_key_reused`).
      */
     422: Error;
@@ -1208,6 +1248,13 @@ export type SubmitModelDRunErrors = {
      * An unexpected failure on the server (`internal_error`). Retry with backoff.
      */
     500: Error;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type SubmitModelDRunError = SubmitModelDRunErrors[keyof SubmitModelDRunErrors];
@@ -1262,12 +1309,23 @@ export type SubmitRunErrors = {
      */
     404: Error;
     /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: Error;
+    /**
      * The organization or the key is at its concurrency cap (`concurrency_limit_exceeded`, with
      * `scope`), or the key exceeded its rate limit (`rate_limit_exceeded`). Back off exponentially
      * and honour `Retry-After`.
      *
      */
     429: ConcurrencyLimitError | RateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type SubmitRunError = SubmitRunErrors[keyof SubmitRunErrors];
@@ -1306,6 +1364,13 @@ export type GetRunErrors = {
      * The key made more than `rate_limit_per_minute` requests in the current minute.
      */
     429: RateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type GetRunError = GetRunErrors[keyof GetRunErrors];
@@ -1345,9 +1410,20 @@ export type CancelRunErrors = {
      */
     409: Error;
     /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: Error;
+    /**
      * The key made more than `rate_limit_per_minute` requests in the current minute.
      */
     429: RateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type CancelRunError = CancelRunErrors[keyof CancelRunErrors];
@@ -1378,9 +1454,20 @@ export type SearchRunsErrors = {
      */
     401: Error;
     /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: Error;
+    /**
      * The key made more than `rate_limit_per_minute` requests in the current minute.
      */
     429: RateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type SearchRunsError = SearchRunsErrors[keyof SearchRunsErrors];
@@ -1410,6 +1497,13 @@ export type GetAccountErrors = {
      * The key made more than `rate_limit_per_minute` requests in the current minute.
      */
     429: RateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type GetAccountError = GetAccountErrors[keyof GetAccountErrors];
@@ -1440,9 +1534,20 @@ export type PreviewPriceErrors = {
      */
     401: Error;
     /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: Error;
+    /**
      * The key made more than `rate_limit_per_minute` requests in the current minute.
      */
     429: RateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type PreviewPriceError = PreviewPriceErrors[keyof PreviewPriceErrors];
@@ -1472,6 +1577,13 @@ export type GetWebhookSecretErrors = {
      * The key made more than `rate_limit_per_minute` requests in the current minute.
      */
     429: RateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type GetWebhookSecretError = GetWebhookSecretErrors[keyof GetWebhookSecretErrors];
@@ -1609,6 +1721,17 @@ export type CreateOrganizationErrors = {
      * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
      */
     403: Error;
+    /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: Error;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type CreateOrganizationError = CreateOrganizationErrors[keyof CreateOrganizationErrors];
@@ -1644,6 +1767,13 @@ export type GetOrganizationErrors = {
      * No such organization (`organization_not_found`).
      */
     404: Error;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type GetOrganizationError = GetOrganizationErrors[keyof GetOrganizationErrors];
@@ -1683,6 +1813,17 @@ export type CreateApiKeyErrors = {
      * No such organization (`organization_not_found`).
      */
     404: Error;
+    /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: Error;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type CreateApiKeyError = CreateApiKeyErrors[keyof CreateApiKeyErrors];
@@ -1722,6 +1863,17 @@ export type CreateTopUpErrors = {
      * No such organization (`organization_not_found`).
      */
     404: Error;
+    /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: Error;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type CreateTopUpError = CreateTopUpErrors[keyof CreateTopUpErrors];
@@ -1757,6 +1909,13 @@ export type RevokeApiKeyErrors = {
      * No such API key (`api_key_not_found`).
      */
     404: Error;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type RevokeApiKeyError = RevokeApiKeyErrors[keyof RevokeApiKeyErrors];
@@ -1796,6 +1955,17 @@ export type UpdateApiKeyErrors = {
      * No such API key (`api_key_not_found`).
      */
     404: Error;
+    /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: Error;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: Error;
 };
 
 export type UpdateApiKeyError = UpdateApiKeyErrors[keyof UpdateApiKeyErrors];

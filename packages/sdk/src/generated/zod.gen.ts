@@ -617,7 +617,11 @@ export const zWebhookSecret = z.object({
  */
 export const zHealth = z.object({
     status: z.enum(['ok', 'unavailable']),
-    checks: z.record(z.string(), z.enum(['ok', 'unavailable'])).optional()
+    checks: z.record(z.string(), z.enum([
+        'ok',
+        'unavailable',
+        'reconnecting'
+    ])).optional()
 });
 
 /**
