@@ -9,7 +9,8 @@
 //
 // Fails (exit 1) when poll or the first search page costs more than 5x the baseline at p50: a scan.
 import { performance } from "node:perf_hooks";
-import { PostgresStore, pgDatabase, searchRunsQuery, TEST_SERVER_URL, testDatabases } from "@refvid/store";
+import { PostgresStore, pgDatabase, searchRunsQuery } from "@refvid/store";
+import { TEST_SERVER_URL, testDatabases } from "@refvid/store/testing";
 import pg from "pg";
 
 const LARGE = Number(process.env.BENCH_PG_RUNS ?? 1_000_000);

@@ -16,6 +16,7 @@ import { adminRouter } from "./http/admin-routes.js";
 import { authenticate, authenticateAdmin } from "./http/auth.js";
 import { errorHandler } from "./http/error-handler.js";
 import { filesRouter } from "./http/files-route.js";
+import { RouteNotFoundError, WorkerOnlyError } from "./http/http-errors.js";
 import { validatePreviewBody } from "./http/preview-validator.js";
 import { readJsonBody } from "./http/request-body.js";
 import { requestLog } from "./http/request-log.js";
@@ -27,6 +28,8 @@ export interface AppOptions {
   serveApi?: boolean;
   /** Checks every response against the spec and reports each mismatch here (tests fail on any). */
   onResponseMismatch?: (error: Error) => void;
+  /** Aborted when the process starts shutting down: probes answer 503 and sync waits end. */
+  shutdown?: AbortSignal;
   /** The store's event subscription; "reconnecting" makes the process not ready. */
   listenHealth?: () => ListenHealth;
 }
@@ -40,13 +43,9 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   app.set("trust proxy", false);
   app.use(requestLog(deps.logger));
 
-  let shuttingDown = false;
-  const shutdown = new AbortController();
-  app.locals.startShutdown = () => {
-    shuttingDown = true;
-    shutdown.abort();
-  };
+  const shutdown = options.shutdown ?? new AbortController().signal;
   app.get("/healthz", (_req, res) => {
+    const shuttingDown = shutdown.aborted;
     res.status(shuttingDown ? 503 : 200).json({ status: shuttingDown ? "unavailable" : "ok" });
   });
   app.get("/readyz", async (_req, res) => {
@@ -63,19 +62,12 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
     clearTimeout(timer);
     // Cross-process wake-ups (LISTEN/NOTIFY); a store without a connection to lose is always ok.
     const listen = options.listenHealth?.() ?? "ok";
-    const ok = store === "ok" && listen === "ok" && !shuttingDown;
+    const ok = store === "ok" && listen === "ok" && !shutdown.aborted;
     res.status(ok ? 200 : 503).json({ status: ok ? "ok" : "unavailable", checks: { store, listen } });
   });
   if (options.serveApi === false) {
-    app.use((_req, res) => {
-      res.status(404).json({
-        error: {
-          type: "not_found",
-          code: 404,
-          message: "This process runs the worker side only (REFVID_ROLE=worker).",
-        },
-      });
-    });
+    app.use((_req, _res, next) => next(new WorkerOnlyError()));
+    app.use(errorHandler(deps.logger));
     return app;
   }
   const docs = docsDirectory();
@@ -96,11 +88,9 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
       ignorePaths: /^\/(healthz|readyz|docs)/,
     }),
   );
-  app.use(runsRouter(deps, shutdown.signal));
+  app.use(runsRouter(deps, shutdown));
   app.use(adminRouter(deps));
-  app.use((req, _res, next) =>
-    next(Object.assign(new Error(`No route ${req.method} ${req.path}`), { status: 404 })),
-  );
+  app.use((req, _res, next) => next(new RouteNotFoundError(req.method, req.path)));
   app.use(errorHandler(deps.logger));
   return app;
 }

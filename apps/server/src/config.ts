@@ -12,7 +12,6 @@ export interface Config {
   /** NODE_ENV=production: local URLs and the demo are off, and start-up is stricter (startup-checks.ts). */
   production: boolean;
   port: number;
-  databaseUrl: string | null;
   /** `DATABASE_URL` wins; else REFVID_STORE (`memory` or `pglite:<dir>`). */
   store: StoreConfig;
   role: Role;
@@ -124,7 +123,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     production,
     port: e.PORT,
-    databaseUrl: e.DATABASE_URL ?? null,
     store: e.DATABASE_URL ? { kind: "postgres", url: e.DATABASE_URL } : parseStore(e.REFVID_STORE),
     role: e.REFVID_ROLE,
     adminToken: e.REFVID_ADMIN_TOKEN ?? null,

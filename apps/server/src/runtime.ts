@@ -77,8 +77,10 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
 export async function startRefvid(config: Config, options: StartOptions = {}): Promise<RunningRefvid> {
   const deps = await buildDeps(config, options);
   let listen: ListenHealth = "ok";
+  const shutdown = new AbortController();
   const app = createApp(deps, {
     serveApi: config.role !== "worker",
+    shutdown: shutdown.signal,
     listenHealth: () => listen,
     ...(options.onResponseMismatch ? { onResponseMismatch: options.onResponseMismatch } : {}),
   });
@@ -139,7 +141,7 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
     url: `http://127.0.0.1:${port}`,
     close() {
       closing ??= (async () => {
-        (app.locals.startShutdown as () => void)();
+        shutdown.abort();
         const stopped = new Promise<void>((done) => server.close(() => done()));
         server.closeIdleConnections();
         sweeper.stop();

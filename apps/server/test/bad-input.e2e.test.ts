@@ -5,7 +5,7 @@
  * 500, and must neither create a run nor reserve money. The price preview validates the same way.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestRefvid, type Tenant, type TestRefvid } from "./harness.js";
+import { type Tenant, type TestRefvid, useTestRefvid } from "./harness.js";
 
 type Json = Record<string, unknown>;
 
@@ -532,14 +532,7 @@ const PREVIEW_ROWS: Record<ModelKey, [name: string, input: Json, field: string |
   ],
 };
 
-let t: TestRefvid;
-beforeAll(async () => {
-  t = await startTestRefvid();
-});
-afterAll(async () => {
-  await t.close();
-  expect(t.mismatches).toEqual([]);
-});
+const t = useTestRefvid();
 
 /** Asserts the one shape every bad request gets, naming every one of `field`. */
 function expectInvalid(res: { status: number; body: unknown }, field: string | string[], message?: RegExp) {

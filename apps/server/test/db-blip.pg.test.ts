@@ -3,7 +3,7 @@
  * database), again and again, under submit load: every process lives, every submit gets its run
  * or a 503 with Retry-After, no run and no cent is lost, and LISTEN/NOTIFY wake-ups come back.
  */
-import { TEST_SERVER_URL, type TestDatabases, testDatabases } from "@refvid/store";
+import { TEST_SERVER_URL, type TestDatabases, testDatabases } from "@refvid/store/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./harness.js";

@@ -11,7 +11,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { type RunningRefvid, startRefvid } from "../src/runtime.js";
-import { eventually, type RawResponse, startTestRefvid, type Tenant, type TestRefvid } from "./harness.js";
+import { eventually, type RawResponse, rawRequest, type Tenant, useTestRefvid } from "./harness.js";
 
 const A = "lab-a/model-a/reference-to-video" as const;
 const B = "lab-b/model-b/reference-to-video" as const;
@@ -25,38 +25,14 @@ const quickD = (prompt = fast()) => ({ prompt, image_urls: IMAGES, duration: "4s
 /** For tenants that poll a lot: the default 120 requests a minute would end the test early. */
 const BUSY = { rateLimitPerMinute: 100_000 };
 
-let t: TestRefvid;
-beforeAll(async () => {
-  t = await startTestRefvid();
-});
-afterAll(async () => {
-  await t.close();
-  expect(t.mismatches).toEqual([]);
-});
+const t = useTestRefvid();
 
 /** Raw HTTP without the tenant's key (or with any Authorization given). */
-async function raw(
+const raw = (
   method: string,
   path: string,
   options: { headers?: Record<string, string>; body?: unknown; base?: string } = {},
-): Promise<RawResponse & { text: string }> {
-  const res = await fetch(`${options.base ?? t.url}${path}`, {
-    method,
-    headers: {
-      ...(options.body === undefined ? {} : { "content-type": "application/json" }),
-      ...options.headers,
-    },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, headers: res.headers, body, text };
-}
+) => rawRequest(options.base ?? t.url, method, path, options);
 
 /** The shape of every error this service defines. */
 function expectError(res: { status: number; body: any }, status: number, type: string) {

@@ -11,10 +11,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRefvidClient, type RefvidClient } from "@refvid/client";
-import { testDatabases } from "@refvid/store";
+import { testDatabases } from "@refvid/store/testing";
 import pino from "pino";
+import { afterAll, beforeAll, expect } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { type RunningRefvid, type StartOptions, startRefvid } from "../src/runtime.js";
+import { freePort } from "./processes.js";
 
 export interface TestRefvid {
   url: string;
@@ -49,12 +51,54 @@ export interface RawResponse {
   body: any;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+/**
+ * Raw HTTP to refvid: a JSON body unless `body` is already a string, the answer's body parsed as
+ * JSON when it is JSON (as text otherwise), and its text as sent.
+ */
+export async function rawRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: unknown } = {},
+): Promise<RawResponse & { text: string }> {
+  const { body } = options;
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...options.headers },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+/**
+ * Starts refvid for the calling test file before its tests and stops it after them, failing the file
+ * if any response did not match the spec. The returned object stands for the running instance.
+ */
+export function useTestRefvid(
+  env: Record<string, string> = {},
+  options: Pick<StartOptions, "providers"> = {},
+): TestRefvid {
+  let running: TestRefvid | undefined;
+  beforeAll(async () => {
+    running = await startTestRefvid(env, options);
+  }, 60_000);
+  afterAll(async () => {
+    await running?.close();
+    expect(running?.mismatches ?? []).toEqual([]);
+  }, 60_000);
+  return new Proxy({} as TestRefvid, {
+    get(_target, property) {
+      if (!running) throw new Error("refvid is started in beforeAll; use it inside a test or hook");
+      return Reflect.get(running, property);
+    },
+  });
 }
 
 /** Starts refvid with test-friendly defaults; `env` overrides any variable. */
@@ -118,30 +162,8 @@ export async function startTestRefvid(
       await admin("POST", `/admin/v1/organizations/${organizationId}/top-ups`, { amount_usd: "100.00" });
     }
     const apiKey = key.body.key as string;
-    const call = async (
-      method: string,
-      path: string,
-      body?: unknown,
-      headers: Record<string, string> = {},
-    ) => {
-      const res = await fetch(`${url}${path}`, {
-        method,
-        headers: {
-          authorization: `Key ${apiKey}`,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-          ...headers,
-        },
-        body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-      });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        // not JSON
-      }
-      return { status: res.status, headers: res.headers, body: parsed };
-    };
+    const call: Tenant["call"] = (method, path, body, headers = {}) =>
+      rawRequest(url, method, path, { body, headers: { authorization: `Key ${apiKey}`, ...headers } });
     return {
       organizationId,
       apiKeyId: key.body.api_key_id,

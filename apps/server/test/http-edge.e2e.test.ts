@@ -14,24 +14,19 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { type RunningRefvid, startRefvid } from "../src/runtime.js";
-import { eventually, startTestRefvid, type Tenant, type TestRefvid } from "./harness.js";
+import { eventually, startTestRefvid, type Tenant, useTestRefvid } from "./harness.js";
 
 const SUBMIT = "/v1/run/lab-a/model-a/reference-to-video";
 /** The body limit: 512 KiB. */
 const MAX_BODY_BYTES = 512 * 1024;
 
-let t: TestRefvid;
+const t = useTestRefvid();
 let tenant: Tenant;
 let port: number;
 
 beforeAll(async () => {
-  t = await startTestRefvid();
   tenant = await t.tenant({ rateLimitPerMinute: 100_000, balanceUsd: "1000.00" });
   port = Number(new URL(t.url).port);
-});
-afterAll(async () => {
-  await t.close();
-  expect(t.mismatches).toEqual([]);
 });
 
 interface Exchange {

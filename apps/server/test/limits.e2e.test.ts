@@ -13,21 +13,21 @@ import {
   type RefvidClient,
 } from "@refvid/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, type RawResponse, startTestRefvid, type Tenant, type TestRefvid } from "./harness.js";
+import {
+  eventually,
+  type RawResponse,
+  rawRequest,
+  startTestRefvid,
+  type Tenant,
+  useTestRefvid,
+} from "./harness.js";
 
 const MODEL_D = "lab-d/model-d/reference-to-video" as const;
 const SUBMIT = `/v1/run/${MODEL_D}`;
 /** Tenants that poll get a generous rate limit, so waiting never trips the 120/min default. */
 const FAST = 100_000;
 
-let t: TestRefvid;
-beforeAll(async () => {
-  t = await startTestRefvid();
-});
-afterAll(async () => {
-  await t.close();
-  expect(t.mismatches).toEqual([]);
-});
+const t = useTestRefvid();
 
 /** A model-d 720p 4 s input: 4 x 0.071 = 0.284 USD. */
 const input = (prompt: string) => ({
@@ -70,25 +70,8 @@ async function addKey(
 }
 
 function rawCaller(url: string, apiKey: string): Tenant["call"] {
-  return async (method, path, body, headers = {}) => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: {
-        authorization: `Key ${apiKey}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-        ...headers,
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // not JSON
-    }
-    return { status: res.status, headers: res.headers, body: parsed };
-  };
+  return (method, path, body, headers = {}) =>
+    rawRequest(url, method, path, { body, headers: { authorization: `Key ${apiKey}`, ...headers } });
 }
 
 /** Exactly the interface's concurrency 429, plus a Retry-After in whole seconds. */

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { MemoryStore, type Store, type StoreConnectionLost } from "@refvid/store";
-import { makeTenant, newRun } from "@refvid/store/contract";
+import { makeTenant, newRun } from "@refvid/store/testing";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";

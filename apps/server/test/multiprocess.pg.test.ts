@@ -3,7 +3,7 @@
  *. Caps hold across processes, sync submits and webhooks work
  * across them, and a worker killed with SIGKILL loses no run and no cent.
  */
-import { type TestDatabases, testDatabases } from "@refvid/store";
+import { type TestDatabases, testDatabases } from "@refvid/store/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, startReceiver } from "./harness.js";

@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestRefvid, type Tenant, type TestRefvid } from "./harness.js";
+import { type Tenant, useTestRefvid } from "./harness.js";
 
 const NUL = "\u0000";
 const LONE_HIGH = "\ud800";
@@ -16,22 +16,17 @@ const IMG = "https://example.com/refs/a.png";
 const A = "/v1/run/lab-a/model-a/reference-to-video";
 const okA = { prompt: "a cat walks through rain", image_urls: [IMG] };
 
-let t: TestRefvid;
+const t = useTestRefvid();
 let tenant: Tenant;
 let organizationId: string;
 let apiKeyId: string;
 
 beforeAll(async () => {
-  t = await startTestRefvid();
   tenant = await t.tenant({ rateLimitPerMinute: 100_000 });
   organizationId = tenant.organizationId;
   apiKeyId = tenant.apiKeyId;
   const run = await tenant.call("POST", A, { input: okA });
   expect(run.status).toBe(201);
-});
-afterAll(async () => {
-  await t.close();
-  expect(t.mismatches).toEqual([]);
 });
 
 /** The one answer: 400 invalid_request whose fields name `field`. */

@@ -1,14 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestRefvid, type TestRefvid } from "./harness.js";
+import { type TestRefvid, useTestRefvid } from "./harness.js";
 
-let t: TestRefvid;
-beforeAll(async () => {
-  t = await startTestRefvid();
-});
-afterAll(async () => {
-  await t.close();
-  expect(t.mismatches).toEqual([]);
-});
+const t = useTestRefvid();
 
 describe("a run end to end", () => {
   it("is admitted, generated, billed and downloadable", async () => {

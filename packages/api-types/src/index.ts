@@ -29,6 +29,7 @@ export type Account = Schemas["Account"];
 export type PricePreview = Schemas["PricePreview"];
 export type PricePreviewRequest = Schemas["PricePreviewRequest"];
 export type SearchRunsRequest = Schemas["SearchRunsRequest"];
+export type SubmitRunRequest = Schemas["SubmitRunRequest"];
 export type RunPage = Schemas["RunPage"];
 export type WebhookEvent = Schemas["WebhookEvent"];
 export type ModelAInput = Schemas["ModelAInput"];

@@ -8,5 +8,4 @@ export {
   type Queryable,
   searchRunsQuery,
 } from "./postgres/index.js";
-export { TEST_SERVER_URL, type TestDatabases, testDatabases } from "./postgres/test-databases.js";
 export type * from "./types.js";

@@ -1,6 +1,6 @@
 /**
  * The Store port: every read and write of refvid's state, shaped so that each operation the
- * interface needs to be atomic is ONE call (DESIGN.md, "Stores and scale"). `MemoryStore` and
+ * interface needs to be atomic is ONE call. `MemoryStore` and
  * `PostgresStore` implement it, and both run the contract suite in `./contract`.
  *
  * Times are passed in (`now`), never read from a clock here, so tests control them.
@@ -149,8 +149,6 @@ export type CompleteResult =
   /** The run had already ended: nothing changed (a run ends exactly once). */
   | { kind: "already_terminal"; run: RunRecord }
   /** `leaseOwner` was given and no longer holds the run (requeued or taken by another worker). */
-  | { kind: "lease_lost"; run: RunRecord }
-  /** `leaseOwner` was given and no longer holds the run (it was requeued or taken elsewhere). */
   | { kind: "lease_lost"; run: RunRecord }
   | { kind: "not_found" };
 

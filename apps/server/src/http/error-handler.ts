@@ -1,7 +1,8 @@
 /**
- * The one place errors become responses (DESIGN.md, "Errors we define"). Domain errors carry
- * their status and type; the OpenAPI validator's errors become `400 invalid_request` with every
- * field problem named; anything else is a logged `500 internal_error`, never a stack trace.
+ * The one place errors become responses. Named errors (core's and the HTTP layer's) carry their
+ * status and type; the OpenAPI validator's errors become `400 invalid_request` with every field
+ * problem named (validation-errors.ts); anything else is a logged `500 internal_error`, never a
+ * stack trace.
  */
 import {
   ConcurrencyLimitError,
@@ -18,12 +19,13 @@ import {
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "pino";
 import { isConnectionLost } from "../services/store-errors.js";
-
-interface ValidatorItem {
-  path?: string;
-  message?: string;
-  errorCode?: string;
-}
+import {
+  HttpError,
+  MethodNotAllowedError,
+  RouteNotFoundError,
+  UnsupportedMediaTypeError,
+} from "./http-errors.js";
+import { type ValidatorItem, validatorErrorToInvalidRequest } from "./validation-errors.js";
 
 interface HttpLikeError {
   status?: number;
@@ -69,39 +71,14 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       );
     }
     if (status === 400 && Array.isArray(e.errors)) {
-      const slug = modelOfRequest(req.path);
-      return sendDomainError(
-        res,
-        new InvalidRequestError(e.errors.map((item) => toFieldProblem(item, slug))),
-        requestId,
-      );
+      return sendDomainError(res, validatorErrorToInvalidRequest(e.errors, req.path), requestId);
     }
-    if (status === 404 || status === 405) {
+    if (status === 404) return sendDomainError(res, new RouteNotFoundError(req.method, req.path), requestId);
+    if (status === 405) {
       const allow = (e as { headers?: Record<string, string> }).headers?.Allow;
-      if (status === 405 && allow) res.setHeader("Allow", allow.toUpperCase());
-      const message =
-        status === 404
-          ? `No route ${req.method} ${req.path}.`
-          : `Method ${req.method} is not allowed on ${req.path}${allow ? `; use ${allow.toUpperCase()}` : ""}.`;
-      return res.status(status).json({
-        error: {
-          type: status === 404 ? "not_found" : "method_not_allowed",
-          code: status,
-          message,
-          request_id: requestId,
-        },
-      });
+      return sendDomainError(res, new MethodNotAllowedError(req.method, req.path, allow), requestId);
     }
-    if (status === 415) {
-      return res.status(415).json({
-        error: {
-          type: "unsupported_media_type",
-          code: 415,
-          message: "Send JSON with Content-Type: application/json.",
-          request_id: requestId,
-        },
-      });
-    }
+    if (status === 415) return sendDomainError(res, new UnsupportedMediaTypeError(), requestId);
     if (status >= 400 && status < 500) {
       return res.status(status).json({
         error: {
@@ -142,6 +119,8 @@ function sendDomainError(res: Response, err: RefvidError, requestId: string | un
     res.setHeader("Retry-After", String(err.retryAfterSeconds));
     return res.status(429).json({ error: "rate_limit_exceeded", message: err.message });
   }
+  if (err instanceof HttpError)
+    for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
   const body: Record<string, unknown> = { type: err.type, code: err.status, message: err.message };
   if (err instanceof InvalidRequestError) body.fields = firstPerField(err.fields);
   if (err instanceof InsufficientBalanceError) {
@@ -156,47 +135,4 @@ function sendDomainError(res: Response, err: RefvidError, requestId: string | un
 function firstPerField(fields: FieldProblem[]): FieldProblem[] {
   const seen = new Set<string>();
   return fields.filter((f) => !seen.has(f.field) && seen.add(f.field));
-}
-
-/** The model a submit path names, for messages that depend on it. */
-function modelOfRequest(path: string): ModelSlug | undefined {
-  const slug = /^\/v1\/run\/([^/]+\/[^/]+\/[^/]+)$/.exec(path)?.[1];
-  return slug && isModelSlug(slug) ? slug : undefined;
-}
-
-/** `/body/input/image_urls/2` -> `body.input.image_urls[2]`, naming the property a rule is about. */
-export function toFieldProblem(item: ValidatorItem, slug?: ModelSlug): FieldProblem {
-  const message = item.message ?? "is invalid";
-  const rule = (item.errorCode ?? "").replace(/\.openapi\.validation$/, "") || "schema";
-  let path = item.path ?? "";
-  // The validator reports a discriminated body (price preview) without its `body` prefix.
-  if (path.startsWith("/") && !/^\/(body|query|path|headers|params)\b/.test(path))
-    path = path.startsWith("/v1/") ? "/body" : `/body${path}`;
-  const missing = /must have required property '([^']+)'/.exec(message);
-  const named = /^'([^']+)' must be/.exec(message);
-  if (named && path === "/body") path = `/body/${named[1]}`;
-  const segments = path.split("/").filter(Boolean);
-  if (rule === "required" && missing && segments[segments.length - 1] !== missing[1])
-    segments.push(missing[1] as string);
-  const field = segments.reduce(
-    (acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg),
-    "",
-  );
-  return {
-    field:
-      field === "headers" ? "header" : field.replace(/^headers\./, "header.").replace(/^params\./, "path."),
-    message: humanize(message, field, slug),
-    rule,
-  };
-}
-
-function humanize(message: string, field: string, slug: ModelSlug | undefined): string {
-  if (message === "must NOT have additional properties") {
-    const imageField = slug ? MODELS[slug].referenceFields.image : undefined;
-    return field.endsWith("input.image_url") && imageField
-      ? `is not accepted; send ${imageField}: [url] instead`
-      : "is not a field of this request";
-  }
-  if (message === 'must match pattern "^https?://"') return "must be an http or https URL";
-  return message.replace(/^'[^']+' /, "");
 }

@@ -9,7 +9,7 @@ import { InvalidRequestError, isModelSlug, MODEL_SLUGS, MODELS } from "@refvid/c
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import type { RequestHandler } from "express";
-import { toFieldProblem } from "./error-handler.js";
+import { toFieldProblem } from "./validation-errors.js";
 
 export function validatePreviewBody(): RequestHandler {
   const ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: false });

@@ -1,12 +1,14 @@
 /** Routes of the run API (interface, "Endpoints"): submit, poll, cancel, search, preview, account. */
-import type { PricePreviewRequest, SearchRunsRequest } from "@refvid/api-types";
-import { isModelSlug, isTerminal, MODEL_SLUGS, NotFoundError } from "@refvid/core";
+import type { PricePreviewRequest, Run, SearchRunsRequest, SubmitRunRequest } from "@refvid/api-types";
+import { isModelSlug, MODEL_SLUGS, NotFoundError } from "@refvid/core";
 import { type Request, type Response, Router } from "express";
 import type { AppDeps } from "../deps.js";
 import { getAccount } from "../services/account.js";
-import type { Caller } from "../services/request-context.js";
-import { cancelRun, getRun, previewPrice, searchRuns, waitForRunEnd } from "../services/runs.js";
-import { type SubmitBody, submitRun } from "../services/submit-run.js";
+import { cancelRun } from "../services/cancel-run.js";
+import { getRun } from "../services/get-run.js";
+import { previewPrice } from "../services/preview-price.js";
+import { searchRuns } from "../services/search-runs.js";
+import { submitRun, syncResult } from "../services/submit-run.js";
 import { callerOf } from "./auth.js";
 
 /** `shutdown` aborts sync waits when the server stops. */
@@ -18,9 +20,15 @@ export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
     if (!isModelSlug(slug))
       throw new NotFoundError("model_not_found", `No model ${slug}. Models: ${MODEL_SLUGS.join(", ")}.`);
     const caller = callerOf(res);
-    const body = req.body as SubmitBody;
+    const body = req.body as SubmitRunRequest;
     const idempotencyKey = req.get("idempotency-key");
     const outcome = await submitRun(deps, caller, slug, body, idempotencyKey);
+    // Sync: the status line and headers go out at once, so a client that gives up knows its run.
+    const syncResultFor = (runId: string) => {
+      res.status(201).setHeader("Content-Type", "application/json; charset=utf-8");
+      res.flushHeaders();
+      return syncResult(deps, caller, runId, idempotencyKey, shutdown);
+    };
 
     if (outcome.kind === "replay") {
       res.setHeader("Idempotent-Replayed", "true");
@@ -31,36 +39,15 @@ export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
       // A retry of a sync submit whose run has not ended: answer as the first request would.
       res.setHeader("Idempotent-Replayed", "true");
       setRunHeaders(res, outcome.runId);
-      return answerSync(res, caller, outcome.runId, idempotencyKey);
+      return answerSync(res, await syncResultFor(outcome.runId));
     }
     const { run } = outcome;
     setRunHeaders(res, run.run_id);
     res.setHeader("X-Concurrency-Remaining", String(outcome.concurrencyRemaining));
     // An async submit's response was stored for replays with the admission.
     if (!body.sync) return res.status(201).json(run);
-    return answerSync(res, caller, run.run_id, idempotencyKey);
+    return answerSync(res, await syncResultFor(run.run_id));
   });
-
-  /**
-   * Sync: the status line and headers go out now, so a client that gives up knows its run. The wait
-   * goes on even if the client leaves, so a retry with the same Idempotency-Key replays the end.
-   */
-  async function answerSync(
-    res: Response,
-    caller: Caller,
-    runId: string,
-    idempotencyKey: string | undefined,
-  ) {
-    res.status(201).setHeader("Content-Type", "application/json; charset=utf-8");
-    res.flushHeaders();
-    const done =
-      (await waitForRunEnd(deps, caller.organization.id, runId, shutdown)) ??
-      (await getRun(deps, caller, runId)); // shutting down: answer with the run as it stands
-    if (idempotencyKey && isTerminal(done.status)) {
-      await deps.store.completeIdempotency(caller.organization.id, idempotencyKey, 201, done);
-    }
-    if (!res.destroyed) res.end(JSON.stringify(done));
-  }
 
   router.get("/v1/runs/:run_id", async (req, res) => {
     res.json(await getRun(deps, callerOf(res), req.params.run_id));
@@ -92,4 +79,9 @@ export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
 function setRunHeaders(res: Response, runId: string) {
   res.setHeader("Location", `/v1/runs/${runId}`);
   res.setHeader("X-Run-Id", runId);
+}
+
+/** The body of a sync answer, whose status line and headers already went out. */
+function answerSync(res: Response, run: Run) {
+  if (!res.destroyed) res.end(JSON.stringify(run));
 }

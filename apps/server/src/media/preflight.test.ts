@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ModelInput, type ModelSlug, normalizeInput } from "@refvid/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ffmpeg } from "../providers/ffmpeg.js";
+import { ffmpeg } from "./ffmpeg.js";
 import { InvalidReferenceMedia, preflight } from "./preflight.js";
 import { sniffFormat } from "./sniff.js";
 

@@ -9,18 +9,9 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { MODELS, type NormalizedRequest, type ReferenceKind } from "@refvid/core";
 import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
-import { probeDuration } from "../providers/ffmpeg.js";
+import { probeDuration } from "./ffmpeg.js";
+import type { LocalReference } from "./local-reference.js";
 import { type MediaFormat, matchesAllowed, sniffFormat } from "./sniff.js";
-
-export interface LocalReference {
-  kind: ReferenceKind;
-  url: string;
-  path: string;
-  format: MediaFormat;
-  bytes: number;
-  /** For video and audio. */
-  durationSeconds?: number;
-}
 
 export class InvalidReferenceMedia extends Error {
   readonly type = "invalid_reference_media";

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { type ModelInput, type ModelSlug, normalizeInput } from "@refvid/core";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { LocalReference } from "../media/preflight.js";
-import { FFPROBE, ffmpeg, probeDuration } from "./ffmpeg.js";
+import { FFPROBE, ffmpeg, probeDuration } from "../media/ffmpeg.js";
+import type { LocalReference } from "../media/local-reference.js";
 import { PreviewProvider } from "./preview.js";
 import { describeProviderContract } from "./provider.contract.js";
 

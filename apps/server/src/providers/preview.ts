@@ -8,8 +8,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { MODELS } from "@refvid/core";
-import type { LocalReference } from "../media/preflight.js";
-import { ffmpeg, probeDuration, probeSize } from "./ffmpeg.js";
+import { ffmpeg, probeDuration, probeSize } from "../media/ffmpeg.js";
+import type { LocalReference } from "../media/local-reference.js";
 import { autoSeconds, outputSize } from "./preview-layout.js";
 import type { Provider, ProviderContext, ProviderJob, ProviderResult } from "./types.js";
 

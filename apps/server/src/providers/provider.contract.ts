@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ModelInput, type ModelSlug, normalizeInput } from "@refvid/core";
 import { describe, expect, it } from "vitest";
-import { probeDuration } from "./ffmpeg.js";
+import { probeDuration } from "../media/ffmpeg.js";
 import type { Provider, ProviderJob } from "./types.js";
 
 const job = async (slug: ModelSlug, input: ModelInput): Promise<ProviderJob> => ({

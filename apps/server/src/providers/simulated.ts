@@ -6,7 +6,7 @@
  */
 import { copyFile, mkdir, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { ffmpeg, probeDuration } from "./ffmpeg.js";
+import { ffmpeg, probeDuration } from "../media/ffmpeg.js";
 import {
   type Provider,
   type ProviderContext,

@@ -3,7 +3,7 @@
  * Which provider serves which model is configuration.
  */
 import type { NormalizedRequest } from "@refvid/core";
-import type { LocalReference } from "../media/preflight.js";
+import type { LocalReference } from "../media/local-reference.js";
 
 export interface ProviderJob {
   runId: string;

@@ -3,7 +3,7 @@
  * (key cap, organization cap, balance, reservation, queued run, idempotency record).
  */
 import { createHash } from "node:crypto";
-import type { Run } from "@refvid/api-types";
+import type { Run, SubmitRunRequest } from "@refvid/api-types";
 import {
   ConcurrencyLimitError,
   checkModelRules,
@@ -11,6 +11,7 @@ import {
   IdempotencyKeyReusedError,
   InsufficientBalanceError,
   InvalidRequestError,
+  isTerminal,
   type ModelInput,
   type ModelSlug,
   normalizeInput,
@@ -20,16 +21,13 @@ import {
 import type { RunRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 import { newRunId } from "../ids.js";
+import { getRun } from "./get-run.js";
 import type { Caller } from "./request-context.js";
 import { toApiRun } from "./run-view.js";
+import { waitForRunEnd } from "./wait-for-run.js";
 import { checkWebhookUrl } from "./webhook-url.js";
 
-export interface SubmitBody {
-  input: Record<string, unknown>;
-  webhook_url?: string;
-  sync?: boolean;
-  metadata?: Record<string, string>;
-}
+export type SubmitBody = SubmitRunRequest;
 
 export type SubmitOutcome =
   | { kind: "admitted"; run: Run; concurrencyRemaining: number }
@@ -119,4 +117,25 @@ function canonicalJson(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
   }
   return JSON.stringify(value);
+}
+
+/**
+ * The answer of a sync submit: the run once it has ended (or, when the server shuts down first, as
+ * it stands), stored as the Idempotency-Key's response once it is terminal. The wait goes on if the
+ * client leaves, so that a retry with the same key replays the end.
+ */
+export async function syncResult(
+  deps: AppDeps,
+  caller: Caller,
+  runId: string,
+  idempotencyKey: string | undefined,
+  shutdown: AbortSignal,
+): Promise<Run> {
+  const done =
+    (await waitForRunEnd(deps, caller.organization.id, runId, shutdown)) ??
+    (await getRun(deps, caller, runId));
+  if (idempotencyKey && isTerminal(done.status)) {
+    await deps.store.completeIdempotency(caller.organization.id, idempotencyKey, 201, done);
+  }
+  return done;
 }

@@ -1,0 +1,34 @@
+/** Cancel: ends an in-flight run of the caller's organization as `cancelled`, uncharged; 409 once it has ended. */
+import type { Run } from "@refvid/api-types";
+import { ConflictError, runErrors } from "@refvid/core";
+import type { AppDeps } from "../deps.js";
+import { runNotFound } from "./get-run.js";
+import type { Caller } from "./request-context.js";
+import { toApiRun } from "./run-view.js";
+
+export async function cancelRun(deps: AppDeps, caller: Caller, runId: string): Promise<Run> {
+  const now = deps.clock.now();
+  const result = await deps.store.completeRun({
+    runId,
+    organizationId: caller.organization.id,
+    outcome: {
+      status: "cancelled",
+      error: runErrors.cancelled(),
+    },
+    now,
+  });
+  switch (result.kind) {
+    case "not_found":
+      throw runNotFound(runId);
+    case "already_terminal":
+    case "lease_lost": // a cancel holds no lease; listed so the switch stays exhaustive
+      throw new ConflictError(
+        "run_not_cancellable",
+        `Run ${runId} is ${result.run.status} and can no longer be cancelled.`,
+      );
+    case "completed":
+      deps.events.cancelRequested(runId);
+      deps.events.runEnded(runId);
+      return toApiRun(result.run, deps.signer, now);
+  }
+}
