@@ -1,5 +1,5 @@
 /**
- * `createApp(deps)`: the Express app, kept apart from `listen` (STYLE.md, convention 4).
+ * `createApp(deps)`: the Express app, kept apart from `listen`, so tests and every role build the same app.
  * Order: request id and log -> probes and docs -> public files -> auth (+ rate limit) -> body
  * (read only now, capped) -> text every store can keep -> OpenAPI validation -> routes -> the one
  * error handler. Nothing before auth reads a body.

@@ -1,5 +1,5 @@
 /**
- * The operator contract (DESIGN.md, "Operator contract"): configuration is environment
+ * The operator contract: configuration is environment
  * variables, parsed and checked once at boot. A bad value stops the process with a message
  * naming the variable.
  */

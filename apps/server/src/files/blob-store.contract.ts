@@ -1,4 +1,4 @@
-/** The BlobStore contract: every adapter runs it (STYLE.md, convention 3). */
+/** The BlobStore contract: every adapter runs it. */
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

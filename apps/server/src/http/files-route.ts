@@ -1,6 +1,6 @@
 /**
  * `GET /v1/files/{file_id}`: serves a generated video at its signed, expiring URL, with single
- * byte-range support so a browser `<video>` can seek (DESIGN.md, "Outputs").
+ * byte-range support so a browser `<video>` can seek.
  */
 import { pipeline } from "node:stream/promises";
 import { ForbiddenError, NotFoundError, RangeNotSatisfiableError } from "@refvid/core";

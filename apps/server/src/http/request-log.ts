@@ -1,4 +1,4 @@
-/** Request id and one structured log line per request (STYLE.md, "Logs"). */
+/** Request id and one structured log line per request. */
 import type { RequestHandler } from "express";
 import type { Logger } from "pino";
 import { newRequestId } from "../ids.js";

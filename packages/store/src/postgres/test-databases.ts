@@ -1,5 +1,5 @@
 /**
- * Fresh databases for tests (STYLE.md: each test gets a fresh database cloned from a migrated
+ * Fresh databases for tests (each test gets a fresh database cloned from a migrated
  * template). Used by the store's own tests and by the server's end-to-end tests.
  */
 import { randomBytes } from "node:crypto";
