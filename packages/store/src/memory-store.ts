@@ -18,6 +18,7 @@ import {
   settleRun,
   tierFor,
 } from "@refvid/core";
+import { idempotencyAnswer } from "./admission.js";
 import type * as T from "./types.js";
 import type { ApiKeyRecord, OrganizationRecord, RunRecord, Store, WebhookDelivery } from "./types.js";
 import { webhookIdOf } from "./webhook-id.js";
@@ -144,19 +145,17 @@ export class MemoryStore implements Store {
     idempotency?: T.IdempotencyRequest;
     now: Date;
   }) {
-    const idemKey = idempotency ? `${run.organizationId}\u0000${idempotency.key}` : null;
-    if (idempotency && idemKey) {
-      const decision = decideIdempotency(this.idempotency.get(idemKey), idempotency.requestHash, now);
-      if (decision.kind === "mismatch") return { kind: "idempotency_mismatch" } as const;
-      if (decision.kind === "pending") return { kind: "idempotency_pending", runId: decision.runId } as const;
-      if (decision.kind === "replay") {
-        const { runId, status, body } = decision;
-        return { kind: "idempotency_replay", runId, status, body } as const;
-      }
-    }
     const org = this.organizations.get(run.organizationId);
     const key = this.apiKeys.get(run.apiKeyId);
-    if (!org || !key || key.revokedAt) return { kind: "api_key_gone" } as const;
+    if (!org || !key) return { kind: "api_key_gone" } as const;
+    const idemKey = idempotency ? `${run.organizationId}\u0000${idempotency.key}` : null;
+    if (idempotency && idemKey) {
+      const earlier = idempotencyAnswer(
+        decideIdempotency(this.idempotency.get(idemKey), idempotency.requestHash, now),
+      );
+      if (earlier) return earlier;
+    }
+    if (key.revokedAt) return { kind: "api_key_gone" } as const;
     const state = {
       keyLimit: key.maxConcurrency,
       keyInFlight: key.inFlight,

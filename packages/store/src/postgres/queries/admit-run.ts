@@ -1,4 +1,5 @@
 import { concurrencyRemaining, decideAdmission, decideIdempotency } from "@refvid/core";
+import { idempotencyAnswer } from "../../admission.js";
 import type * as T from "../../types.js";
 import type { Database } from "../database.js";
 import { toApiKey, toIdempotencyRecord, toOrganization, toRun } from "../rows.js";
@@ -29,17 +30,10 @@ export async function admitRun(
         "select * from idempotency_keys where organization_id = $1 and key = $2 and expires_at > $3",
         [run.organizationId, idempotency.key, now],
       );
-      const decision = decideIdempotency(
-        rows[0] && toIdempotencyRecord(rows[0]),
-        idempotency.requestHash,
-        now,
+      const earlier = idempotencyAnswer(
+        decideIdempotency(rows[0] && toIdempotencyRecord(rows[0]), idempotency.requestHash, now),
       );
-      if (decision.kind === "mismatch") return { kind: "idempotency_mismatch" };
-      if (decision.kind === "pending") return { kind: "idempotency_pending", runId: decision.runId };
-      if (decision.kind === "replay") {
-        const { runId, status, body } = decision;
-        return { kind: "idempotency_replay", runId, status, body };
-      }
+      if (earlier) return earlier;
     }
     if (key.revokedAt) return { kind: "api_key_gone" };
     const state = {
