@@ -1,0 +1,566 @@
+/**
+ * Conformance of the local Cog server with Cog's HTTP API, driven with plain fetch the way
+ * docs/http.md shows a client doing it.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { probeDuration } from "../../src/media/ffmpeg.js";
+import { type CogHealth, type CogServer, type CogServerOptions, startCogServer } from "./cog-server.js";
+
+const servers: CogServer[] = [];
+const closers: (() => Promise<void>)[] = [];
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "cog-server-test-"));
+});
+afterEach(async () => {
+  await Promise.all([...servers.splice(0).map((s) => s.close()), ...closers.splice(0).map((c) => c())]);
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function cog(options: CogServerOptions = {}): Promise<CogServer> {
+  const server = await startCogServer({ ...options, knobs: { latencyMs: 40, ...options.knobs } });
+  servers.push(server);
+  return server;
+}
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+async function call(
+  server: CogServer,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<Answer> {
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // text
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+const ASYNC = { prefer: "respond-async" };
+const input = (prompt = "a slow dolly shot") => ({ input: { prompt } });
+
+/** Polls until `check` answers something truthy (a few ms apart), or fails after `timeoutMs`. */
+async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+interface Delivery {
+  body: any;
+  headers: IncomingHttpHeaders;
+}
+
+/** A webhook receiver on loopback answering `answers` in turn (then 200). */
+async function receiver(answers: number[] = []) {
+  const deliveries: Delivery[] = [];
+  const server = createServer((req, res) => {
+    let text = "";
+    req.on("data", (chunk) => {
+      text += chunk;
+    });
+    req.on("end", () => {
+      deliveries.push({ body: JSON.parse(text), headers: req.headers });
+      res.writeHead(answers.shift() ?? 200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, deliveries };
+}
+
+async function outputBytes(output: string): Promise<Buffer> {
+  if (output.startsWith("data:")) return Buffer.from(output.slice(output.indexOf(",") + 1), "base64");
+  const res = await fetch(output);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toBe("video/mp4");
+  return Buffer.from(await res.arrayBuffer());
+}
+
+/** Length in seconds of the MP4 an output points to (a URL or a data URL). */
+async function outputSeconds(output: string): Promise<number> {
+  const bytes = await outputBytes(output);
+  expect(bytes.subarray(4, 8).toString("latin1")).toBe("ftyp");
+  const file = join(dir, `${randomUUID()}.mp4`);
+  await writeFile(file, bytes);
+  return probeDuration(file, { timeoutMs: 15_000 });
+}
+
+describe("creating predictions", () => {
+  it("an async PUT runs once, reports through webhooks, and its output URL is a real MP4", async () => {
+    const server = await cog({ knobs: { outputAs: "url", webhookIntervalMs: 0, outputSeconds: 2 } });
+    const hook = await receiver();
+    const created = await call(
+      server,
+      "PUT",
+      "/predictions/wjx3whax6rf4vphkegkhcvpv6a",
+      {
+        ...input(),
+        webhook: hook.url,
+      },
+      ASYNC,
+    );
+    expect(created.status).toBe(202);
+    expect(created.body).toEqual({ id: "wjx3whax6rf4vphkegkhcvpv6a", status: "starting" });
+
+    const done = await eventually(() => hook.deliveries.find((d) => d.body.status === "succeeded"));
+    expect(done.headers["content-type"]).toBe("application/json");
+    expect(done.headers["user-agent"]).toMatch(/^coglet\//);
+    expect(done.body).toMatchObject({
+      id: "wjx3whax6rf4vphkegkhcvpv6a",
+      metrics: { predict_time: expect.any(Number) },
+    });
+    expect(done.body.logs).toContain("100%|██████████| 4/4");
+    expect(server.stats.webhooks.map((w) => w.event)).toEqual([
+      "start",
+      "logs",
+      "logs",
+      "logs",
+      "logs",
+      "logs",
+      "completed",
+    ]);
+    await eventually(() =>
+      hook.deliveries.some((d) => d.body.status === "processing" && d.body.logs.includes("50%")),
+    );
+    expect(await outputSeconds(done.body.output)).toBeCloseTo(2, 0);
+
+    expect(server.stats.submits).toBe(1);
+    const [job] = server.jobsFor("wjx3whax6rf4vphkegkhcvpv6a");
+    expect(job).toMatchObject({
+      via: "PUT",
+      async: true,
+      status: "succeeded",
+      cancelled: false,
+      input: { prompt: "a slow dolly shot" },
+    });
+  });
+
+  it("a sync PUT blocks until the prediction ends and answers 200 with the output as a data URL", async () => {
+    const server = await cog({ knobs: { outputSeconds: 3 } });
+    const done = await call(server, "PUT", "/predictions/sync-1", input());
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({
+      id: "sync-1",
+      status: "succeeded",
+      metrics: { predict_time: expect.any(Number) },
+    });
+    expect(done.body.output).toMatch(/^data:video\/mp4;base64,/);
+    expect(done.body.logs).toContain("100%");
+    expect(await outputSeconds(done.body.output)).toBeCloseTo(3, 0);
+    expect(server.stats.submits).toBe(1);
+  });
+
+  it("POST /predictions is not idempotent: each call runs the model, with a generated id unless one is given", async () => {
+    const server = await cog();
+    const first = await call(server, "POST", "/predictions", input());
+    const second = await call(server, "POST", "/predictions", input());
+    expect(first.status).toBe(200);
+    expect(first.body.id).toMatch(/^pred_[0-9a-f]+$/);
+    expect(second.body.id).not.toBe(first.body.id);
+    const named = await call(server, "POST", "/predictions", { ...input(), id: "abcd1234" }, ASYNC);
+    expect(named).toMatchObject({ status: 202, body: { id: "abcd1234", status: "starting" } });
+    expect(server.stats.submits).toBe(3);
+  });
+
+  it("drops input fields the model does not declare", async () => {
+    const server = await cog();
+    await call(server, "PUT", "/predictions/extra", { input: { prompt: "p", seed: 7, colour: "red" } });
+    expect(server.jobsFor("extra")[0]?.input).toEqual({ prompt: "p", seed: 7 });
+  });
+
+  it("describes itself at GET / and GET /openapi.json", async () => {
+    const server = await cog();
+    const root = await call(server, "GET", "/");
+    expect(root.body).toMatchObject({
+      healthcheck_url: "/health-check",
+      predictions_idempotent_url: "/predictions/{prediction_id}",
+      predictions_cancel_url: "/predictions/{prediction_id}/cancel",
+    });
+    const openapi = await call(server, "GET", "/openapi.json");
+    expect(openapi.body.components.schemas.Input.required).toEqual(["prompt"]);
+  });
+
+  it("has no authentication: the token is empty and an Authorization header changes nothing", async () => {
+    const server = await cog();
+    expect(server.token).toBe("");
+    const done = await call(server, "PUT", "/predictions/any-auth", input(), {
+      authorization: "Bearer wrong",
+    });
+    expect(done.body.status).toBe("succeeded");
+  });
+});
+
+describe("idempotent PUT", () => {
+  it("a PUT of an id in flight reattaches: 202 with the current state, sync or async, whatever the input", async () => {
+    const server = await cog({ knobs: { latencyMs: 2_000 } });
+    expect((await call(server, "PUT", "/predictions/same", input("first"), ASYNC)).status).toBe(202);
+    await eventually(() => server.jobsFor("same")[0]?.logs.includes("0/4"));
+
+    const sync = await call(server, "PUT", "/predictions/same", input("first"));
+    expect(sync.status).toBe(202);
+    expect(sync.body).toMatchObject({ id: "same", status: "processing", input: { prompt: "first" } });
+    expect(sync.body.logs).toContain("0/4");
+    const other = await call(server, "PUT", "/predictions/same", input("second"), ASYNC);
+    expect(other).toMatchObject({ status: 202, body: { input: { prompt: "first" } } });
+    expect(server.stats).toMatchObject({ submits: 1, statusCalls: 2 });
+  });
+
+  it("a retried sync PUT does not start a second prediction; the first request still gets the result", async () => {
+    const server = await cog({ knobs: { latencyMs: 400 } });
+    const first = call(server, "PUT", "/predictions/retry", input());
+    await eventually(() => server.stats.submits === 1);
+    const retry = await call(server, "PUT", "/predictions/retry", input());
+    expect(retry.status).toBe(202);
+    expect((await first).body.status).toBe("succeeded");
+    expect(server.stats.submits).toBe(1);
+  });
+
+  it("forgets a prediction once it ended: the same PUT runs the model again", async () => {
+    const server = await cog();
+    expect((await call(server, "PUT", "/predictions/again", input())).body.status).toBe("succeeded");
+    expect((await call(server, "PUT", "/predictions/again", input())).body.status).toBe("succeeded");
+    expect(server.jobsFor("again")).toHaveLength(2);
+    expect(server.stats.statusCalls).toBe(0);
+  });
+
+  it("has no GET of a prediction (405), and a body id unlike the URL's is 422", async () => {
+    const server = await cog();
+    const get = await call(server, "GET", "/predictions/abc");
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("PUT");
+    const mismatch = await call(server, "PUT", "/predictions/abc", { ...input(), id: "xyz" });
+    expect(mismatch.status).toBe(422);
+    expect(mismatch.body.detail[0]).toMatchObject({ loc: ["body", "id"], type: "value_error" });
+    expect(server.stats.submits).toBe(0);
+  });
+});
+
+describe("readiness and slots", () => {
+  it.each<[CogHealth, object]>([
+    ["READY", { setup: { status: "succeeded" } }],
+    ["STARTING", { setup: { status: "starting" } }],
+    ["SETUP_FAILED", { setup: { status: "failed", logs: expect.stringContaining("Traceback") } }],
+    ["DEFUNCT", { setup: { status: "succeeded" } }],
+    ["UNHEALTHY", { user_healthcheck_error: expect.any(String) }],
+  ])("GET /health-check reports %s", async (health, extra) => {
+    const server = await cog({ knobs: { health } });
+    const answer = await call(server, "GET", "/health-check");
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ status: health, version: { coglet: expect.any(String) }, ...extra });
+  });
+
+  it("reports BUSY while every slot is in use", async () => {
+    const server = await cog({ knobs: { latencyMs: 2_000, slots: 2 } });
+    await call(server, "PUT", "/predictions/a", input(), ASYNC);
+    expect((await call(server, "GET", "/health-check")).body.status).toBe("READY");
+    await call(server, "PUT", "/predictions/b", input(), ASYNC);
+    expect((await call(server, "GET", "/health-check")).body.status).toBe("BUSY");
+    expect(server.stats.healthChecks).toBe(2);
+  });
+
+  it.each<CogHealth>(["STARTING", "SETUP_FAILED", "DEFUNCT"])(
+    "refuses predictions with 503 while %s",
+    async (health) => {
+      const server = await cog({ knobs: { health } });
+      const answer = await call(server, "PUT", "/predictions/x", input(), ASYNC);
+      expect(answer).toMatchObject({ status: 503, body: { error: "Predictor not ready", status: "failed" } });
+      expect(server.stats.submits).toBe(0);
+    },
+  );
+
+  it("accepts predictions while UNHEALTHY (the user healthcheck does not gate predictions)", async () => {
+    const server = await cog({ knobs: { health: "UNHEALTHY" } });
+    expect((await call(server, "PUT", "/predictions/u", input())).body.status).toBe("succeeded");
+  });
+
+  it("setupMs: STARTING at first, READY once setup ran", async () => {
+    const server = await cog({ setupMs: 100 });
+    expect((await call(server, "GET", "/health-check")).body.status).toBe("STARTING");
+    await eventually(async () => (await call(server, "GET", "/health-check")).body.status === "READY");
+    expect((await call(server, "PUT", "/predictions/s", input())).body.status).toBe("succeeded");
+  });
+
+  it("slots: a prediction beyond them gets 409; raising them admits it", async () => {
+    const server = await cog({ knobs: { latencyMs: 2_000 } });
+    expect((await call(server, "PUT", "/predictions/one", input(), ASYNC)).status).toBe(202);
+    const busy = await call(server, "PUT", "/predictions/two", input(), ASYNC);
+    expect(busy).toMatchObject({
+      status: 409,
+      body: { error: expect.stringContaining("capacity"), status: "failed" },
+    });
+    expect(server.stats).toMatchObject({ submits: 1, conflicts: 1 });
+    server.knobs.slots = 2;
+    expect((await call(server, "PUT", "/predictions/two", input(), ASYNC)).status).toBe(202);
+  });
+});
+
+describe("cancel", () => {
+  it("cancels a prediction still starting", async () => {
+    const server = await cog({ knobs: { queueMs: 300 } });
+    const hook = await receiver();
+    await call(server, "PUT", "/predictions/c1", { ...input(), webhook: hook.url }, ASYNC);
+    const cancelled = await call(server, "POST", "/predictions/c1/cancel");
+    expect(cancelled).toMatchObject({ status: 200, body: {} });
+    expect(server.jobsFor("c1")[0]).toMatchObject({
+      status: "canceled",
+      cancelled: true,
+      cancelledIn: "starting",
+    });
+    const last = await eventually(() => hook.deliveries.find((d) => d.body.status === "canceled"));
+    expect(last.body.id).toBe("c1");
+    expect(server.stats.cancels).toBe(1);
+  });
+
+  it("cancels a prediction while the model runs; the slot is free again", async () => {
+    const server = await cog({ knobs: { latencyMs: 2_000 } });
+    await call(server, "PUT", "/predictions/c2", input(), ASYNC);
+    await eventually(() => server.jobsFor("c2")[0]?.status === "processing");
+    expect((await call(server, "POST", "/predictions/c2/cancel")).status).toBe(200);
+    expect(server.jobsFor("c2")[0]).toMatchObject({
+      status: "canceled",
+      cancelledIn: "processing",
+      output: null,
+    });
+    expect((await call(server, "GET", "/health-check")).body.status).toBe("READY");
+  });
+
+  it("cancels a sync prediction: its waiting request answers 200 canceled", async () => {
+    const server = await cog({ knobs: { latencyMs: 2_000 } });
+    const waiting = call(server, "PUT", "/predictions/c3", input());
+    await eventually(() => server.stats.submits === 1);
+    expect((await call(server, "POST", "/predictions/c3/cancel")).status).toBe(200);
+    expect(await waiting).toMatchObject({ status: 200, body: { id: "c3", status: "canceled" } });
+  });
+
+  it("answers 404 for a prediction that ended or was never made", async () => {
+    const server = await cog();
+    await call(server, "PUT", "/predictions/c4", input());
+    expect((await call(server, "POST", "/predictions/c4/cancel")).status).toBe(404);
+    expect((await call(server, "POST", "/predictions/nope/cancel")).status).toBe(404);
+    expect(server.stats.cancels).toBe(0);
+  });
+
+  it("cancelLatencyMs: the prediction stays in flight until the model stops", async () => {
+    const server = await cog({ knobs: { latencyMs: 2_000, cancelLatencyMs: 100 } });
+    await call(server, "PUT", "/predictions/c5", input(), ASYNC);
+    expect((await call(server, "POST", "/predictions/c5/cancel")).status).toBe(200);
+    expect((await call(server, "PUT", "/predictions/c5", input(), ASYNC)).status).toBe(202);
+    expect((await call(server, "POST", "/predictions/c5/cancel")).status).toBe(200);
+    await eventually(() => server.jobsFor("c5")[0]?.status === "canceled");
+    expect(server.stats.submits).toBe(1);
+  });
+
+  it.each([
+    ["coglet", "canceled"],
+    ["python", "succeeded"],
+  ] as const)("a sync client that disconnects: %s ends the prediction %s", async (flavor, status) => {
+    const server = await cog({ knobs: { flavor, latencyMs: 300 } });
+    const abort = new AbortController();
+    const waiting = call(server, "PUT", "/predictions/gone", input(), {}, abort.signal).catch(
+      (error) => error,
+    );
+    await eventually(() => server.stats.submits === 1);
+    abort.abort();
+    expect(await waiting).toBeInstanceOf(Error);
+    await eventually(() => server.jobsFor("gone")[0]?.status === status);
+  });
+});
+
+describe("failures and faults", () => {
+  it("failNext: the model raises; sync answers 200 failed, webhooks carry the traceback", async () => {
+    const server = await cog({ knobs: { failNext: 2, failMessage: "out of memory" } });
+    const sync = await call(server, "PUT", "/predictions/f1", input());
+    expect(sync).toMatchObject({ status: 200, body: { id: "f1", status: "failed", error: "out of memory" } });
+    const hook = await receiver();
+    await call(server, "PUT", "/predictions/f2", { ...input(), webhook: hook.url }, ASYNC);
+    const failed = await eventually(() => hook.deliveries.find((d) => d.body.status === "failed"));
+    expect(failed.body.error).toBe("out of memory");
+    expect(failed.body.logs).toContain("Traceback (most recent call last)");
+    expect((await call(server, "PUT", "/predictions/f3", input())).body.status).toBe("succeeded");
+    expect(server.jobsFor("f2")[0]?.status).toBe("failed");
+  });
+
+  it("answers 422 naming the field for invalid input, and runs nothing", async () => {
+    const server = await cog();
+    const missing = await call(server, "PUT", "/predictions/v1", { input: { seed: 1 } });
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail).toEqual([
+      { loc: ["body", "input", "prompt"], msg: "Field required", type: "value_error.missing" },
+    ]);
+    const mistyped = await call(server, "PUT", "/predictions/v1", { input: { prompt: 5 } });
+    expect(mistyped.body.detail[0]).toMatchObject({ loc: ["body", "input", "prompt"], type: "value_error" });
+    const filter = await call(server, "PUT", "/predictions/v1", {
+      ...input(),
+      webhook_events_filter: ["done"],
+    });
+    expect(filter.status).toBe(422);
+    expect(server.stats.submits).toBe(0);
+  });
+
+  it("rateLimitNext answers 429 with Retry-After for the chosen kind", async () => {
+    const server = await cog({
+      knobs: { latencyMs: 2_000, rateLimitNext: { submit: 1, status: 1 }, retryAfterSeconds: 2 },
+    });
+    const limited = await call(server, "PUT", "/predictions/r1", input(), ASYNC);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("2");
+    expect((await call(server, "PUT", "/predictions/r1", input(), ASYNC)).status).toBe(202);
+    expect((await call(server, "PUT", "/predictions/r1", input(), ASYNC)).status).toBe(429);
+    expect((await call(server, "PUT", "/predictions/r1", input(), ASYNC)).status).toBe(202);
+    expect(server.stats.submits).toBe(1);
+  });
+
+  it("serverErrorNext answers 5xx for the chosen kind", async () => {
+    const server = await cog({ knobs: { latencyMs: 2_000, serverErrorNext: { submit: 1, cancel: 1 } } });
+    const failed = await call(server, "PUT", "/predictions/e1", input(), ASYNC);
+    expect(failed).toMatchObject({ status: 500, body: "Internal Server Error" });
+    expect((await call(server, "PUT", "/predictions/e1", input(), ASYNC)).status).toBe(202);
+    expect((await call(server, "POST", "/predictions/e1/cancel")).status).toBe(500);
+    server.knobs.serverErrorStatus = 503;
+    server.knobs.serverErrorNext.cancel = 1;
+    expect((await call(server, "POST", "/predictions/e1/cancel")).status).toBe(503);
+    expect((await call(server, "POST", "/predictions/e1/cancel")).status).toBe(200);
+  });
+
+  it("hangStatus and hangHealth: no answer until cleared", async () => {
+    const server = await cog({ knobs: { latencyMs: 2_000, hangStatus: true, hangHealth: true } });
+    await call(server, "PUT", "/predictions/h1", input(), ASYNC);
+    const timedOut = call(server, "PUT", "/predictions/h1", input(), ASYNC, AbortSignal.timeout(100));
+    await expect(timedOut).rejects.toThrow();
+    await expect(
+      call(server, "GET", "/health-check", undefined, {}, AbortSignal.timeout(50)),
+    ).rejects.toThrow();
+    const waiting = call(server, "PUT", "/predictions/h1", input(), ASYNC);
+    const health = call(server, "GET", "/health-check");
+    await eventually(() => server.stats.statusCalls === 2 && server.stats.healthChecks === 2);
+    server.knobs.hangStatus = false;
+    server.knobs.hangHealth = false;
+    expect((await waiting).status).toBe(202);
+    expect((await health).body.status).toBe("BUSY");
+  });
+
+  it.each(["url", "data"] as const)(
+    "malformedOutput (%s): the output claims to be an MP4 but is not",
+    async (outputAs) => {
+      const server = await cog({ knobs: { outputAs, malformedOutput: true } });
+      const done = await call(server, "PUT", "/predictions/m1", input());
+      expect(done.body.status).toBe("succeeded");
+      const bytes = await outputBytes(done.body.output);
+      expect(bytes.subarray(4, 8).toString("latin1")).not.toBe("ftyp");
+      const file = join(dir, `${randomUUID()}.mp4`);
+      await writeFile(file, bytes);
+      await expect(probeDuration(file, { timeoutMs: 15_000 })).rejects.toThrow();
+    },
+  );
+
+  it("webhook_events_filter limits the events; a failed terminal webhook is retried", async () => {
+    const server = await cog({ knobs: { webhookIntervalMs: 0, webhookRetryBaseMs: 5 } });
+    const hook = await receiver([500]);
+    const body = { ...input(), webhook: hook.url, webhook_events_filter: ["completed"] };
+    await call(server, "PUT", "/predictions/w1", body, ASYNC);
+    await eventually(() => server.stats.webhooks[1]?.answer);
+    expect(hook.deliveries.map((d) => d.body.status)).toEqual(["succeeded", "succeeded"]);
+    expect(server.stats.webhooks.map((w) => [w.event, w.attempt, w.answer])).toEqual([
+      ["completed", 1, 500],
+      ["completed", 2, 200],
+    ]);
+  });
+
+  it("refuses a streamed response (406): the model does not declare streaming output", async () => {
+    const server = await cog();
+    const answer = await call(server, "PUT", "/predictions/sse", input(), { accept: "text/event-stream" });
+    expect(answer.status).toBe(406);
+    expect(server.stats.submits).toBe(0);
+  });
+});
+
+describe("python flavor (Cog ≤ 0.16)", () => {
+  it("answers the full prediction: 202 processing, 200 with timestamps, reattach with the state", async () => {
+    const server = await cog({ knobs: { flavor: "python", latencyMs: 300 } });
+    const created = await call(server, "PUT", "/predictions/p1", input(), ASYNC);
+    expect(created.status).toBe(202);
+    expect(created.body).toMatchObject({
+      id: "p1",
+      status: "processing",
+      input: { prompt: "a slow dolly shot" },
+      output: null,
+      error: null,
+      logs: "",
+      completed_at: null,
+      started_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/),
+    });
+    expect((await call(server, "PUT", "/predictions/p1", input())).body).toMatchObject({
+      id: "p1",
+      status: "processing",
+    });
+    const sync = await call(server, "PUT", "/predictions/p2", input());
+    expect(sync.status).toBe(409);
+    expect(sync.body).toEqual({ detail: "Already running a prediction" });
+    await eventually(() => server.jobsFor("p1")[0]?.status === "succeeded");
+    const done = await call(server, "PUT", "/predictions/p2", input());
+    expect(done.body).toMatchObject({
+      status: "succeeded",
+      completed_at: expect.any(String),
+      metrics: { predict_time: expect.any(Number) },
+    });
+    expect(await outputSeconds(done.body.output)).toBeCloseTo(2, 0);
+  });
+
+  it("validates before reattaching; an id-less POST answers id null", async () => {
+    const server = await cog({ knobs: { flavor: "python", latencyMs: 2_000 } });
+    await call(server, "PUT", "/predictions/p3", input(), ASYNC);
+    expect((await call(server, "PUT", "/predictions/p3", { input: {} })).status).toBe(422);
+    expect((await call(server, "PUT", "/predictions/p3")).status).toBe(422);
+    server.knobs.slots = 2;
+    const anonymous = await call(server, "POST", "/predictions", input(), ASYNC);
+    expect(anonymous.body.id).toBeNull();
+    expect(server.stats.submits).toBe(2);
+  });
+
+  it("STARTING is 409, SETUP_FAILED a bare 500; health-check has no version", async () => {
+    const server = await cog({ knobs: { flavor: "python", health: "STARTING" } });
+    expect((await call(server, "GET", "/health-check")).body).toEqual({ status: "STARTING", setup: {} });
+    expect((await call(server, "PUT", "/predictions/p4", input())).status).toBe(409);
+    server.knobs.health = "SETUP_FAILED";
+    expect(await call(server, "PUT", "/predictions/p4", input())).toMatchObject({
+      status: 500,
+      body: "Internal Server Error",
+    });
+    expect((await call(server, "GET", "/health-check")).body).toMatchObject({
+      status: "SETUP_FAILED",
+      setup: { status: "failed" },
+    });
+    expect(server.stats.submits).toBe(0);
+  });
+});

@@ -1,0 +1,784 @@
+/**
+ * A local Cog model container HTTP API (the server `cog` images run on port 5000) for adapter
+ * tests, written from Cog's public documentation and source:
+ * - docs/http.md in replicate/cog ("HTTP API"): POST /predictions and idempotent
+ *   PUT /predictions/{id}, `Prefer: respond-async` → 202, sync → 200 with the result, cancel
+ *   (200, 404 when unknown), GET /health-check statuses, 409 when every slot is busy, webhooks
+ *   with `webhook_events_filter` and the 500 ms throttle, outputs as data URLs by default, and
+ *   "Polling for prediction status is not currently supported" (there is no GET of a prediction).
+ * - crates/coglet/src/transport/http/routes.rs, supervisor.rs, prediction.rs, webhook.rs,
+ *   input_validation.rs and health.rs (coglet, the server of Cog ≥ 0.17): a PUT of an id still in
+ *   flight answers 202 with its current state whatever `Prefer` says; finished predictions are
+ *   forgotten (a PUT of their id starts a new one); 503 `{error, status: "failed"}` until setup
+ *   succeeded; 409 `{error: "At capacity - all prediction slots busy"}`; a sync request whose
+ *   client disconnects is cancelled; 422 `{detail: [{loc, msg, type}]}` for bad input (unknown
+ *   input fields are dropped); terminal webhooks retried on 429/5xx with 100 ms · 2^n backoff.
+ * - python/cog/server/http.py, runner.py and schema.py (the FastAPI server of Cog ≤ 0.16), modelled
+ *   by `flavor: "python"`: the full PredictionResponse in every answer (202 in status
+ *   `processing`), 409 `{detail: "Already running a prediction"}` (also while setup runs),
+ *   health-check without `version`, no cancel on client disconnect.
+ * Cog has no authentication; `token` is empty and any Authorization header is ignored.
+ * `rateLimitNext` (429) is not Cog's own behaviour but a fronting proxy's; Cog's own back-pressure
+ * is the 409 of `slots`.
+ */
+import { readFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { testVideo } from "./video.js";
+
+export type CogFlavor = "coglet" | "python";
+/** The health a container reports; BUSY is derived from `slots`. */
+export type CogHealth = "STARTING" | "READY" | "SETUP_FAILED" | "DEFUNCT" | "UNHEALTHY";
+export type CogStatus = "starting" | "processing" | "succeeded" | "failed" | "canceled";
+export type CogRequestKind = "submit" | "status" | "cancel";
+export type CogWebhookEvent = "start" | "output" | "logs" | "completed";
+
+export interface CogKnobs {
+  flavor: CogFlavor;
+  health: CogHealth;
+  /** Predictions that may run at once (`concurrency.max`); one more gets 409. */
+  slots: number;
+  /** Time a prediction spends before the model runs (input download, slot hand-off). */
+  queueMs: number;
+  /** Time the model runs, logging tqdm-style progress along the way. */
+  latencyMs: number;
+  progressSteps: number;
+  /** The next N predictions created fail with `failMessage` (the model raised). */
+  failNext: number;
+  failMessage: string;
+  /** Time from an accepted cancel to the prediction ending `canceled`. */
+  cancelLatencyMs: number;
+  /** The next N requests of each kind answer 429 with `Retry-After: retryAfterSeconds`. */
+  rateLimitNext: Partial<Record<CogRequestKind, number>>;
+  retryAfterSeconds: number;
+  /** The next N requests of each kind answer `serverErrorStatus` "Internal Server Error". */
+  serverErrorNext: Partial<Record<CogRequestKind, number>>;
+  serverErrorStatus: number;
+  /** A PUT that reattaches to a prediction in flight gets no answer until this is cleared. */
+  hangStatus: boolean;
+  /** GET /health-check gets no answer until this is cleared. */
+  hangHealth: boolean;
+  /** The output claims to be an MP4 but is not one. */
+  malformedOutput: boolean;
+  outputSeconds: number;
+  /** "data": base64 `data:` URL (Cog's default); "url": uploaded and served by this server. */
+  outputAs: "url" | "data";
+  /** Non-terminal webhooks closer together than this are dropped (Cog: 500 ms). */
+  webhookIntervalMs: number;
+  /** Terminal webhook retry backoff base and count (Cog: 100 ms, 12). */
+  webhookRetryBaseMs: number;
+  webhookMaxRetries: number;
+}
+
+export interface CogJob {
+  /** The prediction id as answered (null for an id-less POST on the python server). */
+  readonly id: string | null;
+  readonly input: Record<string, unknown>;
+  readonly via: "PUT" | "POST";
+  readonly async: boolean;
+  readonly webhook: string | null;
+  status: CogStatus;
+  /** A cancel was accepted, and the status the prediction had when it arrived. */
+  cancelled: boolean;
+  cancelledIn: CogStatus | null;
+  error: string | null;
+  output: string | null;
+  logs: string;
+}
+
+export interface CogWebhookCall {
+  id: string | null;
+  event: CogWebhookEvent;
+  attempt: number;
+  status: CogStatus;
+  /** The receiver's HTTP status, "error" when it could not be reached, null while in flight. */
+  answer: number | "error" | null;
+}
+
+export interface CogStats {
+  /** Predictions created: exactly the model runs started. */
+  submits: number;
+  /** PUTs answered with the state of a prediction in flight. */
+  statusCalls: number;
+  healthChecks: number;
+  /** Cancels answered 200. */
+  cancels: number;
+  /** Creations refused because no slot was free (409). */
+  conflicts: number;
+  jobs: CogJob[];
+  webhooks: CogWebhookCall[];
+}
+
+export interface CogServer {
+  url: string;
+  /** Cog has no credential: always empty. */
+  token: string;
+  knobs: CogKnobs;
+  stats: CogStats;
+  /** Every prediction created with this id, oldest first (ids are reused once forgotten). */
+  jobsFor(id: string): CogJob[];
+  close(): Promise<void>;
+}
+
+export interface CogInputField {
+  type: "string" | "integer" | "number" | "boolean" | "array" | "object";
+  enum?: unknown[];
+}
+
+export interface CogServerOptions {
+  knobs?: Partial<CogKnobs>;
+  /** When set, the container reports STARTING for this long, then READY. */
+  setupMs?: number;
+  /** The model's `Input` (the `predict()` arguments). */
+  input?: { properties: Record<string, CogInputField>; required: string[] };
+}
+
+const DEFAULT_KNOBS: CogKnobs = {
+  flavor: "coglet",
+  health: "READY",
+  slots: 1,
+  queueMs: 0,
+  latencyMs: 100,
+  progressSteps: 4,
+  failNext: 0,
+  failMessage: "CUDA out of memory. Tried to allocate 2.00 GiB",
+  cancelLatencyMs: 0,
+  rateLimitNext: {},
+  retryAfterSeconds: 1,
+  serverErrorNext: {},
+  serverErrorStatus: 500,
+  hangStatus: false,
+  hangHealth: false,
+  malformedOutput: false,
+  outputSeconds: 2,
+  outputAs: "data",
+  webhookIntervalMs: 500,
+  webhookRetryBaseMs: 100,
+  webhookMaxRetries: 12,
+};
+
+const DEFAULT_INPUT: NonNullable<CogServerOptions["input"]> = {
+  properties: {
+    prompt: { type: "string" },
+    image: { type: "string" },
+    video: { type: "string" },
+    audio: { type: "string" },
+    duration: { type: "number" },
+    seed: { type: "integer" },
+  },
+  required: ["prompt"],
+};
+
+const WEBHOOK_EVENTS: CogWebhookEvent[] = ["start", "output", "logs", "completed"];
+const NOT_A_VIDEO = Buffer.from("<!doctype html><title>Error</title><p>upload failed</p>\n");
+const COGLET_VERSION = "0.17.0";
+
+interface Prediction {
+  key: string;
+  job: CogJob;
+  createdAt: string | null;
+  startedAt: Date;
+  completedAt: Date | null;
+  output: string | null;
+  willFail: boolean;
+  webhook: { url: string; events: Set<string>; lastSentAt: number } | null;
+  timers: NodeJS.Timeout[];
+  ended: Promise<void>;
+  end: () => void;
+}
+
+/** Python's datetime ISO form, as Cog's JSON encoder writes it. */
+const pyTime = (d: Date | null) => (d ? d.toISOString().replace("Z", "000+00:00") : null);
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  if (res.headersSent || res.destroyed) return;
+  const text = body === undefined ? "" : typeof body === "string" ? body : JSON.stringify(body);
+  const type = typeof body === "string" ? "text/plain; charset=utf-8" : "application/json";
+  const typed = body === undefined ? {} : { "content-type": type };
+  res.writeHead(status, { ...typed, "content-length": Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+/** One tqdm line, as a model's progress bar lands in Cog's `logs`. */
+function progressLine(step: number, steps: number): string {
+  const pct = String(Math.round((100 * step) / steps)).padStart(3);
+  const bar = "█".repeat(Math.round((10 * step) / steps)).padEnd(10);
+  return `${pct}%|${bar}| ${step}/${steps} [00:0${step}<00:0${steps - step}, 1.00it/s]\n`;
+}
+
+const detail = (loc: (string | number)[], msg: string, type: string) => ({ loc, msg, type });
+
+/** Starts a Cog prediction server on 127.0.0.1 with a random port. */
+export async function startCogServer(options: CogServerOptions = {}): Promise<CogServer> {
+  const knobs: CogKnobs = { ...DEFAULT_KNOBS, ...options.knobs };
+  knobs.rateLimitNext = { ...knobs.rateLimitNext };
+  knobs.serverErrorNext = { ...knobs.serverErrorNext };
+  const schema = options.input ?? DEFAULT_INPUT;
+  const stats: CogStats = {
+    submits: 0,
+    statusCalls: 0,
+    healthChecks: 0,
+    cancels: 0,
+    conflicts: 0,
+    jobs: [],
+    webhooks: [],
+  };
+  await testVideo(knobs.outputSeconds);
+
+  const inFlight = new Map<string, Prediction>();
+  const uploads = new Map<string, { path: string } | { bytes: Buffer }>();
+  const webhookAborts = new AbortController();
+  const serverTimers = new Set<NodeJS.Timeout>();
+  const setupStartedAt = new Date();
+  let setupDoneAt: Date | null = new Date();
+  let closed = false;
+  let sequence = 0;
+
+  const later = (fn: () => void, ms: number) => {
+    const timer = setTimeout(() => {
+      serverTimers.delete(timer);
+      fn();
+    }, ms);
+    serverTimers.add(timer);
+    return timer;
+  };
+  const sleep = (ms: number) => new Promise<void>((resolve) => later(resolve, ms));
+
+  if (options.setupMs && options.setupMs > 0) {
+    knobs.health = "STARTING";
+    setupDoneAt = null;
+    later(() => {
+      setupDoneAt = new Date();
+      if (knobs.health === "STARTING") knobs.health = "READY";
+    }, options.setupMs);
+  }
+
+  const take = (counter: Partial<Record<CogRequestKind, number>>, kind: CogRequestKind) => {
+    const left = counter[kind] ?? 0;
+    if (left <= 0) return false;
+    counter[kind] = left - 1;
+    return true;
+  };
+  /** Proxy-style refusals shared by every prediction route; true when the request was answered. */
+  const refused = (res: ServerResponse, kind: CogRequestKind) => {
+    if (take(knobs.serverErrorNext, kind)) {
+      send(res, knobs.serverErrorStatus, "Internal Server Error");
+      return true;
+    }
+    if (take(knobs.rateLimitNext, kind)) {
+      send(res, 429, { detail: "Too Many Requests" }, { "retry-after": String(knobs.retryAfterSeconds) });
+      return true;
+    }
+    return false;
+  };
+
+  // --- Prediction bodies -------------------------------------------------------------------
+
+  const metrics = (p: Prediction) =>
+    p.completedAt ? { predict_time: (p.completedAt.getTime() - p.startedAt.getTime()) / 1000 } : {};
+
+  /** The python server's PredictionResponse, every field present. */
+  const fullBody = (p: Prediction) => ({
+    input: p.job.input,
+    output: p.output,
+    id: p.job.id,
+    version: null,
+    created_at: p.createdAt,
+    started_at: pyTime(p.startedAt),
+    completed_at: pyTime(p.completedAt),
+    logs: p.job.logs,
+    error: p.job.error,
+    status: p.job.status,
+    metrics: p.job.status === "succeeded" ? metrics(p) : null,
+  });
+
+  /** coglet's state snapshot (webhooks; with `input` for a reattaching PUT). */
+  const snapshot = (p: Prediction, withInput: boolean) => ({
+    id: p.job.id,
+    status: p.job.status,
+    ...(withInput ? { input: p.job.input } : {}),
+    logs: p.job.logs,
+    ...(p.output !== null ? { output: p.output } : {}),
+    ...(p.job.error !== null ? { error: p.job.error } : {}),
+    metrics: metrics(p),
+  });
+
+  /** coglet's answer to a sync request once the prediction ended. */
+  const syncBody = (p: Prediction) => {
+    const base = { id: p.job.id, logs: p.job.status === "succeeded" ? p.job.logs : "", status: p.job.status };
+    if (p.job.status === "succeeded") return { ...base, output: p.output, metrics: metrics(p) };
+    if (p.job.status === "failed") return { ...base, error: p.job.error, metrics: metrics(p) };
+    return { ...base, metrics: metrics(p) };
+  };
+
+  // --- Webhooks ------------------------------------------------------------------------------
+
+  const postWebhook = async (
+    p: Prediction,
+    event: CogWebhookEvent,
+    body: unknown,
+    attempt: number,
+  ): Promise<number | "error"> => {
+    const call: CogWebhookCall = { id: p.job.id, event, attempt, status: p.job.status, answer: null };
+    stats.webhooks.push(call);
+    try {
+      const answer = await fetch(p.webhook?.url ?? "", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "user-agent": knobs.flavor === "coglet" ? `coglet/${COGLET_VERSION}` : "cog-worker/0.16.0",
+        },
+        body: JSON.stringify(body),
+        signal: webhookAborts.signal,
+      });
+      await answer.arrayBuffer();
+      call.answer = answer.status;
+      return answer.status;
+    } catch {
+      call.answer = "error";
+      return "error";
+    }
+  };
+
+  const webhook = (p: Prediction, event: CogWebhookEvent) => {
+    if (!p.webhook?.events.has(event) || closed) return;
+    const body = knobs.flavor === "python" ? fullBody(p) : snapshot(p, false);
+    if (event !== "completed") {
+      if (Date.now() - p.webhook.lastSentAt < knobs.webhookIntervalMs) return;
+      p.webhook.lastSentAt = Date.now();
+      void postWebhook(p, event, body, 1);
+      return;
+    }
+    void (async () => {
+      for (let attempt = 1; !closed; attempt++) {
+        const answer = await postWebhook(p, event, body, attempt);
+        const retryable = answer === "error" || [429, 500, 502, 503, 504].includes(answer);
+        if (!retryable || attempt > knobs.webhookMaxRetries) return;
+        await sleep(knobs.webhookRetryBaseMs * 2 ** Math.min(attempt, 10));
+      }
+    })();
+  };
+
+  // --- The model -----------------------------------------------------------------------------
+
+  const finish = (
+    p: Prediction,
+    status: "succeeded" | "failed" | "canceled",
+    error: string | null = null,
+  ) => {
+    if (p.completedAt) return;
+    for (const timer of p.timers) clearTimeout(timer);
+    p.job.status = status;
+    p.job.error = error;
+    p.completedAt = new Date();
+    if (inFlight.get(p.key) === p) inFlight.delete(p.key);
+    webhook(p, "completed");
+    p.end();
+  };
+
+  const makeOutput = async (): Promise<string> => {
+    const seq = ++sequence;
+    const bytes = knobs.malformedOutput ? NOT_A_VIDEO : null;
+    const path = await testVideo(knobs.outputSeconds);
+    if (knobs.outputAs === "data") {
+      return `data:video/mp4;base64,${(bytes ?? (await readFile(path))).toString("base64")}`;
+    }
+    uploads.set(String(seq), bytes ? { bytes } : { path });
+    return `${base}/uploads/${seq}/output.mp4`;
+  };
+
+  const run = (p: Prediction) => {
+    const { latencyMs, progressSteps: steps } = knobs;
+    p.timers.push(
+      later(() => {
+        if (p.completedAt) return;
+        p.job.status = "processing";
+        if (knobs.flavor === "coglet") webhook(p, "start");
+        for (let step = 0; step <= steps; step++) {
+          p.timers.push(
+            later(
+              () => {
+                if (p.completedAt) return;
+                p.job.logs += progressLine(step, steps);
+                webhook(p, "logs");
+                if (step < steps) return;
+                if (p.willFail) {
+                  p.job.logs += `Traceback (most recent call last):\n  File "/src/predict.py", line 48, in predict\n    video = self.pipe(prompt)\ntorch.OutOfMemoryError: ${knobs.failMessage}\n`;
+                  finish(p, "failed", knobs.failMessage);
+                  return;
+                }
+                void makeOutput().then((output) => {
+                  if (p.completedAt) return;
+                  p.output = output;
+                  p.job.output = output;
+                  finish(p, "succeeded");
+                });
+              },
+              (latencyMs * step) / steps,
+            ),
+          );
+        }
+      }, knobs.queueMs),
+    );
+  };
+
+  const cancel = (p: Prediction) => {
+    p.job.cancelled = true;
+    p.job.cancelledIn = p.job.status;
+    if (knobs.cancelLatencyMs <= 0) finish(p, "canceled");
+    else later(() => finish(p, "canceled"), knobs.cancelLatencyMs);
+  };
+
+  // --- Requests ------------------------------------------------------------------------------
+
+  type Parsed = { ok: true; body: Record<string, unknown> } | { ok: false; status: number; body: unknown };
+
+  const parse = async (req: IncomingMessage, bodyRequired: boolean): Promise<Parsed> => {
+    const text = await readBody(req);
+    const python = knobs.flavor === "python";
+    if (text.trim() === "") {
+      if (python && bodyRequired) {
+        return { ok: false, status: 422, body: { detail: [detail(["body"], "Field required", "missing")] } };
+      }
+      return { ok: true, body: {} };
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (error) {
+      if (!python) {
+        return { ok: false, status: 400, body: `Failed to parse the request body as JSON: ${String(error)}` };
+      }
+      return {
+        ok: false,
+        status: 422,
+        body: { detail: [detail(["body", 0], "JSON decode error", "json_invalid")] },
+      };
+    }
+    const problems: ReturnType<typeof detail>[] = [];
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      problems.push(detail(["body"], "Input should be a valid dictionary", "dict_type"));
+    } else {
+      const b = body as Record<string, unknown>;
+      if (b.id !== undefined && b.id !== null && typeof b.id !== "string") {
+        problems.push(detail(["body", "id"], "Input should be a valid string", "string_type"));
+      }
+      if (b.webhook !== undefined && b.webhook !== null && typeof b.webhook !== "string") {
+        problems.push(detail(["body", "webhook"], "Input should be a valid URL", "url_type"));
+      }
+      const filter = b.webhook_events_filter;
+      if (filter !== undefined && filter !== null) {
+        const events = Array.isArray(filter) ? filter : [filter];
+        events.forEach((e, i) => {
+          if (!WEBHOOK_EVENTS.includes(e as CogWebhookEvent)) {
+            problems.push(
+              detail(
+                ["body", "webhook_events_filter", i],
+                "Input should be 'start', 'output', 'logs' or 'completed'",
+                "enum",
+              ),
+            );
+          }
+        });
+      }
+    }
+    if (problems.length > 0) {
+      if (!python) {
+        const msg = `Failed to deserialize the JSON body into the target type: ${problems[0]?.loc.join(".")}`;
+        return { ok: false, status: 422, body: msg };
+      }
+      return { ok: false, status: 422, body: { detail: problems } };
+    }
+    return { ok: true, body: body as Record<string, unknown> };
+  };
+
+  /** The model's Input: unknown fields dropped, missing and mistyped ones reported pydantic-style. */
+  const validate = (
+    given: unknown,
+  ): { input: Record<string, unknown>; problems: ReturnType<typeof detail>[] } => {
+    const raw = given ?? {};
+    if (typeof raw !== "object" || Array.isArray(raw)) {
+      return {
+        input: {},
+        problems: [detail(["body", "input"], "Input should be a valid dictionary", "dict_type")],
+      };
+    }
+    const input: Record<string, unknown> = {};
+    const problems: ReturnType<typeof detail>[] = [];
+    for (const [name, field] of Object.entries(schema.properties)) {
+      const value = (raw as Record<string, unknown>)[name];
+      if (value === undefined) continue;
+      input[name] = value;
+      const ok =
+        field.type === "integer"
+          ? Number.isInteger(value)
+          : field.type === "array"
+            ? Array.isArray(value)
+            : field.type === "object"
+              ? typeof value === "object" && value !== null && !Array.isArray(value)
+              : typeof value === field.type;
+      if (!ok)
+        problems.push(
+          detail(
+            ["body", "input", name],
+            `${JSON.stringify(value)} is not of type "${field.type}"`,
+            "value_error",
+          ),
+        );
+      else if (field.enum && !field.enum.includes(value)) {
+        problems.push(
+          detail(
+            ["body", "input", name],
+            `${JSON.stringify(value)} is not one of ${JSON.stringify(field.enum)}`,
+            "value_error",
+          ),
+        );
+      }
+    }
+    for (const name of schema.required) {
+      if (input[name] === undefined)
+        problems.push(detail(["body", "input", name], "Field required", "value_error.missing"));
+    }
+    return { input, problems };
+  };
+
+  /** Refuses a new prediction the container cannot take; true when the request was answered. */
+  const unavailable = (res: ServerResponse) => {
+    const python = knobs.flavor === "python";
+    const busyBody = python
+      ? { detail: "Already running a prediction" }
+      : { error: "At capacity - all prediction slots busy", status: "failed" };
+    if (knobs.health === "STARTING" && python) {
+      send(res, 409, busyBody);
+      return true;
+    }
+    if (knobs.health === "STARTING" || knobs.health === "SETUP_FAILED" || knobs.health === "DEFUNCT") {
+      if (python) send(res, 500, "Internal Server Error");
+      else send(res, 503, { error: "Predictor not ready", status: "failed" });
+      return true;
+    }
+    if (inFlight.size >= knobs.slots) {
+      stats.conflicts++;
+      send(res, 409, busyBody);
+      return true;
+    }
+    return false;
+  };
+
+  const create = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    via: "PUT" | "POST",
+    pathId: string | null,
+  ) => {
+    const kind: CogRequestKind = pathId !== null && inFlight.has(pathId) ? "status" : "submit";
+    if (refused(res, kind)) return;
+    const parsed = await parse(req, via === "PUT");
+    if (!parsed.ok) return send(res, parsed.status, parsed.body);
+    const body = parsed.body;
+    const python = knobs.flavor === "python";
+    const respondAsync = req.headers.prefer === "respond-async";
+
+    if (!python && (req.headers.accept ?? "").includes("text/event-stream")) {
+      return send(res, 406, { detail: "This model does not support streaming output" });
+    }
+    const { input, problems } = validate(body.input);
+    if (python && problems.length > 0) return send(res, 422, { detail: problems });
+    if (pathId !== null && typeof body.id === "string" && body.id !== pathId) {
+      return send(res, 422, {
+        detail: [
+          detail(["body", "id"], "prediction ID must match the ID supplied in the URL", "value_error"),
+        ],
+      });
+    }
+    const existing = pathId !== null ? inFlight.get(pathId) : undefined;
+    if (existing) {
+      stats.statusCalls++;
+      while (knobs.hangStatus && !closed && !res.destroyed) await sleep(5);
+      return send(res, 202, python ? fullBody(existing) : snapshot(existing, true));
+    }
+    if (problems.length > 0) return send(res, 422, { detail: problems });
+    if (unavailable(res)) return;
+
+    const generated = `pred_${(BigInt(Date.now()) * 1_000_000n + BigInt(++sequence)).toString(16)}`;
+    const id = pathId ?? (typeof body.id === "string" ? body.id : python ? null : generated);
+    const key = id ?? `anonymous-${++sequence}`;
+    const events = Array.isArray(body.webhook_events_filter)
+      ? new Set(body.webhook_events_filter as string[])
+      : new Set<string>(WEBHOOK_EVENTS);
+    const job: CogJob = {
+      id,
+      input,
+      via,
+      async: respondAsync,
+      webhook: typeof body.webhook === "string" ? body.webhook : null,
+      status: python ? "processing" : "starting",
+      cancelled: false,
+      cancelledIn: null,
+      error: null,
+      output: null,
+      logs: "",
+    };
+    let end = () => {};
+    const ended = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    const p: Prediction = {
+      key,
+      job,
+      createdAt: typeof body.created_at === "string" ? body.created_at : null,
+      startedAt: new Date(),
+      completedAt: null,
+      output: null,
+      willFail: knobs.failNext > 0,
+      webhook: job.webhook ? { url: job.webhook, events, lastSentAt: 0 } : null,
+      timers: [],
+      ended,
+      end,
+    };
+    if (p.willFail) knobs.failNext--;
+    stats.submits++;
+    stats.jobs.push(job);
+    inFlight.set(key, p);
+    if (python) webhook(p, "start");
+    run(p);
+
+    if (respondAsync) return send(res, 202, python ? fullBody(p) : { id, status: "starting" });
+    if (!python) {
+      res.on("close", () => {
+        if (!res.writableFinished && !p.completedAt) cancel(p);
+      });
+    }
+    await p.ended;
+    send(res, 200, python ? fullBody(p) : syncBody(p));
+  };
+
+  const health = async (res: ServerResponse) => {
+    stats.healthChecks++;
+    while (knobs.hangHealth && !closed && !res.destroyed) await sleep(5);
+    const busy = knobs.health === "READY" && inFlight.size >= knobs.slots;
+    const status = busy ? "BUSY" : knobs.health;
+    const python = knobs.flavor === "python";
+    const setup =
+      knobs.health === "STARTING"
+        ? python
+          ? {}
+          : { started_at: pyTime(setupStartedAt), status: "starting" }
+        : {
+            started_at: pyTime(setupStartedAt),
+            completed_at: pyTime(setupDoneAt ?? setupStartedAt),
+            status: knobs.health === "SETUP_FAILED" ? "failed" : "succeeded",
+            logs:
+              knobs.health === "SETUP_FAILED"
+                ? 'Traceback (most recent call last):\n  File "/src/predict.py", line 12, in setup\nRuntimeError: weights not found\n'
+                : "",
+          };
+    if (python) return send(res, 200, { status, setup });
+    send(res, 200, {
+      status,
+      setup,
+      version: { coglet: COGLET_VERSION, cog: COGLET_VERSION, python: "3.12.8" },
+      ...(knobs.health === "UNHEALTHY" ? { user_healthcheck_error: "healthcheck returned False" } : {}),
+    });
+  };
+
+  const notFound = (res: ServerResponse) =>
+    knobs.flavor === "python" ? send(res, 404, { detail: "Not Found" }) : send(res, 404, undefined);
+  const notAllowed = (res: ServerResponse, allow: string) =>
+    knobs.flavor === "python"
+      ? send(res, 405, { detail: "Method Not Allowed" }, { allow })
+      : send(res, 405, undefined, { allow });
+
+  const route = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? "/", base).pathname;
+    const method = req.method ?? "GET";
+    const segments = path.split("/").filter(Boolean).map(decodeURIComponent);
+    const [first, second, third] = segments;
+
+    if (path === "/health-check") return method === "GET" ? health(res) : notAllowed(res, "GET");
+    if (path === "/") {
+      return send(res, 200, {
+        cog_version: COGLET_VERSION,
+        docs_url: "/docs",
+        openapi_url: "/openapi.json",
+        shutdown_url: "/shutdown",
+        healthcheck_url: "/health-check",
+        predictions_url: "/predictions",
+        predictions_idempotent_url: "/predictions/{prediction_id}",
+        predictions_cancel_url: "/predictions/{prediction_id}/cancel",
+      });
+    }
+    if (path === "/openapi.json") {
+      return send(res, 200, {
+        openapi: "3.0.2",
+        info: { title: "Cog", version: "0.1.0" },
+        paths: {},
+        components: {
+          schemas: {
+            Input: {
+              type: "object",
+              title: "Input",
+              properties: schema.properties,
+              required: schema.required,
+            },
+            Output: { type: "string", format: "uri", title: "Output" },
+          },
+        },
+      });
+    }
+    if (first === "uploads" && segments.length === 3 && (method === "GET" || method === "HEAD")) {
+      const upload = uploads.get(second ?? "");
+      if (!upload) return notFound(res);
+      const bytes = "bytes" in upload ? upload.bytes : await readFile(upload.path);
+      res.writeHead(200, { "content-type": "video/mp4", "content-length": bytes.length });
+      return res.end(method === "HEAD" ? undefined : bytes);
+    }
+    if (first !== "predictions") return notFound(res);
+    if (segments.length === 1)
+      return method === "POST" ? create(req, res, "POST", null) : notAllowed(res, "POST");
+    if (segments.length === 2)
+      return method === "PUT" ? create(req, res, "PUT", second ?? "") : notAllowed(res, "PUT");
+    if (segments.length === 3 && third === "cancel") {
+      if (method !== "POST") return notAllowed(res, "POST");
+      if (refused(res, "cancel")) return;
+      const p = [...inFlight.values()].find((candidate) => candidate.job.id === second);
+      if (!p) return send(res, 404, {});
+      stats.cancels++;
+      if (!p.job.cancelled) cancel(p);
+      return send(res, 200, {});
+    }
+    return notFound(res);
+  };
+
+  const server = createServer((req, res) => {
+    route(req, res).catch((error: unknown) => send(res, 500, `Internal Server Error: ${String(error)}`));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url: base,
+    token: "",
+    knobs,
+    stats,
+    jobsFor: (id) => stats.jobs.filter((job) => job.id === id),
+    async close() {
+      closed = true;
+      webhookAborts.abort();
+      for (const timer of serverTimers) clearTimeout(timer);
+      serverTimers.clear();
+      for (const p of inFlight.values()) p.end();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
