@@ -5,7 +5,7 @@
 import type { ModelSlug } from "@refvid/core";
 import type { Store } from "@refvid/store";
 import type { Logger } from "pino";
-import type { Clock } from "./clock.js";
+import type { Clock, Scheduler } from "./clock.js";
 import type { Config } from "./config.js";
 import type { BlobStore } from "./files/blob-store.js";
 import type { FileUrlSigner } from "./files/signed-urls.js";
@@ -16,6 +16,8 @@ export interface AppDeps {
   config: Config;
   store: Store;
   clock: Clock;
+  /** Every timer of the loops, the worker and sync waits; tests pass a ManualClock. */
+  scheduler: Scheduler;
   logger: Logger;
   blobs: BlobStore;
   signer: FileUrlSigner;

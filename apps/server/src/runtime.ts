@@ -12,7 +12,7 @@ import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
 import type { ListenHealth, Store } from "@refvid/store";
 import pino, { type Logger } from "pino";
 import { createApp } from "./app.js";
-import { type Clock, systemClock } from "./clock.js";
+import { type Clock, type Scheduler, systemClock, systemScheduler } from "./clock.js";
 import type { Config } from "./config.js";
 import type { AppDeps } from "./deps.js";
 import { LocalBlobStore } from "./files/blob-store.js";
@@ -32,6 +32,8 @@ import { Worker } from "./worker/worker.js";
 export interface StartOptions {
   logger?: Logger;
   clock?: Clock;
+  /** Timers of the loops, the worker and sync waits (tests pass a ManualClock as both). */
+  scheduler?: Scheduler;
   store?: Store;
   onResponseMismatch?: (error: Error) => void;
   /** Providers to use instead of the configured ones, by model (tests). */
@@ -66,6 +68,7 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
     config,
     store: options.store ?? (await openStore(config.store)),
     clock: options.clock ?? systemClock,
+    scheduler: options.scheduler ?? systemScheduler,
     logger,
     blobs: new LocalBlobStore(join(dataDir, "files")),
     signer: new FileUrlSigner(signingSecret, config.publicUrl, config.fileUrlTtlSeconds),
@@ -93,8 +96,7 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
             deps.events.runQueued();
             break;
           case "ended":
-            deps.events.cancelRequested(event.runId); // a local worker still on it stops
-            deps.events.runEnded(event.runId);
+            deps.events.runEndedElsewhere(event.runId);
             break;
           case "subscription":
             listen = event.state;
@@ -144,8 +146,7 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
         shutdown.abort();
         const stopped = new Promise<void>((done) => server.close(() => done()));
         server.closeIdleConnections();
-        sweeper.stop();
-        retention.stop();
+        await Promise.all([sweeper.stop(), retention.stop()]);
         await worker.stop(5_000);
         await dispatcher.stop();
         server.closeAllConnections();

@@ -4,8 +4,8 @@
  * must be `400 invalid_request` naming the offending field by its dotted path, must never be a
  * 500, and must neither create a run nor reserve money. The price preview validates the same way.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Tenant, type TestRefvid, useTestRefvid } from "./harness.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type Tenant, useTestRefvid } from "./harness.js";
 
 type Json = Record<string, unknown>;
 

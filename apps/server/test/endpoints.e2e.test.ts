@@ -11,7 +11,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { type RunningRefvid, startRefvid } from "../src/runtime.js";
-import { eventually, type RawResponse, rawRequest, type Tenant, useTestRefvid } from "./harness.js";
+import { eventually, rawRequest, type Tenant, useTestRefvid } from "./harness.js";
 
 const A = "lab-a/model-a/reference-to-video" as const;
 const B = "lab-b/model-b/reference-to-video" as const;

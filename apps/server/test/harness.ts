@@ -83,7 +83,7 @@ export async function rawRequest(
  */
 export function useTestRefvid(
   env: Record<string, string> = {},
-  options: Pick<StartOptions, "providers"> = {},
+  options: Pick<StartOptions, "providers" | "clock" | "scheduler"> = {},
 ): TestRefvid {
   let running: TestRefvid | undefined;
   beforeAll(async () => {
@@ -104,7 +104,7 @@ export function useTestRefvid(
 /** Starts refvid with test-friendly defaults; `env` overrides any variable. */
 export async function startTestRefvid(
   env: Record<string, string> = {},
-  options: Pick<StartOptions, "providers"> = {},
+  options: Pick<StartOptions, "providers" | "clock" | "scheduler"> = {},
 ): Promise<TestRefvid> {
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), "refvid-e2e-"));

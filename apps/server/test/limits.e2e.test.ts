@@ -12,7 +12,7 @@ import {
   RateLimitError,
   type RefvidClient,
 } from "@refvid/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   eventually,
   type RawResponse,

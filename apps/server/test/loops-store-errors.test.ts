@@ -7,12 +7,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { runErrors } from "@refvid/core";
 import { MemoryStore, type Store, type StoreConnectionLost } from "@refvid/store";
 import { makeTenant, newRun } from "@refvid/store/testing";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import type { AppDeps } from "../src/deps.js";
+import { ManualClock } from "../src/manual-clock.js";
 import { buildDeps } from "../src/runtime.js";
 import { WebhookDispatcher } from "../src/webhooks/dispatcher.js";
 import { Sweeper } from "../src/worker/sweeper.js";
@@ -62,7 +64,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setup(env: Record<string, string> = {}) {
+/** `clock`: a ManualClock for all time (the sweeper's and the dispatcher's tests); real time otherwise. */
+async function setup(env: Record<string, string> = {}, clock?: ManualClock) {
   const dataDir = await mkdtemp(join(tmpdir(), "refvid-blips-"));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
   const logs: { level: number; msg: string }[] = [];
@@ -84,11 +87,16 @@ async function setup(env: Record<string, string> = {}) {
     REFVID_WEBHOOK_RETRY_DELAYS_MS: "0,100",
     ...env,
   });
-  const deps: AppDeps = await buildDeps(config, { store: faulty.store, logger });
+  const deps: AppDeps = await buildDeps(config, {
+    store: faulty.store,
+    logger,
+    ...(clock ? { clock, scheduler: clock } : {}),
+  });
   const tenant = await makeTenant(deps.store, { balance: 100_000_000 });
   const admit = async (webhookUrl?: string) => {
-    const run = newRun(tenant, { createdAt: new Date(), ...(webhookUrl ? { webhookUrl } : {}) });
-    await deps.store.admitRun({ run: { ...run, input: { ...run.input, duration: "4s" } }, now: new Date() });
+    const now = deps.clock.now();
+    const run = newRun(tenant, { createdAt: now, ...(webhookUrl ? { webhookUrl } : {}) });
+    await deps.store.admitRun({ run: { ...run, input: { ...run.input, duration: "4s" } }, now });
     return run.id;
   };
   const runOf = (id: string) => deps.store.getRun(tenant.organizationId, id);
@@ -101,7 +109,7 @@ async function setup(env: Record<string, string> = {}) {
       timeoutMs,
       `run ${id} to end`,
     );
-  return { deps, fail: faulty.fail, logs, admit, ended };
+  return { deps, fail: faulty.fail, logs, admit, ended, runOf };
 }
 
 function startWorker(deps: AppDeps) {
@@ -143,13 +151,17 @@ describe("the worker", () => {
 
 describe("the sweeper", () => {
   it("logs a failed sweep and times the run out on a later one", async () => {
-    const { deps, fail, logs, admit, ended } = await setup({ REFVID_RUN_TIMEOUT_MS: "1000" });
+    const clock = new ManualClock();
+    const { deps, fail, logs, admit, runOf } = await setup({ REFVID_RUN_TIMEOUT_MS: "1000" }, clock);
     const sweeper = new Sweeper(deps, { intervalMs: 50 });
     fail("findOverdueRuns", 3);
     const id = await admit();
     sweeper.start();
     cleanups.push(() => sweeper.stop());
-    expect(await ended(id)).toMatchObject({ status: "timeout" });
+    await clock.advance(150); // three sweeps, each failing
+    expect(logs.filter((l) => l.msg === "sweep failed")).toHaveLength(3);
+    await clock.advance(1000);
+    expect(await runOf(id)).toMatchObject({ status: "timeout" });
     expect(logs.filter((l) => l.msg === "sweep failed")).toHaveLength(3);
   });
 });
@@ -158,13 +170,22 @@ describe("the webhook dispatcher", () => {
   it("logs failed claims and delivers on a later tick", async () => {
     const receiver = await startReceiver();
     cleanups.push(() => receiver.close());
-    const { deps, fail, logs, admit, ended } = await setup();
-    startWorker(deps);
-    await ended(await admit(`${receiver.url}/hook`));
+    const clock = new ManualClock();
+    const { deps, fail, logs, admit } = await setup({}, clock);
+    const runId = await admit(`${receiver.url}/hook`);
+    await deps.store.completeRun({
+      runId,
+      outcome: { status: "failed", error: runErrors.providerError("the model refused") },
+      now: clock.now(),
+    });
     fail("claimWebhookDeliveries", 2);
     const dispatcher = new WebhookDispatcher(deps, { pollMs: 50 });
     dispatcher.start();
     cleanups.push(() => dispatcher.stop());
+    await clock.advance(100); // two polls, each failing to claim
+    expect(logs.filter((l) => l.msg === "webhook dispatch failed")).toHaveLength(2);
+    expect(receiver.requests).toHaveLength(0);
+    await clock.advance(50);
     await receiver.waitFor(1, 5000);
     expect(logs.filter((l) => l.msg === "webhook dispatch failed")).toHaveLength(2);
   });

@@ -143,7 +143,7 @@ describe("two API and two worker processes on one database", () => {
     const t = await tenant(1, 10);
     const receiver = await startReceiver();
     try {
-      const ids = [];
+      const ids: string[] = [];
       for (let i = 0; i < 12; i++) {
         const res = await submit(api[i % 2] as RefvidProcess, t.keys[0] as string, {
           input: input(`hook ${i} [simulate:delay=50]`),
@@ -153,7 +153,20 @@ describe("two API and two worker processes on one database", () => {
         ids.push(res.body.run_id as string);
       }
       await receiver.waitFor(12, 30_000);
-      await new Promise((resolve) => setTimeout(resolve, 1500)); // room for a duplicate to show up
+      // Each event was recorded delivered at its first attempt. A delivered row is never claimed
+      // again, and a claimed one is leased to its dispatcher, so no duplicate can still come.
+      const deliveries = await eventually(
+        async () => {
+          const { rows } = await db.query(
+            "select state, attempts from webhook_deliveries where run_id = any($1::text[])",
+            [ids],
+          );
+          return rows.length === 12 && rows.every((r) => r.state === "delivered") ? rows : undefined;
+        },
+        10_000,
+        "every delivery to be recorded",
+      );
+      expect(deliveries.map((r) => r.attempts)).toEqual(Array(12).fill(1));
       const webhookIds = receiver.requests.map((r) => r.headers["webhook-id"]);
       expect(webhookIds).toHaveLength(12);
       expect(new Set(webhookIds).size).toBe(12);

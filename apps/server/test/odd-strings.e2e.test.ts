@@ -6,7 +6,7 @@
  * store and again on Postgres (`npm run test:postgres`); the fuzz test covers PGlite too.
  */
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { type Tenant, useTestRefvid } from "./harness.js";
 
 const NUL = "\u0000";

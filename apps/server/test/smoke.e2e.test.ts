@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestRefvid, useTestRefvid } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { useTestRefvid } from "./harness.js";
 
 const t = useTestRefvid();
 

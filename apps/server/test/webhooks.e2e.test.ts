@@ -7,6 +7,7 @@
 import type { ServerResponse } from "node:http";
 import { type Run, verifyWebhook, type WebhookEvent, WebhookVerificationError } from "@refvid/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../src/manual-clock.js";
 import {
   eventually,
   type ReceivedRequest,
@@ -21,6 +22,8 @@ const MODEL_D = "lab-d/model-d/reference-to-video" as const;
 const RETRY_DELAYS_MS = [0, 200, 200];
 /** The dispatcher polls its outbox every 500 ms, so a retry may come that much after it is due. */
 const DISPATCH_SLACK_MS = 1000;
+/** The timeout server's REFVID_RUN_TIMEOUT_MS, reached by moving its clock. */
+const RUN_TIMEOUT_MS = 60_000;
 
 const input = (prompt = "a lighthouse at dusk") => ({
   prompt: `[simulate:delay=0] ${prompt}`,
@@ -29,7 +32,8 @@ const input = (prompt = "a lighthouse at dusk") => ({
 });
 
 let t: TestRefvid; // default test configuration
-let timeoutServer: TestRefvid; // REFVID_RUN_TIMEOUT_MS=500
+let timeoutServer: TestRefvid; // REFVID_RUN_TIMEOUT_MS=60000 on a ManualClock
+const timeoutClock = new ManualClock();
 let slowHookServer: TestRefvid; // REFVID_WEBHOOK_TIMEOUT_MS=300
 let strictServer: TestRefvid; // REFVID_ALLOW_LOCAL_URLS=false
 const servers: TestRefvid[] = [];
@@ -39,7 +43,10 @@ const timers = new Set<NodeJS.Timeout>();
 beforeAll(async () => {
   [t, timeoutServer, slowHookServer, strictServer] = await Promise.all([
     startTestRefvid(),
-    startTestRefvid({ REFVID_RUN_TIMEOUT_MS: "500" }),
+    startTestRefvid(
+      { REFVID_RUN_TIMEOUT_MS: String(RUN_TIMEOUT_MS) },
+      { clock: timeoutClock, scheduler: timeoutClock },
+    ),
     startTestRefvid({ REFVID_WEBHOOK_TIMEOUT_MS: "300" }),
     startTestRefvid({ REFVID_ALLOW_LOCAL_URLS: "false" }),
   ]);
@@ -61,10 +68,19 @@ async function receiver(
   return r;
 }
 
-/** Holds for `ms` and then checks that nothing more arrived: the only way to show an absence. */
-async function noMoreRequests(r: Receiver, count: number, ms: number): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, ms));
-  expect(r.requests).toHaveLength(count);
+/**
+ * Waits until the run's delivery is `state` and returns it. A delivered or given-up delivery is
+ * never sent again, so the receiver's count at that point is final.
+ */
+function settledDelivery(server: TestRefvid, runId: string, state: "delivered" | "failed") {
+  return eventually(
+    async () => {
+      const [delivery] = await server.refvid.deps.store.listWebhookDeliveries(runId);
+      return delivery?.state === state ? delivery : undefined;
+    },
+    10_000,
+    `the delivery to be ${state}`,
+  );
 }
 
 const header = (request: ReceivedRequest, name: string): string => {
@@ -142,10 +158,9 @@ describe("a succeeded run with webhook_url", () => {
     ).toThrow(WebhookVerificationError);
 
     // Exactly one delivery: nothing follows a 200.
-    await noMoreRequests(hooks, 1, DISPATCH_SLACK_MS);
-    const deliveries = await t.refvid.deps.store.listWebhookDeliveries(submitted.run_id);
-    expect(deliveries).toHaveLength(1);
-    expect(deliveries[0]).toMatchObject({ state: "delivered", attempts: 1 });
+    expect(await settledDelivery(t, submitted.run_id, "delivered")).toMatchObject({ attempts: 1 });
+    expect(await t.refvid.deps.store.listWebhookDeliveries(submitted.run_id)).toHaveLength(1);
+    expect(hooks.requests).toHaveLength(1);
   });
 
   it("sends no webhook when webhook_url was not given", async () => {
@@ -158,8 +173,8 @@ describe("a succeeded run with webhook_url", () => {
       tenant.client.waitForRun(loud.run_id, { pollIntervalMs: 50 }),
     ]);
     expect(ended.status).toBe("succeeded");
-    await hooks.waitFor(1);
-    await noMoreRequests(hooks, 1, DISPATCH_SLACK_MS);
+    await settledDelivery(t, loud.run_id, "delivered");
+    expect(hooks.requests).toHaveLength(1);
     expect(JSON.parse(hooks.requests[0]?.body ?? "{}").data.run_id).toBe(loud.run_id);
     expect(await t.refvid.deps.store.listWebhookDeliveries(silent.run_id)).toEqual([]);
   });
@@ -208,13 +223,19 @@ describe("events of the other terminal states", () => {
   it("a timed-out run sends run.timeout", async () => {
     const tenant = await timeoutServer.tenant();
     const { secret } = await tenant.client.getWebhookSecret();
-    const delivery = await eventFor((url) =>
-      tenant.client.submit(
+    const delivery = await eventFor(async (url) => {
+      const run = await tenant.client.submit(
         MODEL_D,
         { ...input(), prompt: "[simulate:delay=20000] long" },
         { webhookUrl: url },
-      ),
-    );
+      );
+      await eventually(
+        async () => ((await tenant.client.getRun(run.run_id)).status === "processing" ? true : undefined),
+        5000,
+        "the run to be processing",
+      );
+      await timeoutClock.advance(RUN_TIMEOUT_MS);
+    });
     const event = verifyWebhook(delivery.body, delivery.headers, secret);
     expect(event.type).toBe("run.timeout");
     expect(event.data.status).toBe("timeout");
@@ -245,9 +266,8 @@ describe("retries", () => {
       expect(gap).toBeGreaterThanOrEqual(scheduled - 10);
       expect(gap).toBeLessThan(scheduled + DISPATCH_SLACK_MS);
     }
-    await noMoreRequests(hooks, 3, DISPATCH_SLACK_MS);
-    const [delivery] = await t.refvid.deps.store.listWebhookDeliveries(run.run_id);
-    expect(delivery).toMatchObject({ state: "delivered", attempts: 3 });
+    expect(await settledDelivery(t, run.run_id, "delivered")).toMatchObject({ attempts: 3 });
+    expect(hooks.requests).toHaveLength(3);
   });
 
   it("stops once the schedule is used up", async () => {
@@ -257,11 +277,10 @@ describe("retries", () => {
     const tenant = await t.tenant();
     const run = await tenant.client.submit(MODEL_D, input(), { webhookUrl: hooks.url });
     // "0,200,200": the first attempt and two retries, then nothing more.
-    await hooks.waitFor(RETRY_DELAYS_MS.length);
-    await noMoreRequests(hooks, RETRY_DELAYS_MS.length, 2 * DISPATCH_SLACK_MS);
-    const [delivery] = await t.refvid.deps.store.listWebhookDeliveries(run.run_id);
-    expect(delivery).toMatchObject({ state: "failed", attempts: RETRY_DELAYS_MS.length });
-    expect(delivery?.lastError).toContain("500");
+    const delivery = await settledDelivery(t, run.run_id, "failed");
+    expect(delivery).toMatchObject({ attempts: RETRY_DELAYS_MS.length });
+    expect(delivery.lastError).toContain("500");
+    expect(hooks.requests).toHaveLength(RETRY_DELAYS_MS.length);
   });
 
   it("never follows a redirect, and retries it", async () => {
@@ -274,17 +293,9 @@ describe("retries", () => {
     await hooks.waitFor(RETRY_DELAYS_MS.length);
     const ids = new Set(hooks.requests.map((r) => header(r, "webhook-id")));
     expect(ids.size).toBe(1);
-    await eventually(
-      async () => {
-        const [d] = await t.refvid.deps.store.listWebhookDeliveries(run.run_id);
-        return d?.state === "failed" ? d : undefined;
-      },
-      5000,
-      "the delivery to be given up",
-    );
+    const delivery = await settledDelivery(t, run.run_id, "failed");
     expect(target.requests).toEqual([]);
-    const [delivery] = await t.refvid.deps.store.listWebhookDeliveries(run.run_id);
-    expect(delivery?.lastError).toMatch(/redirect/);
+    expect(delivery.lastError).toMatch(/redirect/);
   });
 
   it("abandons an attempt the receiver does not answer in time, and retries", async () => {

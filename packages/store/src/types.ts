@@ -5,12 +5,12 @@
  *
  * Times are passed in (`now`), never read from a clock here, so tests control them.
  */
-import type { components } from "@refvid/api-types";
 import type {
   AdmissionDecision,
   Micros,
   ModelSlug,
   RateDecision,
+  RunError,
   RunStatus,
   Tier,
   TopUpDecision,
@@ -67,7 +67,8 @@ export interface RunOutputFile {
   durationSeconds: number;
 }
 
-export type RunErrorRecord = components["schemas"]["RunError"];
+/** Why a run did not succeed: core's closed set of run errors, as stored. */
+export type RunErrorRecord = RunError;
 
 export interface RunRecord {
   id: string;

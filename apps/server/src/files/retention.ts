@@ -3,23 +3,34 @@
  * and a download answers `404 file_not_found`, which says outputs are kept for a limited time.
  */
 import type { AppDeps } from "../deps.js";
+import { PeriodicTask } from "../periodic-task.js";
 
 export class RetentionSweep {
-  private timer: NodeJS.Timeout | undefined;
+  private readonly task: PeriodicTask;
 
   constructor(
     private readonly deps: AppDeps,
-    private readonly intervalMs = 10 * 60_000,
-  ) {}
-
-  start(): void {
-    void this.sweep();
-    this.timer = setInterval(() => void this.sweep(), this.intervalMs);
-    this.timer.unref();
+    intervalMs = 10 * 60_000,
+  ) {
+    this.task = new PeriodicTask({
+      intervalMs,
+      scheduler: deps.scheduler,
+      logger: deps.logger,
+      failureMessage: "file retention sweep failed",
+      step: async () => {
+        await this.sweep();
+      },
+    });
   }
 
-  stop(): void {
-    clearInterval(this.timer);
+  /** Sweeps now, then every interval. */
+  start(): void {
+    this.task.start({ immediately: true });
+  }
+
+  /** Stops sweeping; waits for a sweep in progress. */
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   async sweep(): Promise<number> {

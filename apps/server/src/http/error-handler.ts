@@ -10,9 +10,6 @@ import {
   formatUsd,
   InsufficientBalanceError,
   InvalidRequestError,
-  isModelSlug,
-  MODELS,
-  type ModelSlug,
   RateLimitError,
   RefvidError,
 } from "@refvid/core";

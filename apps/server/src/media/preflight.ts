@@ -7,15 +7,17 @@
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { MODELS, type NormalizedRequest, type ReferenceKind } from "@refvid/core";
+import { MODELS, type NormalizedRequest, type ReferenceKind, RunFailure } from "@refvid/core";
 import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
 import { probeDuration } from "./ffmpeg.js";
 import type { LocalReference } from "./local-reference.js";
-import { type MediaFormat, matchesAllowed, sniffFormat } from "./sniff.js";
+import { matchesAllowed, sniffFormat } from "./sniff.js";
 
-export class InvalidReferenceMedia extends Error {
-  readonly type = "invalid_reference_media";
-  readonly code = 422;
+/** A reference broke the model's limits; the run ends `failed` with type `invalid_reference_media`. */
+export class InvalidReferenceMedia extends RunFailure {
+  constructor(message: string) {
+    super("invalid_reference_media", message);
+  }
 }
 
 export interface PreflightOptions {

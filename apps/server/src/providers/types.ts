@@ -2,7 +2,7 @@
  * The Provider port: turns one normalized request into one video file.
  * Which provider serves which model is configuration.
  */
-import type { NormalizedRequest } from "@refvid/core";
+import { type NormalizedRequest, RunFailure } from "@refvid/core";
 import type { LocalReference } from "../media/local-reference.js";
 
 export interface ProviderJob {
@@ -36,7 +36,8 @@ export interface Provider {
 }
 
 /** The model could not make this video; the run ends `failed` with type `provider_error`. */
-export class ProviderError extends Error {
-  readonly type = "provider_error";
-  readonly code = 502;
+export class ProviderError extends RunFailure {
+  constructor(message: string) {
+    super("provider_error", message);
+  }
 }

@@ -27,8 +27,7 @@ export async function cancelRun(deps: AppDeps, caller: Caller, runId: string): P
         `Run ${runId} is ${result.run.status} and can no longer be cancelled.`,
       );
     case "completed":
-      deps.events.cancelRequested(runId);
-      deps.events.runEnded(runId);
+      deps.events.runEndedElsewhere(runId);
       return toApiRun(result.run, deps.signer, now);
   }
 }

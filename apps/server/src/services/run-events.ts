@@ -30,7 +30,17 @@ export class RunEvents {
     this.emitter.emit("queued");
   }
 
-  cancelRequested(runId: string): void {
+  /**
+   * The run was ended by someone other than the worker holding it (a cancel, the sweeper, another
+   * process): a local worker still on it stops, and its waiters and the loops wake.
+   */
+  runEndedElsewhere(runId: string): void {
+    this.cancelRequested(runId);
+    this.runEnded(runId);
+  }
+
+  /** Stops a local worker on the run; `runEndedElsewhere` is the usual way to say it. */
+  private cancelRequested(runId: string): void {
     this.emitter.emit(`cancel:${runId}`);
   }
 

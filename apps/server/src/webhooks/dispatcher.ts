@@ -9,13 +9,14 @@ import { signWebhook } from "@refvid/client";
 import type { WebhookDelivery } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
+import { PeriodicTask } from "../periodic-task.js";
 import { toApiRun } from "../services/run-view.js";
 
 /** A receiver's answer is read (and discarded) up to this size. */
 const RECEIVER_BODY_LIMIT = 1024 * 1024;
 
 export class WebhookDispatcher {
-  private timer: NodeJS.Timeout | undefined;
+  private readonly polling: PeriodicTask;
   private offEnded: () => void = () => {};
   private claiming = false;
   private stopped = false;
@@ -24,52 +25,62 @@ export class WebhookDispatcher {
   constructor(
     private readonly deps: AppDeps,
     private readonly options: { pollMs?: number; batch?: number } = {},
-  ) {}
-
-  start(): void {
-    this.offEnded = this.deps.events.on("ended", () => void this.tick());
-    this.timer = setInterval(() => void this.tick(), this.options.pollMs ?? 500);
+  ) {
+    this.polling = new PeriodicTask({
+      intervalMs: options.pollMs ?? 500,
+      scheduler: deps.scheduler,
+      logger: deps.logger,
+      failureMessage: "webhook dispatch failed",
+      step: async () => {
+        await this.claim();
+      },
+    });
   }
 
+  start(): void {
+    this.offEnded = this.deps.events.on("ended", () => void this.polling.trigger());
+    this.polling.start();
+  }
+
+  /** Stops claiming; waits for the deliveries in flight. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
     this.offEnded();
+    await this.polling.stop();
     await Promise.all(this.inFlight);
   }
 
-  /** Sends every due delivery once; exposed for tests that step the clock. */
-  /**
-   * Claims due deliveries up to the free slots and starts them; it does not wait for them, so a
-   * receiver that takes its full timeout holds up only its own delivery. Resolves once the claimed
-   * deliveries have been sent (tests await it).
-   */
+  /** Claims the due deliveries and resolves once they have been sent and recorded (tests step the clock with it). */
   async tick(): Promise<void> {
-    if (this.claiming || this.stopped) return;
+    await Promise.all(await this.claim());
+  }
+
+  /**
+   * Claims due deliveries up to the free slots and starts them without waiting for them, so a
+   * receiver that takes its full timeout holds up only its own delivery. Returns the sends.
+   */
+  private async claim(): Promise<Promise<void>[]> {
+    if (this.claiming || this.stopped) return [];
     const free = (this.options.batch ?? 20) - this.inFlight.size;
-    if (free <= 0) return;
+    if (free <= 0) return [];
     this.claiming = true;
-    let sends: Promise<void>[] = [];
     try {
       const { deps } = this;
       const leaseMs = deps.config.webhookTimeoutMs * 2 + 5000;
       const due = await deps.store.claimWebhookDeliveries({ now: deps.clock.now(), limit: free, leaseMs });
-      sends = due.map((delivery) => {
+      return due.map((delivery) => {
         const send = this.deliver(delivery)
           .catch((err) => this.deps.logger.error({ err, webhookId: delivery.id }, "webhook delivery failed"))
           .finally(() => {
             this.inFlight.delete(send);
-            if (due.length === free) void this.tick(); // a full batch: more may be waiting
+            if (due.length === free) void this.polling.trigger(); // a full batch: more may be waiting
           });
         this.inFlight.add(send);
         return send;
       });
-    } catch (err) {
-      this.deps.logger.error({ err }, "webhook dispatch failed");
     } finally {
       this.claiming = false;
     }
-    await Promise.all(sends);
   }
 
   private async deliver(delivery: WebhookDelivery): Promise<void> {

@@ -2,27 +2,33 @@
  * Ends runs whose time ran out while queued (no worker took them) and recovers runs whose worker
  * died (their lease expired): those go back to the queue, or fail after `maxAttempts` claims.
  */
-import type { RunOutcome } from "@refvid/store";
+import { type RunError, runErrors, statusOfRunError } from "@refvid/core";
 import type { AppDeps } from "../deps.js";
-import { timeoutError } from "./worker.js";
+import { PeriodicTask } from "../periodic-task.js";
 
 export class Sweeper {
-  private timer: NodeJS.Timeout | undefined;
+  private readonly task: PeriodicTask;
 
   constructor(
     private readonly deps: AppDeps,
     private readonly options: { intervalMs?: number; maxAttempts?: number } = {},
-  ) {}
-
-  start(): void {
-    this.timer = setInterval(
-      () => void this.sweep().catch((err) => this.deps.logger.error({ err }, "sweep failed")),
-      this.options.intervalMs ?? 1000,
-    );
+  ) {
+    this.task = new PeriodicTask({
+      intervalMs: options.intervalMs ?? 1000,
+      scheduler: deps.scheduler,
+      logger: deps.logger,
+      failureMessage: "sweep failed",
+      step: () => this.sweep(),
+    });
   }
 
-  stop(): void {
-    clearInterval(this.timer);
+  start(): void {
+    this.task.start();
+  }
+
+  /** Stops sweeping; waits for a sweep in progress. */
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   async sweep(): Promise<void> {
@@ -32,31 +38,24 @@ export class Sweeper {
       createdBefore: new Date(now.getTime() - deps.config.runTimeoutMs),
       limit: 100,
     });
-    for (const run of overdue)
-      await this.end(run.id, { status: "timeout", error: timeoutError(deps.config.runTimeoutMs) });
+    for (const run of overdue) await this.end(run.id, runErrors.timeout(deps.config.runTimeoutMs));
     const { requeued, exhausted } = await deps.store.requeueExpiredLeases({
       now,
       maxAttempts: this.options.maxAttempts ?? 3,
       limit: 100,
     });
     for (const run of exhausted) {
-      await this.end(run.id, {
-        status: "failed",
-        error: {
-          type: "internal_error",
-          code: 500,
-          message: "The run's worker stopped repeatedly; it was not charged.",
-        },
-      });
+      await this.end(run.id, runErrors.internal("The run's worker stopped repeatedly; it was not charged."));
     }
     if (requeued.length > 0) deps.events.runQueued();
   }
 
-  private async end(runId: string, outcome: RunOutcome) {
-    const result = await this.deps.store.completeRun({ runId, outcome, now: this.deps.clock.now() });
-    if (result.kind === "completed") {
-      this.deps.events.cancelRequested(runId); // stops a local worker still on it
-      this.deps.events.runEnded(runId);
-    }
+  private async end(runId: string, error: RunError) {
+    const result = await this.deps.store.completeRun({
+      runId,
+      outcome: { status: statusOfRunError(error.type), error },
+      now: this.deps.clock.now(),
+    });
+    if (result.kind === "completed") this.deps.events.runEndedElsewhere(runId);
   }
 }

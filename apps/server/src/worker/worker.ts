@@ -7,11 +7,22 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chargeFor, type ModelInput, normalizeInput } from "@refvid/core";
+import {
+  assertNever,
+  chargeFor,
+  type ModelInput,
+  normalizeInput,
+  type RunError,
+  RunFailure,
+  runErrors,
+  statusOfRunError,
+} from "@refvid/core";
 import type { CompleteResult, RunOutcome, RunRecord } from "@refvid/store";
+import { sleep } from "../clock.js";
 import type { AppDeps } from "../deps.js";
 import { newFileId } from "../ids.js";
-import { InvalidReferenceMedia, preflight } from "../media/preflight.js";
+import { preflight } from "../media/preflight.js";
+import { PeriodicTask } from "../periodic-task.js";
 import { ProviderError } from "../providers/types.js";
 import { isConnectionLost } from "../services/store-errors.js";
 
@@ -25,22 +36,23 @@ export interface WorkerOptions {
 /** Waits before each new try at ending a run while the store's connection is lost. */
 const COMPLETE_RETRY_DELAYS_MS = [100, 200, 400, 800, 1600];
 
-/** The abort reason of runs still in hand when the worker stops. */
-const SHUTDOWN = new Error("worker shutting down");
+/** Why the worker stopped a run before its provider finished: the abort reason of its signal. */
+type StopCause = "timeout" | "cancelled" | "lease_lost" | "shutdown";
 
-export const timeoutError = (ms: number) => ({
-  type: "timeout",
-  code: 504,
-  message: `The run did not finish within ${Math.round(ms / 1000)} s.`,
-});
+class RunStopped extends Error {
+  constructor(readonly why: StopCause) {
+    super(`run stopped: ${why.replace("_", " ")}`);
+  }
+}
+
+const stopCauseOf = (signal: AbortSignal): StopCause | null =>
+  signal.reason instanceof RunStopped ? signal.reason.why : null;
 
 export class Worker {
   private readonly active = new Map<string, AbortController>();
   private readonly leaseMs: number;
-  private readonly pollMs: number;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly polling: PeriodicTask;
   private stopped = false;
-  private polling = false;
   private offQueued: () => void = () => {};
   private readonly finished = new Set<Promise<void>>();
 
@@ -49,49 +61,53 @@ export class Worker {
     private readonly options: WorkerOptions,
   ) {
     this.leaseMs = options.leaseMs ?? 30_000;
-    this.pollMs = options.pollMs ?? 1000;
+    this.polling = new PeriodicTask({
+      intervalMs: options.pollMs ?? 1000,
+      scheduler: deps.scheduler,
+      logger: deps.logger,
+      failureMessage: "claiming runs failed",
+      step: () => this.claim(),
+    });
   }
 
   start(): void {
-    this.offQueued = this.deps.events.on("queued", () => void this.poll());
-    this.timer = setInterval(() => void this.poll(), this.pollMs);
-    void this.poll();
+    this.offQueued = this.deps.events.on("queued", () => void this.polling.trigger());
+    this.polling.start({ immediately: true });
   }
 
-  /** Stops claiming, aborts nothing: waits for the runs in hand up to `graceMs`, then aborts them. */
+  /**
+   * Stops claiming and waits up to `graceMs` for the runs in hand, then aborts them and leaves them
+   * to their leases: the sweeper puts them back in the queue.
+   */
   async stop(graceMs = 10_000): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
     this.offQueued();
+    await this.polling.stop();
     const all = Promise.all(this.finished);
-    const grace = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
-    await Promise.race([all, grace]);
-    for (const controller of this.active.values()) controller.abort(SHUTDOWN);
+    if (graceMs > 0) {
+      const graceOver = new AbortController();
+      await Promise.race([all, sleep(this.deps.scheduler, graceMs, graceOver.signal)]);
+      graceOver.abort();
+    }
+    for (const controller of this.active.values()) controller.abort(new RunStopped("shutdown"));
     await all;
   }
 
-  private async poll(): Promise<void> {
-    if (this.stopped || this.polling) return;
-    this.polling = true;
-    try {
-      while (!this.stopped) {
-        const free = this.options.concurrency - this.active.size;
-        if (free <= 0) return;
-        const runs = await this.deps.store.claimRuns({
-          workerId: this.options.workerId,
-          limit: free,
-          leaseMs: this.leaseMs,
-          now: this.deps.clock.now(),
-        });
-        if (runs.length === 0) return;
-        // Claimed while stopping: leave them; their leases expire and they return to the queue.
-        if (this.stopped) return;
-        for (const run of runs) this.track(run);
-      }
-    } catch (err) {
-      this.deps.logger.error({ err }, "claiming runs failed");
-    } finally {
-      this.polling = false;
+  /** Claims queued runs up to the free slots. */
+  private async claim(): Promise<void> {
+    while (!this.stopped) {
+      const free = this.options.concurrency - this.active.size;
+      if (free <= 0) return;
+      const runs = await this.deps.store.claimRuns({
+        workerId: this.options.workerId,
+        limit: free,
+        leaseMs: this.leaseMs,
+        now: this.deps.clock.now(),
+      });
+      if (runs.length === 0) return;
+      // Claimed while stopping: leave them; their leases expire and they return to the queue.
+      if (this.stopped) return;
+      for (const run of runs) this.track(run);
     }
   }
 
@@ -103,7 +119,7 @@ export class Worker {
       .finally(() => {
         this.active.delete(run.id);
         this.finished.delete(done);
-        void this.poll();
+        void this.polling.trigger();
       });
     this.finished.add(done);
   }
@@ -111,26 +127,33 @@ export class Worker {
   private async process(run: RunRecord, controller: AbortController): Promise<void> {
     const { deps } = this;
     const log = deps.logger.child({ runId: run.id });
+    const stop = (cause: StopCause) => {
+      if (!controller.signal.aborted) controller.abort(new RunStopped(cause));
+    };
     const deadline = run.createdAt.getTime() + deps.config.runTimeoutMs;
-    let timedOut = false;
-    const timer = setTimeout(
-      () => {
-        timedOut = true;
-        controller.abort(new Error("timeout"));
-      },
-      Math.max(0, deadline - deps.clock.now().getTime()),
+    const cancelTimeout = deps.scheduler.setTimeout(
+      () => stop("timeout"),
+      deadline - deps.clock.now().getTime(),
     );
-    const offCancel = deps.events.onCancelRequested(run.id, () => controller.abort(new Error("cancelled")));
-    const heartbeat = setInterval(async () => {
-      const lease = {
-        runId: run.id,
-        workerId: this.options.workerId,
-        leaseMs: this.leaseMs,
-        now: deps.clock.now(),
-      };
-      const mine = await deps.store.renewLease(lease).catch(() => true);
-      if (!mine) controller.abort(new Error("lease lost")); // cancelled, timed out or reclaimed elsewhere
-    }, this.leaseMs / 3);
+    const offCancel = deps.events.onCancelRequested(run.id, () => stop("cancelled"));
+    const heartbeat = new PeriodicTask({
+      intervalMs: this.leaseMs / 3,
+      scheduler: deps.scheduler,
+      logger: log,
+      failureMessage: "renewing the lease failed",
+      step: async () => {
+        const lease = {
+          runId: run.id,
+          workerId: this.options.workerId,
+          leaseMs: this.leaseMs,
+          now: deps.clock.now(),
+        };
+        // A failed renewal is tried again at the next beat; the lease outlasts two misses.
+        const mine = await deps.store.renewLease(lease).catch(() => true);
+        if (!mine) stop("lease_lost"); // cancelled, timed out or reclaimed elsewhere
+      },
+    });
+    heartbeat.start();
 
     let outcome: RunOutcome | null;
     let workDir: string | undefined;
@@ -138,11 +161,7 @@ export class Worker {
       workDir = await mkdtemp(join(tmpdir(), "refvid-run-"));
       outcome = await this.generate(run, workDir, controller.signal);
     } catch (err) {
-      outcome = outcomeOfError(err, {
-        timedOut,
-        signal: controller.signal,
-        timeoutMs: deps.config.runTimeoutMs,
-      });
+      outcome = outcomeOfError(err, stopCauseOf(controller.signal), deps.config.runTimeoutMs);
       if (
         outcome?.status === "failed" &&
         outcome.error.type === "internal_error" &&
@@ -151,9 +170,9 @@ export class Worker {
         log.error({ err }, "run failed unexpectedly");
       }
     } finally {
-      clearTimeout(timer);
-      clearInterval(heartbeat);
+      cancelTimeout();
       offCancel();
+      await heartbeat.stop();
       if (workDir) await rm(workDir, { recursive: true, force: true }).catch(() => {});
     }
     // Shutting down: leave the run; its lease expires and the sweeper puts it back in the queue.
@@ -198,7 +217,7 @@ export class Worker {
         const delay = COMPLETE_RETRY_DELAYS_MS[attempt];
         if (!isConnectionLost(err) || delay === undefined) throw err;
         this.deps.logger.warn({ err, runId }, "store connection lost while ending a run; trying again");
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        await sleep(this.deps.scheduler, delay);
       }
     }
   }
@@ -252,18 +271,25 @@ export class Worker {
   }
 }
 
-/** Why a run did not succeed; null when the worker is shutting down and leaves the run. */
-function outcomeOfError(
-  err: unknown,
-  { timedOut, signal, timeoutMs }: { timedOut: boolean; signal: AbortSignal; timeoutMs: number },
-): RunOutcome | null {
-  if (signal.reason === SHUTDOWN) return null;
-  if (timedOut) return { status: "timeout", error: timeoutError(timeoutMs) };
-  if (err instanceof ProviderError || err instanceof InvalidReferenceMedia) {
-    return { status: "failed", error: { type: err.type, code: err.code, message: err.message } };
+/**
+ * Why a run did not succeed, from what was thrown and why its signal was aborted; null when the
+ * worker is shutting down and leaves the run to its lease.
+ */
+function outcomeOfError(err: unknown, stopped: StopCause | null, timeoutMs: number): RunOutcome | null {
+  const failure = err instanceof RunFailure ? err.toRunError() : null;
+  switch (stopped) {
+    case "shutdown":
+      return null;
+    case "timeout":
+      return ended(runErrors.timeout(timeoutMs));
+    case "cancelled":
+    case "lease_lost": // the run ended, or goes on, elsewhere: this end is not recorded
+      return ended(failure ?? runErrors.interrupted());
+    case null:
+      return ended(failure ?? runErrors.internal());
+    default:
+      return assertNever(stopped);
   }
-  const message = signal.aborted
-    ? "The run was interrupted."
-    : "The run failed on our side; it was not charged.";
-  return { status: "failed", error: { type: "internal_error", code: 500, message } };
 }
+
+const ended = (error: RunError): RunOutcome => ({ status: statusOfRunError(error.type), error });
