@@ -27,6 +27,25 @@ export interface ProviderContext {
   signal: AbortSignal;
   /** Reports the fraction done (0 to 1). */
   onProgress(fraction: number): void;
+  /** When the run times out (ms since the epoch); a provider's retries stop there. */
+  deadline?: number;
+  /** The vendor job a previous worker started for this run: resume it, never submit another. */
+  upstream?: UpstreamJob | null;
+  /** Keeps the vendor job on the run; called once the vendor accepted it, before waiting on it. */
+  recordUpstream?(job: UpstreamJob): Promise<void>;
+}
+
+/**
+ * What refvid keeps on a run about the vendor job serving it, so that whichever worker holds the
+ * run follows that job to its end.
+ */
+export interface UpstreamJob {
+  /** The provider's name in the routing file. */
+  provider: string;
+  /** The vendor's id of the job (fal request id, Replicate or Cog prediction id). */
+  id: string;
+  /** URLs the vendor handed out to follow the job (status, result, cancel), by name. */
+  urls: Record<string, string>;
 }
 
 export interface Provider {

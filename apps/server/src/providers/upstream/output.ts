@@ -1,0 +1,85 @@
+/**
+ * A vendor's output video, brought home: downloaded through the guarded fetcher (or decoded from a
+ * `data:` URL, as Cog may answer), checked to be an MP4 or MOV by its bytes, and probed for its
+ * length, which is what the run is billed by. refvid then serves it from its own blob store.
+ */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { probeDuration } from "../../media/ffmpeg.js";
+import { sniffFormat } from "../../media/sniff.js";
+import { FetchRefused, guardedFetch } from "../../net/guarded-fetch.js";
+import { ProviderError, type ProviderResult } from "../types.js";
+
+export interface OutputOptions {
+  workDir: string;
+  signal: AbortSignal;
+  /** REFVID_ALLOW_LOCAL_URLS: output on loopback or private hosts (a Cog box, tests). */
+  allowLocal: boolean;
+  /** Largest video accepted. */
+  maxBytes?: number;
+  timeoutMs?: number;
+  /** Test hook passed on to the guarded fetcher. */
+  allowAddresses?: ReadonlySet<string>;
+}
+
+const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
+const DATA_URL = /^data:([^;,]*)(;base64)?,/;
+
+export async function fetchOutputVideo(location: unknown, options: OutputOptions): Promise<ProviderResult> {
+  if (typeof location !== "string" || location.length === 0) {
+    throw new ProviderError("The model finished without a video.");
+  }
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  let bytes: Buffer;
+  const data = DATA_URL.exec(location);
+  if (data) {
+    if (!data[2]) throw new ProviderError("The model's video came as a data: URL that is not base64.");
+    bytes = Buffer.from(location.slice(data[0].length), "base64");
+    if (bytes.length > maxBytes)
+      throw new ProviderError(`The model's video is larger than ${maxBytes} bytes.`);
+  } else {
+    let url: URL;
+    try {
+      url = new URL(location);
+    } catch {
+      throw new ProviderError("The model's output is not a URL.");
+    }
+    try {
+      const response = await guardedFetch(
+        url.toString(),
+        { method: "GET" },
+        {
+          allowLocal: options.allowLocal,
+          timeoutMs: options.timeoutMs ?? 300_000,
+          maxBytes,
+          maxRedirects: 5,
+          signal: options.signal,
+          ...(options.allowAddresses ? { allowAddresses: options.allowAddresses } : {}),
+        },
+      );
+      if (response.status !== 200) {
+        throw new ProviderError(`Downloading the model's video answered ${response.status}.`);
+      }
+      bytes = response.body;
+    } catch (err) {
+      if (options.signal.aborted) throw options.signal.reason;
+      if (err instanceof ProviderError) throw err;
+      const why = err instanceof FetchRefused ? err.message : "the download failed";
+      throw new ProviderError(`Could not download the model's video: ${why}.`);
+    }
+  }
+  const format = sniffFormat(bytes.subarray(0, 64));
+  if (format !== "mp4" && format !== "mov") {
+    throw new ProviderError("The model's output is not an MP4 or MOV video.");
+  }
+  const path = join(options.workDir, "upstream-output.mp4");
+  await writeFile(path, bytes);
+  let durationSeconds: number;
+  try {
+    durationSeconds = await probeDuration(path, { timeoutMs: 30_000, signal: options.signal });
+  } catch (err) {
+    if (options.signal.aborted) throw options.signal.reason;
+    throw new ProviderError("The model's video cannot be read.");
+  }
+  return { path, durationSeconds };
+}
