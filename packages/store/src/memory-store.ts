@@ -182,6 +182,7 @@ export class MemoryStore implements Store {
       leaseOwner: null,
       leaseExpiresAt: null,
       attempts: 0,
+      upstream: null,
     };
     this.runs.set(run.id, record);
     this.queue.set(run.id, true);
@@ -291,6 +292,21 @@ export class MemoryStore implements Store {
     const run = this.runs.get(runId);
     if (run?.status !== "processing" || run.leaseOwner !== workerId) return false;
     run.leaseExpiresAt = new Date(now.getTime() + leaseMs);
+    return true;
+  }
+
+  async recordUpstream({
+    runId,
+    workerId,
+    upstream,
+  }: {
+    runId: string;
+    workerId: string;
+    upstream: T.UpstreamRecord;
+  }) {
+    const run = this.runs.get(runId);
+    if (run?.status !== "processing" || run.leaseOwner !== workerId) return false;
+    run.upstream = copy(upstream);
     return true;
   }
 

@@ -98,6 +98,18 @@ export interface RunRecord {
   leaseExpiresAt: Date | null;
   /** Times a worker claimed the run (a lost lease puts it back in the queue). */
   attempts: number;
+  /** The vendor job serving the run, once a vendor accepted it: a worker taking the run over resumes it. */
+  upstream: UpstreamRecord | null;
+}
+
+/** A vendor job, as kept on its run. */
+export interface UpstreamRecord {
+  /** The provider's name in the routing file. */
+  provider: string;
+  /** The vendor's id of the job. */
+  id: string;
+  /** URLs the vendor handed out to follow the job, by name. */
+  urls: Record<string, string>;
 }
 
 export interface NewRun {
@@ -272,6 +284,11 @@ export interface RunStore {
   /** Extends a lease; false when the run is no longer this worker's (it ended or was reclaimed). */
   renewLease(input: { runId: string; workerId: string; leaseMs: number; now: Date }): Promise<boolean>;
   setProgress(runId: string, progress: number): Promise<void>;
+  /**
+   * Keeps the vendor job serving a run, before the worker waits on it; false (and nothing kept)
+   * when the worker no longer holds the run's lease.
+   */
+  recordUpstream(input: { runId: string; workerId: string; upstream: UpstreamRecord }): Promise<boolean>;
   /**
    * Ends an in-flight run, exactly once: settles billing, releases the reservation, frees both
    * concurrency slots, and enqueues the webhook when the run has a `webhook_url`.

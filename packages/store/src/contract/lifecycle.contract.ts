@@ -233,6 +233,30 @@ export function lifecycleContract(makeStore: StoreFactory): void {
       expect(overdue.map((r) => r.id)).toEqual([old.id]);
     });
 
+    it("keeps a run's vendor job for its lease holder only, through a requeue to the next worker", async () => {
+      const store = await makeStore();
+      const tenant = await makeTenant(store, { balance: 10_000_000 });
+      const run = newRun(tenant);
+      await store.admitRun({ run, now: at(0) });
+      const [claimed] = await store.claimRuns({ workerId: "w1", limit: 1, leaseMs: 1000, now: at(1) });
+      expect(claimed?.upstream).toBeNull();
+      const upstream = {
+        provider: "fal-main",
+        id: "req_1",
+        urls: { status: "https://queue.example/1/status" },
+      };
+      expect(await store.recordUpstream({ runId: run.id, workerId: "w2", upstream })).toBe(false);
+      expect((await store.getRun(tenant.organizationId, run.id))?.upstream).toBeNull();
+      expect(await store.recordUpstream({ runId: run.id, workerId: "w1", upstream })).toBe(true);
+      expect((await store.getRun(tenant.organizationId, run.id))?.upstream).toEqual(upstream);
+      // w1 dies; the run goes back to the queue and the next worker learns of the job.
+      await store.requeueExpiredLeases({ now: at(1001), maxAttempts: 3, limit: 10 });
+      const [resumed] = await store.claimRuns({ workerId: "w3", limit: 1, leaseMs: 1000, now: at(1100) });
+      expect(resumed).toMatchObject({ id: run.id, upstream });
+      await store.completeRun({ runId: run.id, outcome: failed, now: at(1200) });
+      expect(await store.recordUpstream({ runId: run.id, workerId: "w3", upstream })).toBe(false);
+    });
+
     it("puts runs whose lease expired back in the queue, and gives up after the last attempt", async () => {
       const store = await makeStore();
       const tenant = await makeTenant(store, { balance: 10_000_000 });

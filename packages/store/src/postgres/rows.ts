@@ -77,6 +77,7 @@ export function toRun(r: Row): RunRecord {
     leaseOwner: (r.lease_owner as string | null) ?? null,
     leaseExpiresAt: dateOrNull(r.lease_expires_at),
     attempts: num(r.attempts),
+    upstream: (r.upstream as RunRecord["upstream"]) ?? null,
   };
 }
 

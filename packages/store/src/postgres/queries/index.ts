@@ -15,6 +15,7 @@ export { getApiKey } from "./get-api-key.js";
 export { getOrganization } from "./get-organization.js";
 export { getRun } from "./get-run.js";
 export { listWebhookDeliveries } from "./list-webhook-deliveries.js";
+export { recordUpstream } from "./record-upstream.js";
 export { recordWebhookAttempt } from "./record-webhook-attempt.js";
 export { renewLease } from "./renew-lease.js";
 export { requeueExpiredLeases } from "./requeue-expired-leases.js";
