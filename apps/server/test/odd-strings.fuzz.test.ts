@@ -365,9 +365,9 @@ describe("odd strings in every slot of every operation", () => {
             ).toContain(fieldOf(slot));
           }
         }),
-        { numRuns: 6, examples: [["\u0000"], ["x\ud800"], ["%00"]] },
+        { numRuns: 4, examples: [["\u0000"], ["x\ud800"], ["%00"]] },
       );
     }
-    expect(requests).toBeGreaterThan(400);
+    expect(requests).toBeGreaterThan(250);
   }, 60_000);
 });
