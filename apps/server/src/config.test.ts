@@ -138,3 +138,32 @@ describe("loadConfig", () => {
     expect(config.providers["lab-a/model-a/reference-to-video"]).toBe("simulated");
   });
 });
+
+describe("REFVID_PROVIDERS_FILE", () => {
+  it("reads the routing file at boot, and a bad one stops it naming the path inside the file", async () => {
+    const { mkdtemp, writeFile, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const dir = await mkdtemp(join(tmpdir(), "refvid-config-"));
+    try {
+      const good = join(dir, "providers.yaml");
+      await writeFile(
+        good,
+        "providers:\n  gpu: { type: cog, url: http://10.0.0.5:5000 }\nroutes:\n  lab-d/model-d/reference-to-video: [{ provider: gpu }]\n",
+      );
+      const config = loadConfig({ REFVID_PROVIDERS_FILE: good, REFVID_UPSTREAM_POLL_MS: "250" });
+      expect(config.routing?.routes["lab-d/model-d/reference-to-video"]?.[0]?.provider.name).toBe("gpu");
+      expect(config.upstreamPollMs).toBe(250);
+      expect(loadConfig({}).routing).toBeNull();
+      const bad = join(dir, "bad.yaml");
+      await writeFile(bad, "providers:\n  fal: { type: fal, token_env: FAL_KEY }\n");
+      expect(() => loadConfig({ REFVID_PROVIDERS_FILE: bad })).toThrow(ConfigError);
+      expect(() => loadConfig({ REFVID_PROVIDERS_FILE: bad })).toThrow(
+        /providers\.fal\.token_env: the environment variable FAL_KEY is not set/,
+      );
+      expect(() => loadConfig({ REFVID_PROVIDERS_FILE: join(dir, "nope.yaml") })).toThrow(/cannot read/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -5,6 +5,7 @@
  */
 import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
 import { z } from "zod";
+import { loadRouting, type Routing, RoutingError } from "./providers/routing.js";
 
 export type ProviderName = "simulated" | "preview";
 
@@ -18,6 +19,10 @@ export interface Config {
   adminToken: string | null;
   publicUrl: string;
   providers: Record<ModelSlug, ProviderName>;
+  /** REFVID_PROVIDERS_FILE, read and checked: vendors and per-model routes (models without one keep `providers`). */
+  routing: Routing | null;
+  /** How often a vendor job's status is polled. */
+  upstreamPollMs: number;
   simulatedLatencyMs: number;
   runTimeoutMs: number;
   allowLocalUrls: boolean;
@@ -67,6 +72,8 @@ const schema = z.object({
   REFVID_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   REFVID_PUBLIC_URL: z.string().url().optional(),
   REFVID_PROVIDER: z.string().default("preview"),
+  REFVID_PROVIDERS_FILE: z.string().min(1).optional(),
+  REFVID_UPSTREAM_POLL_MS: int(10, 60_000).default(1000),
   REFVID_SIMULATED_LATENCY_MS: int(0).default(2000),
   REFVID_RUN_TIMEOUT_MS: int(1).default(900_000),
   REFVID_ALLOW_LOCAL_URLS: flag.optional(),
@@ -128,6 +135,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     adminToken: e.REFVID_ADMIN_TOKEN ?? null,
     publicUrl: (e.REFVID_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     providers: parseProviders(e.REFVID_PROVIDER),
+    routing: e.REFVID_PROVIDERS_FILE ? readRouting(e.REFVID_PROVIDERS_FILE, env) : null,
+    upstreamPollMs: e.REFVID_UPSTREAM_POLL_MS,
     simulatedLatencyMs: e.REFVID_SIMULATED_LATENCY_MS,
     runTimeoutMs: e.REFVID_RUN_TIMEOUT_MS,
     allowLocalUrls: e.REFVID_ALLOW_LOCAL_URLS ?? !production,
@@ -178,4 +187,13 @@ function parseProviders(text: string): Record<ModelSlug, ProviderName> {
     map[slug as ModelSlug] = name;
   }
   return map;
+}
+
+function readRouting(file: string, env: Record<string, string | undefined>): Routing {
+  try {
+    return loadRouting(file, env);
+  } catch (err) {
+    if (err instanceof RoutingError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
+    throw err;
+  }
 }

@@ -1,6 +1,6 @@
 /**
  * Everything the services, the worker and the dispatcher need, as one typed object built in one
- * place (`buildDeps` in main.ts, or a test), never as module singletons.
+ * place (`buildDeps` in runtime.ts, or a test), never as module singletons.
  */
 import type { ModelSlug } from "@refvid/core";
 import type { Store } from "@refvid/store";
@@ -9,6 +9,7 @@ import type { Clock, Scheduler } from "./clock.js";
 import type { Config } from "./config.js";
 import type { BlobStore } from "./files/blob-store.js";
 import type { FileUrlSigner } from "./files/signed-urls.js";
+import type { Routes } from "./providers/registry.js";
 import type { Provider } from "./providers/types.js";
 import type { RunEvents } from "./services/run-events.js";
 
@@ -21,6 +22,9 @@ export interface AppDeps {
   logger: Logger;
   blobs: BlobStore;
   signer: FileUrlSigner;
-  providers: Record<ModelSlug, Provider>;
+  /** Per model, the providers that serve it, in order: the later ones are fallbacks. */
+  routes: Routes;
+  /** Where runs of test keys go instead of a model vendor: the simulated provider. */
+  sandbox: Provider;
   events: RunEvents;
 }

@@ -21,6 +21,7 @@ import { FileUrlSigner } from "./files/signed-urls.js";
 import { configureHttpServer } from "./http/http-server.js";
 import { openStore } from "./open-store.js";
 import { PreviewProvider } from "./providers/preview.js";
+import { buildRoutes } from "./providers/registry.js";
 import { SimulatedProvider } from "./providers/simulated.js";
 import type { Provider } from "./providers/types.js";
 import { RunEvents } from "./services/run-events.js";
@@ -58,21 +59,23 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
     latencyMs: config.simulatedLatencyMs,
     cacheDir: join(dataDir, "cache"),
   });
-  const providers = {} as Record<ModelSlug, Provider>;
-  const preview = new PreviewProvider();
-  for (const slug of MODEL_SLUGS) {
-    providers[slug] =
-      options.providers?.[slug] ?? (config.providers[slug] === "preview" ? preview : simulated);
-  }
+  const clock = options.clock ?? systemClock;
+  const scheduler = options.scheduler ?? systemScheduler;
+  const routes = buildRoutes(
+    config,
+    { scheduler, clock, logger, simulated, preview: new PreviewProvider() },
+    options.providers,
+  );
   return {
     config,
     store: options.store ?? (await openStore(config.store)),
-    clock: options.clock ?? systemClock,
-    scheduler: options.scheduler ?? systemScheduler,
+    clock,
+    scheduler,
     logger,
     blobs: new LocalBlobStore(join(dataDir, "files")),
     signer: new FileUrlSigner(signingSecret, config.publicUrl, config.fileUrlTtlSeconds),
-    providers,
+    routes,
+    sandbox: simulated,
     events: new RunEvents(),
   };
 }

@@ -54,6 +54,17 @@ export interface Provider {
   run(job: ProviderJob, context: ProviderContext): Promise<ProviderResult>;
 }
 
+/**
+ * An abort reason meaning "stop following the vendor job, but leave it running": the run goes on
+ * elsewhere (this worker shuts down, or another worker took the run over and resumes the job).
+ * Any other abort (cancel, timeout) cancels the vendor job too.
+ */
+export class LeaveUpstreamRunning extends Error {}
+
+/** Whether a provider stopped by `signal` should cancel its vendor job. */
+export const cancelsUpstream = (signal: AbortSignal): boolean =>
+  !(signal.aborted && signal.reason instanceof LeaveUpstreamRunning);
+
 /** The model could not make this video; the run ends `failed` with type `provider_error`. */
 export class ProviderError extends RunFailure {
   constructor(message: string) {

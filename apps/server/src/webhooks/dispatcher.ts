@@ -1,5 +1,5 @@
 /**
- * Delivers the webhook outbox (DESIGN.md, "Webhooks"): Standard Webhooks signatures with the
+ * Delivers the webhook outbox: Standard Webhooks signatures with the
  * organization's secret, the same `webhook-id` and body on every attempt, retries on non-2xx,
  * timeouts and redirects (never followed) on the configured schedule. Delivery goes through the
  * guarded fetcher, so a host that resolves into the operator's network is refused at connect time.

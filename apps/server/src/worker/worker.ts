@@ -1,6 +1,7 @@
 /**
- * The worker (DESIGN.md, "Data flow"): claims queued runs under a lease, calls the model's
- * provider, stores the video, and ends every run exactly once through `completeRun`, which
+ * The worker: claims queued runs under a lease, calls the model's providers (resuming a vendor
+ * job a previous worker recorded, falling back to the next route when a vendor never took the
+ * job), stores the video, and ends every run exactly once through `completeRun`, which
  * settles billing, frees the slots and enqueues the webhook together. A run still unfinished
  * after REFVID_RUN_TIMEOUT_MS from admission ends as `timeout`.
  */
@@ -18,12 +19,15 @@ import {
   statusOfRunError,
 } from "@refvid/core";
 import type { CompleteResult, RunOutcome, RunRecord } from "@refvid/store";
+import type { Logger } from "pino";
 import { sleep } from "../clock.js";
 import type { AppDeps } from "../deps.js";
 import { newFileId } from "../ids.js";
 import { preflight } from "../media/preflight.js";
 import { PeriodicTask } from "../periodic-task.js";
-import { ProviderError } from "../providers/types.js";
+import type { ProviderRoute } from "../providers/registry.js";
+import { LeaveUpstreamRunning, ProviderError, type ProviderResult } from "../providers/types.js";
+import { VendorError } from "../providers/upstream/vendor-http.js";
 import { isConnectionLost } from "../services/store-errors.js";
 
 export interface WorkerOptions {
@@ -45,8 +49,20 @@ class RunStopped extends Error {
   }
 }
 
+/** A stop after which the run goes on elsewhere: its vendor job is left running, to be resumed. */
+class RunLeft extends LeaveUpstreamRunning {
+  readonly why: StopCause;
+  constructor(why: "lease_lost" | "shutdown") {
+    super(`run left: ${why.replace("_", " ")}`);
+    this.why = why;
+  }
+}
+
 const stopCauseOf = (signal: AbortSignal): StopCause | null =>
-  signal.reason instanceof RunStopped ? signal.reason.why : null;
+  signal.reason instanceof RunStopped || signal.reason instanceof RunLeft ? signal.reason.why : null;
+
+const stopReason = (cause: StopCause) =>
+  cause === "lease_lost" || cause === "shutdown" ? new RunLeft(cause) : new RunStopped(cause);
 
 export class Worker {
   private readonly active = new Map<string, AbortController>();
@@ -89,7 +105,7 @@ export class Worker {
       await Promise.race([all, sleep(this.deps.scheduler, graceMs, graceOver.signal)]);
       graceOver.abort();
     }
-    for (const controller of this.active.values()) controller.abort(new RunStopped("shutdown"));
+    for (const controller of this.active.values()) controller.abort(stopReason("shutdown"));
     await all;
   }
 
@@ -128,7 +144,7 @@ export class Worker {
     const { deps } = this;
     const log = deps.logger.child({ runId: run.id });
     const stop = (cause: StopCause) => {
-      if (!controller.signal.aborted) controller.abort(new RunStopped(cause));
+      if (!controller.signal.aborted) controller.abort(stopReason(cause));
     };
     const deadline = run.createdAt.getTime() + deps.config.runTimeoutMs;
     const cancelTimeout = deps.scheduler.setTimeout(
@@ -159,7 +175,7 @@ export class Worker {
     let workDir: string | undefined;
     try {
       workDir = await mkdtemp(join(tmpdir(), "refvid-run-"));
-      outcome = await this.generate(run, workDir, controller.signal);
+      outcome = await this.generate(run, workDir, controller.signal, { deadline, stop, log });
     } catch (err) {
       outcome = outcomeOfError(err, stopCauseOf(controller.signal), deps.config.runTimeoutMs);
       if (
@@ -222,27 +238,75 @@ export class Worker {
     }
   }
 
-  /** Calls the model's provider and stores its video; the charge uses the run's own price. */
-  private async generate(run: RunRecord, workDir: string, signal: AbortSignal): Promise<RunOutcome> {
+  /**
+   * Calls the model's providers in route order and stores the video; the charge uses the run's own
+   * price. A run whose vendor job was already recorded resumes that job on its provider. The next
+   * route is tried only when a vendor never accepted the job.
+   */
+  private async generate(
+    run: RunRecord,
+    workDir: string,
+    signal: AbortSignal,
+    { deadline, stop, log }: { deadline: number; stop: (cause: StopCause) => void; log: Logger },
+  ): Promise<RunOutcome> {
     const { deps } = this;
     const request = normalizeInput(run.endpoint, run.input as ModelInput);
-    const provider = deps.providers[run.endpoint];
-    const references = provider.usesReferences
-      ? await preflight(request, { workDir, allowLocal: deps.config.allowLocalUrls, signal })
-      : [];
+    // A test key's run never reaches a model vendor: it runs on the simulated provider, free.
+    const testKey = (await deps.store.getApiKey(run.apiKeyId))?.environment === "test";
+    const configured = deps.routes[run.endpoint];
+    const routes: ProviderRoute[] =
+      testKey && configured.some((route) => route.vendor)
+        ? [{ name: "simulated", provider: deps.sandbox, vendor: false }]
+        : configured;
+    const resumeAt = run.upstream ? routes.findIndex((route) => route.name === run.upstream?.provider) : -1;
     let lastProgress = 0;
-    const result = await provider.run(
-      { runId: run.id, request, input: run.input, workDir, references },
-      {
-        signal,
-        onProgress: (fraction) => {
-          if (!(fraction - lastProgress >= 0.05)) return;
-          lastProgress = fraction;
-          void deps.store.setProgress(run.id, Math.round(Math.min(fraction, 1) * 100) / 100).catch(() => {});
-        },
-      },
-    );
+    const onProgress = (fraction: number) => {
+      if (!(fraction - lastProgress >= 0.05)) return;
+      lastProgress = fraction;
+      void deps.store.setProgress(run.id, Math.round(Math.min(fraction, 1) * 100) / 100).catch(() => {});
+    };
+    let result: ProviderResult | undefined;
+    for (let i = Math.max(resumeAt, 0); i < routes.length && !result; i++) {
+      const route = routes[i] as ProviderRoute;
+      const upstream = i === resumeAt ? run.upstream : null;
+      let accepted = upstream !== null;
+      if (upstream) log.info({ provider: route.name, upstreamId: upstream.id }, "resuming the vendor job");
+      const references = route.provider.usesReferences
+        ? await preflight(request, { workDir, allowLocal: deps.config.allowLocalUrls, signal })
+        : [];
+      try {
+        result = await route.provider.run(
+          { runId: run.id, request, input: run.input, workDir, references },
+          {
+            signal,
+            onProgress,
+            deadline,
+            upstream,
+            recordUpstream: async (job) => {
+              accepted = true;
+              const kept = await deps.store.recordUpstream({
+                runId: run.id,
+                workerId: this.options.workerId,
+                upstream: job,
+              });
+              log.info({ provider: route.name, upstreamId: job.id }, "vendor accepted the run");
+              // Another worker holds the run now and cannot know of this job: the provider, seeing
+              // the failed record, cancels it.
+              if (!kept) throw new RunStopped("lease_lost");
+            },
+          },
+        );
+      } catch (err) {
+        const next = routes[i + 1];
+        if (signal.aborted || !(err instanceof VendorError) || accepted || !next) throw err;
+        log.warn(
+          { provider: route.name, next: next.name, err: err.message },
+          "vendor did not take the run; trying the next route",
+        );
+      }
+    }
     if (signal.aborted) throw signal.reason;
+    if (!result) throw new ProviderError("No provider is configured for this model.");
     if (!(Number.isFinite(result.durationSeconds) && result.durationSeconds > 0)) {
       throw new ProviderError(
         `The provider returned a video without a valid duration (${result.durationSeconds}).`,

@@ -77,7 +77,7 @@ export async function fetchOutputVideo(location: unknown, options: OutputOptions
   let durationSeconds: number;
   try {
     durationSeconds = await probeDuration(path, { timeoutMs: 30_000, signal: options.signal });
-  } catch (err) {
+  } catch (_err) {
     if (options.signal.aborted) throw options.signal.reason;
     throw new ProviderError("The model's video cannot be read.");
   }

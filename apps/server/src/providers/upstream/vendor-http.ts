@@ -5,6 +5,7 @@
  * with exponential backoff and full jitter, honouring `Retry-After`, until the run's deadline;
  * any other answer is the vendor's word. The credential never appears in an error or a log.
  */
+import { RunFailure } from "@refvid/core";
 import { type Scheduler, sleep } from "../../clock.js";
 
 export interface VendorCall {
@@ -48,8 +49,11 @@ export interface VendorResponse {
   body: unknown;
 }
 
-/** The vendor answered with an error, or could not be reached in time. */
-export class VendorError extends Error {
+/**
+ * The vendor answered with an error, or could not be reached in time. A run it ends fails as
+ * `provider_error`, uncharged; if the vendor never accepted the job, the worker tries the next route.
+ */
+export class VendorError extends RunFailure {
   constructor(
     message: string,
     /** The HTTP status, or null when no answer came. */
@@ -57,8 +61,7 @@ export class VendorError extends Error {
     /** Whether trying again later (or elsewhere) may succeed: 429, 5xx, timeouts, lost connections. */
     readonly retryable: boolean,
   ) {
-    super(message);
-    this.name = "VendorError";
+    super("provider_error", message);
   }
 }
 

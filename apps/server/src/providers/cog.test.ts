@@ -1,0 +1,669 @@
+/**
+ * CogProvider against the local Cog container (test/vendors/cog-server.ts) over real HTTP, in both
+ * server generations (coglet and Cog ≤ 0.16): the Provider contract, the held prediction (one model
+ * run, record, progress, output), a dropped request and a resumed run (never two predictions at
+ * once), the model's failures, busy and not-ready containers, retries, deadlines, cancel, the
+ * proxy credential, and the health check.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { type ModelInput, normalizeInput } from "@refvid/core";
+import pino from "pino";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import {
+  type CogFlavor,
+  type CogHealth,
+  type CogServer,
+  type CogServerOptions,
+  startCogServer,
+} from "../../test/vendors/cog-server.js";
+import { systemClock, systemScheduler } from "../clock.js";
+import { probeDuration } from "../media/ffmpeg.js";
+import { CogProvider, type CogProviderOptions, cogHealth } from "./cog.js";
+import { describeProviderContract } from "./provider.contract.js";
+import {
+  LeaveUpstreamRunning,
+  type ProviderContext,
+  ProviderError,
+  type ProviderJob,
+  type UpstreamJob,
+} from "./types.js";
+import { VendorError } from "./upstream/vendor-http.js";
+
+const NAME = "gpu-box";
+const SLOW_PROMPT = "a slow, very long take";
+/** The model's `predict()` arguments: refvid's fields, as a route would expose them. */
+const SCHEMA: NonNullable<CogServerOptions["input"]> = {
+  properties: {
+    prompt: { type: "string" },
+    image_urls: { type: "array" },
+    reference_image_urls: { type: "array" },
+    images: { type: "array" },
+    num_frames: { type: "integer" },
+  },
+  required: ["prompt"],
+};
+const FLAVORS: CogFlavor[] = ["coglet", "python"];
+
+const servers: CogServer[] = [];
+const closers: (() => Promise<void>)[] = [];
+const workDirs: string[] = [];
+
+afterEach(async () => {
+  await Promise.all([...servers.splice(0).map((s) => s.close()), ...closers.splice(0).map((c) => c())]);
+});
+afterAll(async () => {
+  await Promise.all(workDirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function cog(options: CogServerOptions = {}): Promise<CogServer> {
+  const server = await startCogServer({
+    input: SCHEMA,
+    ...options,
+    knobs: { latencyMs: 80, ...options.knobs },
+  });
+  servers.push(server);
+  return server;
+}
+
+function provider(url: string, overrides: Partial<CogProviderOptions> = {}): CogProvider {
+  return new CogProvider({
+    name: NAME,
+    url,
+    token: null,
+    allowLocalOutputs: true,
+    scheduler: systemScheduler,
+    clock: systemClock,
+    pollMs: 10,
+    acceptAfterMs: 60,
+    maxBackoffMs: 100,
+    ...overrides,
+  });
+}
+
+async function job(input: Record<string, unknown> = {}): Promise<ProviderJob> {
+  const full = {
+    prompt: "a dolly shot",
+    image_urls: ["https://example.com/a.png"],
+    duration: "4s",
+    ...input,
+  };
+  const workDir = await mkdtemp(join(tmpdir(), "cog-provider-"));
+  workDirs.push(workDir);
+  return {
+    runId: `run_${randomUUID().replaceAll("-", "")}`,
+    request: normalizeInput("lab-d/model-d/reference-to-video", full as ModelInput),
+    input: full,
+    workDir,
+    references: [],
+  };
+}
+
+interface Recorded {
+  upstream: UpstreamJob;
+  /** The prediction's state at Cog when it was recorded. */
+  statusThen: string | undefined;
+}
+
+/** A run's context, keeping what the provider reported and recorded. */
+function context(server: CogServer | null, overrides: Partial<ProviderContext> = {}) {
+  const progress: number[] = [];
+  const recorded: Recorded[] = [];
+  const controller = new AbortController();
+  const ctx: ProviderContext = {
+    signal: controller.signal,
+    onProgress: (fraction) => progress.push(fraction),
+    recordUpstream: async (upstream) => {
+      recorded.push({ upstream, statusThen: server?.jobsFor(upstream.id).at(-1)?.status });
+    },
+    ...overrides,
+  };
+  return { ctx, progress, recorded, controller };
+}
+
+/** Polls until `check` answers something truthy, or fails after `timeoutMs`. */
+async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error("expected a rejection");
+    },
+    (err: unknown) => err,
+  );
+}
+
+/**
+ * A sync PUT of a prediction from a worker that then dies: the connection drops once the model
+ * runs, and nobody ever reads the answer.
+ */
+async function diedHolding(server: CogServer, id: string): Promise<void> {
+  const req = request(`${server.url}/predictions/${id}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+  });
+  req.on("error", () => {});
+  req.end(JSON.stringify({ input: { prompt: "first worker" } }));
+  await eventually(() => server.jobsFor(id)[0]?.status === "processing");
+  req.destroy();
+}
+
+/** Starts a prediction of another run that keeps Cog's only slot busy for `ms`. */
+async function occupy(server: CogServer, ms: number): Promise<string> {
+  const latency = server.knobs.latencyMs;
+  server.knobs.latencyMs = ms;
+  const id = `other_${randomUUID()}`;
+  const answer = await fetch(`${server.url}/predictions/${id}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json", prefer: "respond-async" },
+    body: JSON.stringify({ input: { prompt: "another run" } }),
+  });
+  expect(answer.status).toBe(202);
+  server.knobs.latencyMs = latency;
+  return id;
+}
+
+interface Seen {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+  body: string;
+}
+
+/**
+ * A proxy in front of Cog that wants `Bearer <token>` (401 otherwise), keeps every request it
+ * saw, and can drop the next PUT's connection after `dropNextPutAfterMs` (both sides, as a proxy
+ * restart would).
+ */
+async function proxy(target: CogServer, token: string) {
+  const seen: Seen[] = [];
+  const control: { dropNextPutAfterMs: number | null } = { dropNextPutAfterMs: null };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      const authorization = req.headers.authorization;
+      seen.push({ method: req.method ?? "", path: req.url ?? "", authorization, body });
+      if (authorization !== `Bearer ${token}`) {
+        res.writeHead(401, { "content-type": "application/json" }).end('{"detail":"Unauthorized"}');
+        return;
+      }
+      const headers = { ...req.headers };
+      delete headers.host;
+      delete headers.authorization;
+      const upstream = request(`${target.url}${req.url}`, { method: req.method, headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on("error", () => res.destroy());
+      upstream.end(body);
+      const drop = control.dropNextPutAfterMs;
+      if (req.method === "PUT" && drop !== null) {
+        control.dropNextPutAfterMs = null;
+        setTimeout(() => {
+          upstream.destroy();
+          res.destroy();
+        }, drop);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, control };
+}
+
+function logCapture() {
+  const lines: string[] = [];
+  const logger = pino(
+    { level: "debug" },
+    new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    }),
+  );
+  return { logger, text: () => lines.join("") };
+}
+
+// --- The Provider contract --------------------------------------------------------------------
+
+let shared: CogServer | null = null;
+afterAll(async () => {
+  await shared?.close();
+});
+
+describeProviderContract(
+  "CogProvider",
+  async () => {
+    shared ??= await startCogServer({ input: SCHEMA, knobs: { latencyMs: 40 } });
+    const server = shared;
+    const cogProvider = provider(server.url);
+    // The container's model makes what the run asks for; the slow prompt keeps it busy.
+    return {
+      usesReferences: cogProvider.usesReferences,
+      run(j, ctx) {
+        server.knobs.outputSeconds = j.request.duration === "auto" ? 2 : j.request.duration;
+        server.knobs.latencyMs = j.request.prompt === SLOW_PROMPT ? 60_000 : 40;
+        return cogProvider.run(j, ctx);
+      },
+    };
+  },
+  SLOW_PROMPT,
+);
+
+// --- A prediction from start to end -----------------------------------------------------------
+
+describe("a prediction", () => {
+  it.each<[CogFlavor, "data" | "url"]>([
+    ["coglet", "data"],
+    ["coglet", "url"],
+    ["python", "data"],
+  ])(
+    "%s, output as %s: one model run, recorded while it runs, its video probed",
+    async (flavor, outputAs) => {
+      const server = await cog({ knobs: { flavor, outputAs, latencyMs: 200, outputSeconds: 2 } });
+      const j = await job();
+      const { ctx, progress, recorded } = context(server);
+      const result = await provider(server.url).run(j, ctx);
+
+      expect(result.path.startsWith(j.workDir)).toBe(true);
+      expect(await probeDuration(result.path, { timeoutMs: 10_000 })).toBeCloseTo(2, 1);
+      expect(result.durationSeconds).toBeCloseTo(2, 1);
+      expect(server.stats.submits).toBe(1);
+      expect(server.jobsFor(j.runId)).toMatchObject([
+        { via: "PUT", async: false, status: "succeeded", input: { prompt: "a dolly shot" } },
+      ]);
+      expect(recorded).toEqual([
+        {
+          upstream: { provider: NAME, id: j.runId, urls: {} },
+          statusThen: expect.stringMatching(/starting|processing/),
+        },
+      ]);
+      expect(progress.at(-1)).toBe(1);
+      expect([...progress].sort((a, b) => a - b)).toEqual(progress);
+      if (flavor === "coglet") {
+        // coglet shows the prediction's logs to a probe: progress along the way.
+        expect(progress.some((f) => f > 0 && f < 1)).toBe(true);
+        expect(server.stats.statusCalls).toBeGreaterThan(0);
+      }
+    },
+  );
+
+  it("never PUTs a valid input twice: probes carry an input no model takes", async () => {
+    const server = await cog({ knobs: { latencyMs: 150 } });
+    const front = await proxy(server, "t0ken-for-the-proxy");
+    const j = await job();
+    await provider(front.url, { token: "t0ken-for-the-proxy" }).run(j, context(server).ctx);
+    const puts = front.seen.filter((s) => s.method === "PUT");
+    expect(puts.length).toBeGreaterThan(1);
+    expect(JSON.parse(puts[0]?.body ?? "{}").input).toMatchObject({ prompt: "a dolly shot" });
+    for (const probe of puts.slice(1)) expect(JSON.parse(probe.body)).toEqual({ input: [] });
+    expect(server.jobsFor(j.runId)).toHaveLength(1);
+  });
+
+  it("sends the route's renames and fixed fields as the model's input", async () => {
+    const server = await cog();
+    const j = await job();
+    const cogProvider = provider(server.url, {
+      mapping: { rename: { image_urls: "images" }, input: { num_frames: 96 } },
+    });
+    await cogProvider.run(j, context(server).ctx);
+    expect(server.jobsFor(j.runId)[0]?.input).toEqual({
+      prompt: "a dolly shot",
+      images: ["https://example.com/a.png"],
+      num_frames: 96,
+    });
+  });
+
+  it.each(FLAVORS)("%s: the model failing is a ProviderError with its message", async (flavor) => {
+    const server = await cog({ knobs: { flavor, failNext: 1, failMessage: "CUDA out of memory" } });
+    const { ctx, recorded } = context(server);
+    const err = await rejection(provider(server.url).run(await job(), ctx));
+    expect(err).toBeInstanceOf(ProviderError);
+    expect((err as Error).message).toBe("CUDA out of memory");
+    expect(recorded).toHaveLength(1);
+  });
+
+  it.each(FLAVORS)("%s: input the model refuses is a ProviderError naming the field", async (flavor) => {
+    const server = await cog({ knobs: { flavor } });
+    const { ctx, recorded } = context(server);
+    const cogProvider = provider(server.url, { mapping: { rename: { prompt: "text" } } });
+    const err = await rejection(cogProvider.run(await job(), ctx));
+    expect(err).toBeInstanceOf(ProviderError);
+    expect((err as Error).message).toContain("input.prompt: Field required");
+    expect(server.stats.submits).toBe(0);
+    expect(recorded).toEqual([]);
+  });
+
+  it.each(["url", "data"] as const)(
+    "an output that is not a video (%s) is a ProviderError",
+    async (outputAs) => {
+      const server = await cog({ knobs: { outputAs, malformedOutput: true } });
+      const err = await rejection(provider(server.url).run(await job(), context(server).ctx));
+      expect(err).toBeInstanceOf(ProviderError);
+      expect((err as Error).message).toMatch(/not an MP4|cannot be read/);
+    },
+  );
+});
+
+// --- Busy, not ready, retries and deadlines ---------------------------------------------------
+
+describe("a container that is busy, starting or failing", () => {
+  it.each(FLAVORS)("%s: waits while every slot is busy (409), then runs once", async (flavor) => {
+    const server = await cog({ knobs: { flavor } });
+    await occupy(server, 150);
+    const j = await job();
+    const { ctx, recorded } = context(server);
+    const result = await provider(server.url).run(j, ctx);
+    expect(result.durationSeconds).toBeCloseTo(2, 1);
+    expect(server.stats.conflicts).toBeGreaterThan(0);
+    expect(server.jobsFor(j.runId)).toHaveLength(1);
+    expect(recorded).toHaveLength(1);
+  });
+
+  it.each(FLAVORS)("%s: waits while the model sets up (503 / 409), then runs once", async (flavor) => {
+    const server = await cog({ setupMs: 120, knobs: { flavor } });
+    const j = await job();
+    await provider(server.url).run(j, context(server).ctx);
+    expect(server.jobsFor(j.runId)).toMatchObject([{ status: "succeeded" }]);
+  });
+
+  it("honours a proxy's 429 Retry-After, and retries a 5xx burst, on the prediction request", async () => {
+    const server = await cog({ knobs: { rateLimitNext: { submit: 1 }, retryAfterSeconds: 1 } });
+    const started = Date.now();
+    await provider(server.url).run(await job(), context(server).ctx);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+
+    server.knobs.serverErrorNext = { submit: 3 };
+    server.knobs.serverErrorStatus = 502;
+    const j = await job();
+    await provider(server.url).run(j, context(server).ctx);
+    expect(server.jobsFor(j.runId)).toMatchObject([{ status: "succeeded" }]);
+    expect(server.stats.submits).toBe(2);
+  });
+
+  it("keeps going through 429s and 5xx on probes: the held request carries the result", async () => {
+    const server = await cog({
+      knobs: {
+        latencyMs: 250,
+        retryAfterSeconds: 0,
+        rateLimitNext: { status: 2 },
+        serverErrorNext: { status: 2 },
+      },
+    });
+    const { ctx, progress, recorded } = context(server);
+    await provider(server.url).run(await job(), ctx);
+    expect(server.knobs.rateLimitNext.status).toBe(0);
+    expect(server.knobs.serverErrorNext.status).toBe(0);
+    expect(progress.some((f) => f > 0 && f < 1)).toBe(true);
+    expect(recorded).toHaveLength(1);
+    expect(server.stats.submits).toBe(1);
+  });
+
+  it.each<[string, CogServerOptions["knobs"]]>([
+    ["a proxy answering 429", { rateLimitNext: { submit: 1_000 }, retryAfterSeconds: 0 }],
+    ["a model that never sets up (503)", { health: "SETUP_FAILED" }],
+  ])(
+    "gives up at the deadline with %s: a retryable VendorError saying the submit failed",
+    async (_, knobs) => {
+      const server = await cog({ knobs });
+      const { ctx, recorded } = context(server, { deadline: Date.now() + 150 });
+      const err = await rejection(provider(server.url).run(await job(), ctx));
+      expect(err).toBeInstanceOf(VendorError);
+      expect((err as VendorError).message).toMatch(/^submit failed: /);
+      expect((err as VendorError).retryable).toBe(true);
+      expect(recorded).toEqual([]);
+      expect(server.stats.submits).toBe(0);
+    },
+  );
+
+  it("gives up at the deadline while every slot stays busy: 409, never taken", async () => {
+    const server = await cog();
+    await occupy(server, 5_000);
+    const { ctx, recorded } = context(server, { deadline: Date.now() + 150 });
+    const err = await rejection(provider(server.url).run(await job(), ctx));
+    expect(err).toMatchObject({
+      status: 409,
+      retryable: true,
+      message: expect.stringMatching(/^submit failed: /),
+    });
+    expect(recorded).toEqual([]);
+    expect(server.stats.conflicts).toBeGreaterThan(0);
+  });
+
+  it("a model still running at the deadline is cancelled (probes hanging meanwhile)", async () => {
+    const server = await cog({ knobs: { latencyMs: 5_000, hangStatus: true } });
+    const j = await job();
+    const { ctx, recorded } = context(server, { deadline: Date.now() + 200 });
+    const err = await rejection(provider(server.url).run(j, ctx));
+    expect(err).toBeInstanceOf(VendorError);
+    expect((err as Error).message).toContain("had not ended by the run's deadline");
+    expect(recorded).toHaveLength(1);
+    expect(server.stats.statusCalls).toBeGreaterThan(0);
+    expect(server.jobsFor(j.runId)).toMatchObject([{ status: "canceled", cancelled: true }]);
+  });
+
+  it("a hanging probe does not hold the result up", async () => {
+    const server = await cog({ knobs: { latencyMs: 200, hangStatus: true } });
+    const j = await job();
+    const result = await provider(server.url).run(j, context(server).ctx);
+    expect(result.durationSeconds).toBeCloseTo(2, 1);
+    expect(server.stats.statusCalls).toBeGreaterThan(0);
+    expect(server.stats.submits).toBe(1);
+  });
+});
+
+// --- Cancel, lost connections and resuming ----------------------------------------------------
+
+describe("cancel and resume", () => {
+  it.each(FLAVORS)("%s: an abort cancels the prediction and rethrows the reason", async (flavor) => {
+    const server = await cog({ knobs: { flavor, latencyMs: 5_000 } });
+    const j = await job();
+    const { ctx, controller } = context(server);
+    const running = provider(server.url).run(j, ctx);
+    await eventually(() => server.jobsFor(j.runId)[0]?.status === "processing");
+    const reason = new Error("run cancelled");
+    const started = Date.now();
+    controller.abort(reason);
+    expect(await rejection(running)).toBe(reason);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(server.stats.cancels).toBe(1);
+    expect(server.jobsFor(j.runId)).toMatchObject([{ status: "canceled", cancelled: true }]);
+  });
+
+  it.each<[CogFlavor, string]>([
+    ["coglet", "canceled"],
+    ["python", "processing"],
+  ])(
+    "%s: an abort that leaves the job running only drops the request (the prediction is %s)",
+    async (flavor, status) => {
+      const server = await cog({ knobs: { flavor, latencyMs: 5_000 } });
+      const j = await job();
+      const { ctx, controller } = context(server);
+      const running = provider(server.url).run(j, ctx);
+      await eventually(() => server.jobsFor(j.runId)[0]?.status === "processing");
+      const reason = new LeaveUpstreamRunning("worker shutting down");
+      controller.abort(reason);
+      expect(await rejection(running)).toBe(reason);
+      await eventually(() => server.jobsFor(j.runId)[0]?.status === status);
+      expect(server.stats.cancels).toBe(0);
+    },
+  );
+
+  it("an abort while a probe hangs still ends the run at once", async () => {
+    const server = await cog({ knobs: { latencyMs: 5_000, hangStatus: true } });
+    const j = await job();
+    const { ctx, controller } = context(server);
+    const running = provider(server.url).run(j, ctx);
+    await eventually(() => server.stats.statusCalls > 0);
+    const reason = new Error("timed out");
+    controller.abort(reason);
+    expect(await rejection(running)).toBe(reason);
+    expect(server.jobsFor(j.runId)).toMatchObject([{ status: "canceled", cancelled: true }]);
+  });
+
+  it.each(FLAVORS)(
+    "%s: a dropped held request: the prediction is started again, never beside the first",
+    async (flavor) => {
+      const server = await cog({ knobs: { flavor, latencyMs: 250 } });
+      const front = await proxy(server, "t0ken");
+      front.control.dropNextPutAfterMs = 60;
+      const j = await job();
+      const result = await provider(front.url, { token: "t0ken" }).run(j, context(server).ctx);
+      expect(result.durationSeconds).toBeCloseTo(2, 1);
+      // coglet cancels a sync prediction whose request dropped; Cog ≤ 0.16 lets it run, so it is cancelled.
+      expect(server.jobsFor(j.runId)).toMatchObject([
+        { status: "canceled", cancelled: true },
+        { status: "succeeded", cancelled: false },
+      ]);
+    },
+  );
+
+  it.each(FLAVORS)(
+    "%s: resuming after a worker died: no second prediction while the first runs",
+    async (flavor) => {
+      const server = await cog({ knobs: { flavor, latencyMs: 2_000 } });
+      const j = await job();
+      await diedHolding(server, j.runId);
+      server.knobs.latencyMs = 80;
+      const upstream: UpstreamJob = { provider: NAME, id: j.runId, urls: {} };
+      const { ctx, recorded } = context(server, { upstream });
+      const result = await provider(server.url).run(j, ctx);
+      expect(result.durationSeconds).toBeCloseTo(2, 1);
+      expect(recorded).toEqual([]);
+      // The dead worker's prediction could not be read by anyone: it was cancelled (by coglet when its
+      // request dropped, by the resuming worker on Cog ≤ 0.16) before the one that delivered began.
+      const [first, second] = server.jobsFor(j.runId);
+      expect(first).toMatchObject({ status: "canceled", cancelled: true, input: { prompt: "first worker" } });
+      expect(second).toMatchObject({ status: "succeeded", input: { prompt: "a dolly shot" } });
+      expect(server.stats.submits).toBe(2);
+    },
+  );
+
+  it("a worker that cannot record the job (its lease is gone) cancels the prediction", async () => {
+    const server = await cog({ knobs: { latencyMs: 5_000 } });
+    const j = await job();
+    const lost = new Error("the run's lease is gone");
+    const { ctx } = context(server, { recordUpstream: () => Promise.reject(lost) });
+    expect(await rejection(provider(server.url).run(j, ctx))).toBe(lost);
+    expect(server.jobsFor(j.runId)).toMatchObject([{ status: "canceled", cancelled: true }]);
+  });
+
+  it("refuses to resume another provider's vendor job", async () => {
+    const server = await cog();
+    const j = await job();
+    const { ctx } = context(server, { upstream: { provider: "fal", id: "abc", urls: {} } });
+    const err = await rejection(provider(server.url).run(j, ctx));
+    expect(err).toMatchObject({ retryable: false, message: expect.stringContaining("belongs to fal") });
+    expect(server.stats.submits).toBe(0);
+  });
+});
+
+// --- Credential -------------------------------------------------------------------------------
+
+describe("the proxy credential", () => {
+  const TOKEN = "cog-proxy-s3cret-token";
+
+  it("is sent as Bearer on every call, and appears in no error and no log line", async () => {
+    const server = await cog({ knobs: { latencyMs: 150 } });
+    const front = await proxy(server, TOKEN);
+    const logs = logCapture();
+    const cogProvider = provider(front.url, { token: TOKEN, logger: logs.logger });
+
+    const j = await job();
+    await cogProvider.run(j, context(server).ctx);
+    server.knobs.failNext = 1;
+    server.knobs.failMessage = `leaked ${TOKEN}`;
+    const failed = await rejection(cogProvider.run(await job(), context(server).ctx));
+    server.knobs.rateLimitNext = { submit: 1_000 };
+    server.knobs.retryAfterSeconds = 0;
+    const limited = await rejection(
+      cogProvider.run(await job(), context(server, { deadline: Date.now() + 200 }).ctx),
+    );
+    server.knobs.rateLimitNext = {};
+    server.knobs.latencyMs = 5_000;
+    const aborted = context(server);
+    const slow = await job();
+    const running = cogProvider.run(slow, aborted.ctx);
+    await eventually(() => server.jobsFor(slow.runId)[0]?.status === "processing");
+    aborted.controller.abort(new Error("stop"));
+    await rejection(running);
+
+    expect(front.seen.every((s) => s.authorization === `Bearer ${TOKEN}`)).toBe(true);
+    expect(front.seen.some((s) => s.method === "POST" && s.path.endsWith("/cancel"))).toBe(true);
+    for (const err of [failed, limited]) expect(String((err as Error).message)).not.toContain(TOKEN);
+    expect((failed as Error).message).toBe("leaked [redacted]");
+    expect(logs.text()).toContain(j.runId);
+    expect(logs.text()).not.toContain(TOKEN);
+  });
+
+  it("a credential the proxy refuses: the submit failed, not retried", async () => {
+    const server = await cog();
+    const front = await proxy(server, TOKEN);
+    const { ctx, recorded } = context(server);
+    const err = await rejection(provider(front.url, { token: "wrong-token" }).run(await job(), ctx));
+    expect(err).toMatchObject({
+      status: 401,
+      retryable: false,
+      message: expect.stringMatching(/^submit failed: /),
+    });
+    expect((err as Error).message).not.toContain("wrong-token");
+    expect(front.seen).toHaveLength(1);
+    expect(recorded).toEqual([]);
+  });
+});
+
+// --- Health -----------------------------------------------------------------------------------
+
+describe("cogHealth", () => {
+  it.each<[CogHealth, boolean, string | undefined]>([
+    ["READY", true, undefined],
+    ["STARTING", false, undefined],
+    ["SETUP_FAILED", false, "RuntimeError: weights not found"],
+    ["DEFUNCT", false, undefined],
+    ["UNHEALTHY", false, "healthcheck returned False"],
+  ])("reports %s", async (health, ok, detail) => {
+    const server = await cog({ knobs: { health } });
+    const report = await cogHealth(server.url);
+    expect(report).toEqual({ ok, status: health, version: "0.17.0", ...(detail ? { detail } : {}) });
+  });
+
+  it("reports BUSY (ok) while every slot runs, and Cog ≤ 0.16 without a version", async () => {
+    const server = await cog({ knobs: { flavor: "python" } });
+    expect(await cogHealth(server.url)).toEqual({ ok: true, status: "READY" });
+    await occupy(server, 2_000);
+    expect(await cogHealth(server.url)).toEqual({ ok: true, status: "BUSY" });
+  });
+
+  it("reports a container that does not answer in time, or at all, as UNREACHABLE", async () => {
+    const server = await cog({ knobs: { hangHealth: true } });
+    const hung = await cogHealth(server.url, { timeoutMs: 100 });
+    expect(hung).toMatchObject({
+      ok: false,
+      status: "UNREACHABLE",
+      detail: expect.stringContaining("no answer"),
+    });
+    const url = server.url;
+    await server.close();
+    servers.splice(servers.indexOf(server), 1);
+    expect(await cogHealth(url)).toMatchObject({ ok: false, status: "UNREACHABLE" });
+  });
+});

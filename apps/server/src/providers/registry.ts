@@ -1,0 +1,98 @@
+/**
+ * Which providers serve which model, in order: from the routing file (REFVID_PROVIDERS_FILE) where
+ * it names the model, else today's shorthand (REFVID_PROVIDER: `simulated` or `preview`). Each route
+ * of a vendor gets its own adapter, carrying that route's model, input and renames.
+ */
+import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
+import type { Logger } from "pino";
+import type { Clock, Scheduler } from "../clock.js";
+import type { Config } from "../config.js";
+import { CogProvider } from "./cog.js";
+import { FalProvider } from "./fal.js";
+import type { PreviewProvider } from "./preview.js";
+import { ReplicateProvider } from "./replicate.js";
+import type { RouteEntry } from "./routing.js";
+import type { SimulatedProvider } from "./simulated.js";
+import type { Provider } from "./types.js";
+
+export interface ProviderRoute {
+  /** The provider's name: in the routing file, or `simulated` / `preview`. */
+  name: string;
+  provider: Provider;
+  /** A model vendor (fal, Replicate, Cog): runs of test keys never reach it. */
+  vendor: boolean;
+}
+
+export type Routes = Record<ModelSlug, ProviderRoute[]>;
+
+export interface RegistryDeps {
+  scheduler: Scheduler;
+  clock: Clock;
+  logger: Logger;
+  simulated: SimulatedProvider;
+  preview: PreviewProvider;
+}
+
+export function buildRoutes(
+  config: Config,
+  deps: RegistryDeps,
+  overrides: Partial<Record<ModelSlug, Provider>> = {},
+): Routes {
+  const routes = {} as Routes;
+  for (const slug of MODEL_SLUGS) {
+    const override = overrides[slug];
+    const fromFile = config.routing?.routes[slug];
+    if (override) routes[slug] = [{ name: "override", provider: override, vendor: false }];
+    else if (fromFile) {
+      routes[slug] = fromFile.map((route) => ({
+        name: route.provider.name,
+        provider: make(route, config, deps),
+        vendor: isVendor(route.provider.type),
+      }));
+    } else {
+      const name = config.providers[slug];
+      routes[slug] = [{ name, provider: name === "preview" ? deps.preview : deps.simulated, vendor: false }];
+    }
+  }
+  return routes;
+}
+
+const isVendor = (type: RouteEntry["provider"]["type"]) =>
+  type === "fal" || type === "replicate" || type === "cog";
+
+function make(route: RouteEntry, config: Config, deps: RegistryDeps): Provider {
+  const { provider } = route;
+  const common = {
+    name: provider.name,
+    token: provider.token,
+    mapping: {
+      ...(route.input ? { input: route.input } : {}),
+      ...(route.rename ? { rename: route.rename } : {}),
+    },
+    allowLocalOutputs: config.allowLocalUrls,
+    pollMs: config.upstreamPollMs,
+    scheduler: deps.scheduler,
+    clock: deps.clock,
+    logger: deps.logger.child({ provider: provider.name }),
+  };
+  switch (provider.type) {
+    case "fal":
+      return new FalProvider({
+        ...common,
+        ...(provider.url ? { url: provider.url } : {}),
+        model: route.model ?? "",
+      });
+    case "replicate":
+      return new ReplicateProvider({
+        ...common,
+        ...(provider.url ? { url: provider.url } : {}),
+        model: route.model ?? "",
+      });
+    case "cog":
+      return new CogProvider({ ...common, url: provider.url ?? "" });
+    case "preview":
+      return deps.preview;
+    case "simulated":
+      return deps.simulated;
+  }
+}

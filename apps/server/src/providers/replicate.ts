@@ -1,0 +1,324 @@
+/**
+ * A model on Replicate, through its predictions API (api.replicate.com): the input is posted to
+ * the official model (`owner/name`) or to a version (`owner/name:version`, or the version id), and
+ * the prediction is then followed only through the URLs Replicate hands back (`urls.get`,
+ * `urls.cancel`), which are kept on the run so that whichever worker holds it follows the same
+ * prediction to its end. The video is the output URL (or the first video of a list), downloaded
+ * and probed like every vendor output.
+ *
+ * The create is answered at once (no `Prefer: wait`): the prediction id is recorded before anything
+ * waits on it. `Cancel-After` carries the run's deadline, so Replicate itself stops a prediction
+ * nobody follows any more (a worker that died, a create whose answer was lost).
+ */
+import type { Logger } from "pino";
+import { type Clock, type Scheduler, sleep } from "../clock.js";
+import {
+  cancelsUpstream,
+  type Provider,
+  type ProviderContext,
+  ProviderError,
+  type ProviderJob,
+  type ProviderResult,
+  type UpstreamJob,
+} from "./types.js";
+import { type InputMapping, progressFromLogs, vendorInput } from "./upstream/input.js";
+import { fetchOutputVideo } from "./upstream/output.js";
+import { VendorClient } from "./upstream/vendor-client.js";
+import { VendorError, type VendorRequest, type VendorResponse, vendorUrl } from "./upstream/vendor-http.js";
+
+/** Replicate's API. */
+export const REPLICATE_API_URL = "https://api.replicate.com";
+
+export interface ReplicateProviderOptions {
+  /** The provider's name in the routing file; kept with the prediction on the run. */
+  name: string;
+  /** Base URL of the API; `REPLICATE_API_URL` by default. */
+  url?: string;
+  /** The API token, sent as `Authorization: Bearer <token>`; null sends none. */
+  token: string | null;
+  /** `owner/name` (an official model), `owner/name:version` or a version id. */
+  model: string;
+  /** The route's renames and fixed fields. */
+  mapping?: InputMapping;
+  /** REFVID_ALLOW_LOCAL_URLS: accept an output video on a loopback or private host. */
+  allowLocalOutputs: boolean;
+  scheduler: Scheduler;
+  clock: Clock;
+  /** Wait between status calls; 1000 ms by default. */
+  pollMs?: number;
+  logger?: Logger;
+}
+
+/** Where predictions of a route's `model` are created. */
+export type ReplicateTarget =
+  | { kind: "model"; owner: string; name: string }
+  | { kind: "version"; id: string };
+
+const NAME = "[A-Za-z0-9][A-Za-z0-9._-]*";
+const MODEL = new RegExp(`^(${NAME})/(${NAME})$`);
+const VERSION = new RegExp(`^(?:${NAME}/${NAME}:)?([A-Za-z0-9]+)$`);
+
+/** Reads a route's `model`; throws naming the accepted forms. */
+export function replicateTarget(model: string): ReplicateTarget {
+  const official = MODEL.exec(model);
+  if (official?.[1] && official[2]) return { kind: "model", owner: official[1], name: official[2] };
+  const version = VERSION.exec(model);
+  if (version?.[1]) return { kind: "version", id: version[1] };
+  throw new Error(`Replicate model "${model}" is not owner/name, owner/name:version or a version id`);
+}
+
+interface Prediction {
+  id: string;
+  status: string;
+  output: unknown;
+  error: unknown;
+  logs: unknown;
+  dataRemoved: boolean;
+}
+
+type Followed = UpstreamJob & { urls: { get: string; cancel: string } };
+
+const CANCEL_TIMEOUT_MS = 3_000;
+/** Replicate refuses a `Cancel-After` shorter than this. */
+const MIN_CANCEL_AFTER_S = 5;
+const VIDEO_PATH = /\.(mp4|mov|m4v)$/i;
+
+export class ReplicateProvider implements Provider {
+  /** Replicate fetches the reference URLs itself. */
+  readonly usesReferences = false;
+  private readonly baseUrl: string;
+  private readonly client: VendorClient;
+  private readonly pollMs: number;
+  private readonly target: ReplicateTarget;
+
+  constructor(private readonly options: ReplicateProviderOptions) {
+    this.baseUrl = options.url ?? REPLICATE_API_URL;
+    this.client = new VendorClient({ ...options, baseUrl: this.baseUrl, scheme: "Bearer" });
+    this.pollMs = options.pollMs ?? 1000;
+    this.target = replicateTarget(options.model);
+  }
+
+  async run(job: ProviderJob, context: ProviderContext): Promise<ProviderResult> {
+    const { signal } = context;
+    signal.throwIfAborted();
+    const deadline = context.deadline ?? Number.POSITIVE_INFINITY;
+    const log = this.options.logger?.child({ runId: job.runId, provider: this.options.name });
+    const submitted = !context.upstream;
+    let prediction: Followed;
+    let first: Prediction | null = null;
+    if (context.upstream) {
+      prediction = this.resumable(context.upstream);
+      log?.info({ upstreamId: prediction.id }, "resuming the Replicate prediction");
+    } else {
+      ({ job: prediction, first } = await this.submit(job, signal, deadline));
+      log?.info({ upstreamId: prediction.id }, "Replicate accepted the prediction");
+    }
+
+    let finished: Prediction;
+    try {
+      if (submitted) {
+        signal.throwIfAborted();
+        await context.recordUpstream?.(prediction);
+      }
+      finished = await this.follow(prediction, first, context, deadline);
+    } catch (err) {
+      // The prediction may still be running and nobody follows it any more: stop it, unless the
+      // run goes on elsewhere and the worker that resumes it follows this prediction.
+      if (!(err instanceof ProviderError) && cancelsUpstream(signal)) await this.cancel(prediction, log);
+      throw signal.aborted ? signal.reason : err;
+    }
+    if (finished.dataRemoved) {
+      throw new ProviderError(
+        `${this.options.name} prediction ${finished.id} succeeded, but Replicate has removed its output.`,
+      );
+    }
+    const result = await fetchOutputVideo(firstVideo(finished.output), {
+      workDir: job.workDir,
+      signal,
+      allowLocal: this.options.allowLocalOutputs,
+    });
+    context.onProgress(1);
+    return result;
+  }
+
+  /** Creates the prediction; a failure here means Replicate never took the job. */
+  private async submit(
+    job: ProviderJob,
+    signal: AbortSignal,
+    deadline: number,
+  ): Promise<{ job: Followed; first: Prediction }> {
+    const input = vendorInput(job.input, this.options.mapping);
+    const request: VendorRequest =
+      this.target.kind === "model"
+        ? {
+            method: "POST",
+            url: `v1/models/${encodeURIComponent(this.target.owner)}/${encodeURIComponent(this.target.name)}/predictions`,
+            body: { input },
+          }
+        : { method: "POST", url: "v1/predictions", body: { version: this.target.id, input } };
+    const seconds = Math.floor((deadline - this.now()) / 1000);
+    if (Number.isFinite(seconds) && seconds >= MIN_CANCEL_AFTER_S) {
+      request.headers = { "cancel-after": `${seconds}s` };
+    }
+    let answer: VendorResponse;
+    try {
+      answer = await this.call(signal, deadline, request);
+    } catch (err) {
+      if (!(err instanceof VendorError)) throw err;
+      throw new VendorError(`submit failed: ${err.message}`, err.status, err.retryable);
+    }
+    const first = this.prediction(answer, "the submit");
+    const urls = (answer.body as { urls?: unknown }).urls;
+    const given = urls && typeof urls === "object" ? (urls as Record<string, unknown>) : {};
+    return { job: this.followed(first.id, given), first };
+  }
+
+  /** The prediction a previous worker started for this run. */
+  private resumable(upstream: UpstreamJob): Followed {
+    if (upstream.provider !== this.options.name) {
+      throw new VendorError(
+        `the run's vendor job belongs to ${upstream.provider}, not ${this.options.name}`,
+        null,
+        false,
+      );
+    }
+    return this.followed(upstream.id, upstream.urls);
+  }
+
+  /** The prediction's URLs as Replicate gave them (on the API's origin), or built from its id. */
+  private followed(id: string, given: Record<string, unknown>): Followed {
+    const urls: Record<string, string> = {};
+    for (const [name, value] of Object.entries(given)) {
+      if (typeof value === "string" && value !== "") urls[name] = value;
+    }
+    const own = `v1/predictions/${encodeURIComponent(id)}`;
+    const get = vendorUrl(this.baseUrl, urls.get ?? own).toString();
+    const cancel = vendorUrl(this.baseUrl, urls.cancel ?? `${own}/cancel`).toString();
+    return { provider: this.options.name, id, urls: { ...urls, get, cancel } };
+  }
+
+  /** Polls `urls.get` until the prediction ends; answers it when it succeeded. */
+  private async follow(
+    prediction: Followed,
+    first: Prediction | null,
+    context: ProviderContext,
+    deadline: number,
+  ): Promise<Prediction> {
+    const { signal } = context;
+    let reported = 0;
+    let current = first;
+    for (;;) {
+      if (current) {
+        const fraction = progressFromLogs(current.logs);
+        if (fraction !== undefined && Math.min(fraction, 0.99) > reported) {
+          reported = Math.min(fraction, 0.99);
+          context.onProgress(reported);
+        }
+        if (current.status === "succeeded") return current;
+        this.throwIfEnded(current);
+        const left = deadline - this.now();
+        if (left <= 0) {
+          throw new VendorError(
+            `${this.options.name} prediction ${prediction.id} did not finish by the run's deadline`,
+            null,
+            false,
+          );
+        }
+        await sleep(this.options.scheduler, Math.min(this.pollMs, left), signal);
+        signal.throwIfAborted();
+      }
+      current = this.prediction(
+        await this.call(signal, deadline, { method: "GET", url: prediction.urls.get }),
+        "the status call",
+      );
+    }
+  }
+
+  /** `failed`, `canceled` and `aborted` end the run; `starting` and `processing` (or new states) go on. */
+  private throwIfEnded(prediction: Prediction): void {
+    const { name } = this.options;
+    const why = errorText(prediction.error);
+    switch (prediction.status) {
+      case "failed":
+        throw new ProviderError(
+          this.redact(`${name} prediction ${prediction.id} failed: ${why ?? "no message"}`),
+        );
+      case "canceled":
+        throw new ProviderError(
+          this.redact(
+            `${name} prediction ${prediction.id} was canceled upstream, not by refvid${why ? `: ${why}` : ""}`,
+          ),
+        );
+      case "aborted":
+        throw new ProviderError(
+          this.redact(
+            `${name} prediction ${prediction.id} was aborted by Replicate before it ran${why ? `: ${why}` : ""}`,
+          ),
+        );
+    }
+  }
+
+  /** The prediction in an API answer; one without an id or a status is the vendor's error. */
+  private prediction(answer: VendorResponse, what: string): Prediction {
+    const body = answer.body as Record<string, unknown> | null;
+    const id = body && typeof body === "object" ? body.id : undefined;
+    const status = body && typeof body === "object" ? body.status : undefined;
+    if (typeof id !== "string" || id === "" || typeof status !== "string") {
+      throw new VendorError(
+        `${this.options.name} answered ${what} without a prediction (HTTP ${answer.status})`,
+        answer.status,
+        false,
+      );
+    }
+    return {
+      id,
+      status,
+      output: body?.output,
+      error: body?.error,
+      logs: body?.logs,
+      dataRemoved: body?.data_removed === true,
+    };
+  }
+
+  /** POST urls.cancel: one try with a short time limit; the prediction may have ended already. */
+  private async cancel(prediction: Followed, log: Logger | undefined): Promise<void> {
+    await this.client.cancelOnce(
+      { method: "POST", url: prediction.urls.cancel },
+      { timeoutMs: CANCEL_TIMEOUT_MS, log, what: "Replicate prediction", upstreamId: prediction.id },
+    );
+  }
+
+  private call(signal: AbortSignal, deadline: number, request: VendorRequest): Promise<VendorResponse> {
+    return this.client.call(signal, deadline, request);
+  }
+
+  private now(): number {
+    return this.client.now();
+  }
+
+  private redact(message: string): string {
+    return this.client.redact(message);
+  }
+}
+
+/** The output URL, or the first video of a list of URLs (the first URL when none looks like one). */
+function firstVideo(output: unknown): unknown {
+  if (!Array.isArray(output)) return output;
+  const urls = output.filter((value): value is string => typeof value === "string" && value !== "");
+  return urls.find(isVideoUrl) ?? urls[0];
+}
+
+function isVideoUrl(value: string): boolean {
+  try {
+    return VIDEO_PATH.test(new URL(value).pathname);
+  } catch {
+    return false;
+  }
+}
+
+/** A prediction's `error` as a sentence: usually a string, sometimes an object. */
+function errorText(error: unknown): string | null {
+  if (typeof error === "string") return error.trim().slice(0, 500) || null;
+  if (error === null || error === undefined) return null;
+  return JSON.stringify(error).slice(0, 500);
+}
