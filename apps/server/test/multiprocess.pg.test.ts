@@ -1,7 +1,7 @@
 /**
- * refvid scaled out on one Postgres database: two API processes and two worker processes
- *. Caps hold across processes, sync submits and webhooks work
- * across them, and a worker killed with SIGKILL loses no run and no cent.
+ * refvid scaled out on one Postgres database: two API processes and two worker processes. Caps
+ * hold across processes, sync submits and webhooks work across them, and a worker killed with
+ * SIGKILL loses no run and no cent.
  */
 import { type TestDatabases, testDatabases } from "@refvid/store/testing";
 import pg from "pg";

@@ -1,0 +1,111 @@
+/**
+ * Exactly one vendor job per run across a worker crash: a worker SIGKILLed while fal works on its
+ * run leaves the job recorded on the run; the worker that takes the run over resumes that job, and
+ * the run ends billed by the delivered video, with one submit at the vendor.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type TestDatabases, testDatabases } from "@refvid/store/testing";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "./harness.js";
+import { type Fleet, fleet, type RefvidProcess } from "./processes.js";
+import { type FalServer, startFalServer } from "./vendors/fal-server.js";
+
+const ENDPOINT = "fal-ai/refvid-test/reference-to-video";
+
+let databases: TestDatabases;
+let db: pg.Pool;
+let fal: FalServer;
+let dir: string;
+let processes: Fleet;
+
+beforeAll(async () => {
+  fal = await startFalServer({
+    endpoints: [ENDPOINT],
+    knobs: { queueMs: 50, latencyMs: 4_000, outputSeconds: 3 },
+  });
+  dir = await mkdtemp(join(tmpdir(), "refvid-resume-"));
+  const file = join(dir, "providers.json");
+  await writeFile(
+    file,
+    JSON.stringify({
+      providers: { "fal-main": { type: "fal", url: fal.url, token_env: "FAL_KEY" } },
+      routes: { "lab-a/model-a/reference-to-video": [{ provider: "fal-main", model: ENDPOINT }] },
+    }),
+  );
+  databases = await testDatabases();
+  const url = await databases.create();
+  db = new pg.Pool({ connectionString: url, max: 2 });
+  processes = await fleet({
+    DATABASE_URL: url,
+    REFVID_PROVIDERS_FILE: file,
+    FAL_KEY: fal.token,
+    REFVID_UPSTREAM_POLL_MS: "50",
+    REFVID_WORKER_LEASE_MS: "1500",
+  });
+  await processes.start("api");
+}, 60_000);
+
+afterAll(async () => {
+  await processes?.stopAll();
+  await db?.end();
+  await databases?.destroy();
+  await fal?.close();
+  await rm(dir, { recursive: true, force: true });
+}, 60_000);
+
+describe("a worker killed while a vendor works on its run", () => {
+  it("is replaced by a worker that resumes the same vendor job: one submit, one billed video", async () => {
+    const org = await processes.admin("POST", "/admin/v1/organizations", { name: "resume" });
+    await processes.admin("POST", `/admin/v1/organizations/${org.organization_id}/top-ups`, {
+      amount_usd: "10.00",
+    });
+    const key = await processes.admin("POST", `/admin/v1/organizations/${org.organization_id}/api-keys`, {
+      environment: "live",
+    });
+    const first: RefvidProcess = await processes.start("worker");
+    const api = await processes.start("api");
+    const submitted = await fetch(`${api.url}/v1/run/lab-a/model-a/reference-to-video`, {
+      method: "POST",
+      headers: { authorization: `Key ${key.key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        input: { prompt: "resume me", image_urls: ["https://example.com/a.png"], duration: "4" },
+      }),
+    });
+    expect(submitted.status).toBe(201);
+    const runId = ((await submitted.json()) as { run_id: string }).run_id;
+
+    // The vendor has the job and the run has it on record: now the worker dies.
+    const recorded = await eventually(
+      async () => {
+        const { rows } = await db.query("select upstream from runs where id = $1", [runId]);
+        return rows[0]?.upstream ?? undefined;
+      },
+      15_000,
+      "the vendor job on the run",
+    );
+    expect(recorded).toMatchObject({ provider: "fal-main", id: expect.any(String) });
+    expect(fal.stats.submits).toBe(1);
+    await processes.kill(first, "SIGKILL");
+
+    await processes.start("worker");
+    const ended = await eventually(
+      async () => {
+        const { rows } = await db.query(
+          "select status, charged::bigint as charged, billable_seconds, attempts, upstream from runs where id = $1",
+          [runId],
+        );
+        const run = rows[0];
+        return run && run.status !== "queued" && run.status !== "processing" ? run : undefined;
+      },
+      30_000,
+      "the run to end",
+    );
+    expect(ended).toMatchObject({ status: "succeeded", billable_seconds: 3, upstream: recorded });
+    expect(Number(ended.charged)).toBe(3 * 162_000); // model-a 720p, billed by the delivered 3 s
+    expect(ended.attempts).toBeGreaterThanOrEqual(2);
+    expect(fal.stats.submits).toBe(1);
+  }, 60_000);
+});
