@@ -32,6 +32,8 @@ export interface AppOptions {
   shutdown?: AbortSignal;
   /** The store's event subscription; "reconnecting" makes the process not ready. */
   listenHealth?: () => ListenHealth;
+  /** Each model vendor's reachability, by provider name; reported, never a reason to be unready. */
+  providerReachability?: () => Record<string, string>;
 }
 
 /** How long readiness waits for the store to answer. */
@@ -63,7 +65,12 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
     // Cross-process wake-ups (LISTEN/NOTIFY); a store without a connection to lose is always ok.
     const listen = options.listenHealth?.() ?? "ok";
     const ok = store === "ok" && listen === "ok" && !shutdown.aborted;
-    res.status(ok ? 200 : 503).json({ status: ok ? "ok" : "unavailable", checks: { store, listen } });
+    const providers = options.providerReachability?.() ?? {};
+    res.status(ok ? 200 : 503).json({
+      status: ok ? "ok" : "unavailable",
+      checks: { store, listen },
+      ...(Object.keys(providers).length > 0 ? { providers } : {}),
+    });
   });
   if (options.serveApi === false) {
     app.use((_req, _res, next) => next(new WorkerOnlyError()));

@@ -21,6 +21,7 @@ import { FileUrlSigner } from "./files/signed-urls.js";
 import { configureHttpServer } from "./http/http-server.js";
 import { openStore } from "./open-store.js";
 import { PreviewProvider } from "./providers/preview.js";
+import { ProviderReachability } from "./providers/reachability.js";
 import { buildRoutes } from "./providers/registry.js";
 import { SimulatedProvider } from "./providers/simulated.js";
 import type { Provider } from "./providers/types.js";
@@ -84,10 +85,13 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
   const deps = await buildDeps(config, options);
   let listen: ListenHealth = "ok";
   const shutdown = new AbortController();
+  const reachability = new ProviderReachability(config.routing?.providers ?? [], deps);
+  reachability.start();
   const app = createApp(deps, {
     serveApi: config.role !== "worker",
     shutdown: shutdown.signal,
     listenHealth: () => listen,
+    providerReachability: () => reachability.snapshot(),
     ...(options.onResponseMismatch ? { onResponseMismatch: options.onResponseMismatch } : {}),
   });
   // Wake this process's loops and sync waiters when another process queues or ends a run. While
@@ -147,6 +151,7 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
     close() {
       closing ??= (async () => {
         shutdown.abort();
+        await reachability.stop();
         const stopped = new Promise<void>((done) => server.close(() => done()));
         server.closeIdleConnections();
         await Promise.all([sweeper.stop(), retention.stop()]);

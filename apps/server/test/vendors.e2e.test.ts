@@ -54,6 +54,9 @@ beforeAll(async () => {
         "fal-main": { type: "fal", url: fal.url, token_env: "FAL_KEY" },
         replicate: { type: "replicate", url: replicate.url, token_env: "REPLICATE_API_TOKEN" },
         "gpu-box-1": { type: "cog", url: cog.url },
+        // Only probed for /readyz: a box that is down and a vendor that refuses the credential.
+        "gpu-box-down": { type: "cog", url: "http://127.0.0.1:1" },
+        "replicate-bad-key": { type: "replicate", url: replicate.url, token_env: "BAD_TOKEN" },
       },
       routes: {
         "lab-a/model-a/reference-to-video": [{ provider: "fal-main", model: FAL_ENDPOINT }],
@@ -71,6 +74,7 @@ beforeAll(async () => {
     REFVID_PROVIDERS_FILE: file,
     FAL_KEY: fal.token,
     REPLICATE_API_TOKEN: replicate.token,
+    BAD_TOKEN: "r8_not_a_real_token",
     REFVID_UPSTREAM_POLL_MS: "25",
   });
   tenant = await t.tenant({ environment: "live", rateLimitPerMinute: 100_000, balanceUsd: "100.00" });
@@ -206,5 +210,32 @@ describe("test keys", () => {
     expect({ fal: fal.stats.submits, replicate: replicate.stats.submits, cog: cog.stats.submits }).toEqual(
       before,
     );
+  });
+});
+
+describe("readiness", () => {
+  it("reports each vendor's reachability without a vendor in trouble making the process unready", async () => {
+    const ready = await eventually(
+      async () => {
+        const res = await fetch(`${t.url}/readyz`);
+        const body = (await res.json()) as { providers?: Record<string, string> };
+        return Object.values(body.providers ?? {}).includes("unknown")
+          ? undefined
+          : { status: res.status, body };
+      },
+      15_000,
+      "every vendor probed",
+    );
+    expect(ready.status).toBe(200);
+    expect(ready.body).toMatchObject({
+      status: "ok",
+      providers: {
+        "fal-main": "ok",
+        replicate: "ok",
+        "gpu-box-1": "ok",
+        "gpu-box-down": "unreachable",
+        "replicate-bad-key": "unauthorized",
+      },
+    });
   });
 });

@@ -824,6 +824,16 @@ export type Health = {
     checks?: {
         [key: string]: 'ok' | 'unavailable' | 'reconnecting';
     };
+    /**
+     * Each model vendor of the routing file (`REFVID_PROVIDERS_FILE`), by provider name, as last
+     * probed (every 30 s): `ok`, `unreachable`, `unauthorized` (the credential was refused),
+     * `not_ready` (a Cog box starting or failed) or `unknown` (not probed yet). Reported only: one
+     * vendor in trouble does not make the process unready, since runs can fall back to another.
+     *
+     */
+    providers?: {
+        [key: string]: 'ok' | 'unreachable' | 'unauthorized' | 'not_ready' | 'unknown';
+    };
 };
 
 /**

@@ -621,6 +621,13 @@ export const zHealth = z.object({
         'ok',
         'unavailable',
         'reconnecting'
+    ])).optional(),
+    providers: z.record(z.string(), z.enum([
+        'ok',
+        'unreachable',
+        'unauthorized',
+        'not_ready',
+        'unknown'
     ])).optional()
 });
 
