@@ -346,7 +346,7 @@ describe("FalProvider: retries and deadlines", () => {
     expect(error).toBeInstanceOf(VendorError);
     expect(error).toMatchObject({ status: 429, retryable: true });
     expect((error as Error).message).toMatch(/^submit failed: fal answered 429/);
-    expect(Date.now() - started).toBeLessThan(500);
+    expect(Date.now() - started).toBeLessThan(2_000);
     expect(recorded).toEqual([]);
     expect(fal.stats.submits).toBe(submits);
   });
@@ -371,7 +371,7 @@ describe("FalProvider: retries and deadlines", () => {
     const error = await provider()
       .run(await job(), ctx)
       .catch((e: unknown) => e);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(Date.now() - started).toBeLessThan(3_000);
     expect(error).toBeInstanceOf(VendorError);
     expect((error as Error).message).toMatch(/no answer in time/);
     expect(onlyJob(recorded[0])?.cancelled).toBe(true);

@@ -480,7 +480,7 @@ describe("ReplicateProvider", () => {
       const began = Date.now();
       const running = provider().run(await job(), context({ deadline: began + 500 }));
       await expect(running).rejects.toThrow(/no answer in time/);
-      expect(Date.now() - began).toBeLessThan(1_500);
+      expect(Date.now() - began).toBeLessThan(3_000);
       expect(onlyPrediction()).toMatchObject({ status: "canceled", canceled: true });
     });
   });
@@ -507,7 +507,7 @@ describe("ReplicateProvider", () => {
       const began = Date.now();
       controller.abort(reason);
       await expect(running).rejects.toBe(reason);
-      expect(Date.now() - began).toBeLessThan(500);
+      expect(Date.now() - began).toBeLessThan(2_000);
       expect(onlyPrediction()).toMatchObject({ status: "canceled", canceled: true });
     });
 
