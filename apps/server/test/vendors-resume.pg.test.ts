@@ -1,7 +1,8 @@
 /**
- * Exactly one vendor job per run across a worker crash: a worker SIGKILLed while fal works on its
- * run leaves the job recorded on the run; the worker that takes the run over resumes that job, and
- * the run ends billed by the delivered video, with one submit at the vendor.
+ * Model vendors behind several worker processes on one Postgres database. Exactly one vendor job
+ * per run across a worker crash: a worker SIGKILLed while fal works on its run leaves the job
+ * recorded on the run, and the worker that takes the run over resumes it. And a provider's
+ * `max_concurrency` holds across workers, while runs for other providers go on.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -31,7 +32,7 @@ beforeAll(async () => {
   await writeFile(
     file,
     JSON.stringify({
-      providers: { "fal-main": { type: "fal", url: fal.url, token_env: "FAL_KEY" } },
+      providers: { "fal-main": { type: "fal", url: fal.url, token_env: "FAL_KEY", max_concurrency: 1 } },
       routes: { "lab-a/model-a/reference-to-video": [{ provider: "fal-main", model: ENDPOINT }] },
     }),
   );
@@ -107,5 +108,81 @@ describe("a worker killed while a vendor works on its run", () => {
     expect(Number(ended.charged)).toBe(3 * 162_000); // model-a 720p, billed by the delivered 3 s
     expect(ended.attempts).toBeGreaterThanOrEqual(2);
     expect(fal.stats.submits).toBe(1);
+  }, 60_000);
+});
+
+describe("max_concurrency across worker processes", () => {
+  it("keeps fal-main to one run at a time over two workers; runs waiting for it stay queued, others go on", async () => {
+    await processes.start("worker"); // two workers from here on
+    const api = await processes.start("api");
+    const org = await processes.admin("POST", "/admin/v1/organizations", { name: "capped" });
+    await processes.admin("POST", `/admin/v1/organizations/${org.organization_id}/top-ups`, {
+      amount_usd: "10.00",
+    });
+    const key = await processes.admin("POST", `/admin/v1/organizations/${org.organization_id}/api-keys`, {
+      environment: "live",
+    });
+    fal.knobs.latencyMs = 800;
+    const submit = (path: string, input: unknown) =>
+      fetch(`${api.url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Key ${key.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ input }),
+      }).then(async (res) => ({ status: res.status, body: (await res.json()) as { run_id: string } }));
+
+    const samples: { processing: number; atVendor: number }[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const { rows } = await db.query(
+          "select count(*)::int as n from runs where organization_id = $1 and status = 'processing' and provider = 'fal-main'",
+          [org.organization_id],
+        );
+        const atVendor = [...fal.stats.jobs.values()].filter(
+          (j) => j.status === "IN_QUEUE" || j.status === "IN_PROGRESS",
+        ).length;
+        samples.push({ processing: rows[0].n, atVendor });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    const submitsBefore = fal.stats.submits;
+    const capped: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await submit("/v1/run/lab-a/model-a/reference-to-video", {
+        prompt: `capped ${i}`,
+        image_urls: ["https://example.com/a.png"],
+        duration: "4",
+      });
+      expect(res.status).toBe(201);
+      capped.push(res.body.run_id);
+    }
+    // A run of a model on another provider does not wait behind them.
+    const other = await submit("/v1/run/lab-d/model-d/reference-to-video", {
+      prompt: "other provider [simulate:delay=50]",
+      image_urls: ["https://example.com/a.png"],
+      duration: "4s",
+    });
+    const statusOf = async (id: string) =>
+      (await db.query("select status from runs where id = $1", [id])).rows[0]?.status as string;
+    await eventually(
+      async () => ((await statusOf(other.body.run_id)) === "succeeded" ? true : undefined),
+      10_000,
+      "the other model's run",
+    );
+    const cappedDone = await Promise.all(capped.map(statusOf));
+    expect(cappedDone.filter((s) => s === "succeeded").length).toBeLessThan(3);
+
+    await eventually(
+      async () =>
+        (await Promise.all(capped.map(statusOf))).every((s) => s === "succeeded") ? true : undefined,
+      30_000,
+      "every capped run to succeed",
+    );
+    sampling = false;
+    await sampler;
+    expect(samples.length).toBeGreaterThan(20);
+    expect(Math.max(...samples.map((s) => s.processing))).toBe(1);
+    expect(Math.max(...samples.map((s) => s.atVendor))).toBe(1);
+    expect(fal.stats.submits - submitsBefore).toBe(3);
   }, 60_000);
 });

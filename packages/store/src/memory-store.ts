@@ -183,6 +183,7 @@ export class MemoryStore implements Store {
       leaseExpiresAt: null,
       attempts: 0,
       upstream: null,
+      provider: null,
     };
     this.runs.set(run.id, record);
     this.queue.set(run.id, true);
@@ -256,17 +257,20 @@ export class MemoryStore implements Store {
     limit,
     leaseMs,
     now,
+    skipEndpoints = [],
   }: {
     workerId: string;
     limit: number;
     leaseMs: number;
     now: Date;
+    skipEndpoints?: readonly string[];
   }) {
     const claimed: RunRecord[] = [];
     for (const id of this.queue.keys()) {
       if (claimed.length >= limit) break;
-      this.queue.delete(id);
       const run = this.runs.get(id);
+      if (run?.status === "queued" && skipEndpoints.includes(run.endpoint)) continue;
+      this.queue.delete(id);
       if (run?.status !== "queued") continue;
       run.status = "processing";
       run.startedAt ??= now;
@@ -292,6 +296,48 @@ export class MemoryStore implements Store {
     const run = this.runs.get(runId);
     if (run?.status !== "processing" || run.leaseOwner !== workerId) return false;
     run.leaseExpiresAt = new Date(now.getTime() + leaseMs);
+    return true;
+  }
+
+  async acquireProvider({
+    runId,
+    workerId,
+    provider,
+    limit,
+  }: {
+    runId: string;
+    workerId: string;
+    provider: string;
+    limit?: number;
+  }) {
+    const run = this.runs.get(runId);
+    if (run?.status !== "processing" || run.leaseOwner !== workerId) return false;
+    if (limit !== undefined) {
+      let taken = 0;
+      for (const other of this.inFlight.values()) {
+        if (other.id !== runId && other.status === "processing" && other.provider === provider) taken++;
+      }
+      if (taken >= limit) return false;
+    }
+    run.provider = provider;
+    return true;
+  }
+
+  async releaseRun({ runId, workerId }: { runId: string; workerId: string }) {
+    const run = this.runs.get(runId);
+    if (run?.status !== "processing" || run.leaseOwner !== workerId) return false;
+    run.status = "queued";
+    run.leaseOwner = null;
+    run.leaseExpiresAt = null;
+    run.provider = null;
+    run.attempts -= 1;
+    if (run.attempts === 0) run.startedAt = null;
+    // Back in its place: the queue is in admission order.
+    const queued = [...this.queue.keys(), run.id]
+      .map((id) => this.runs.get(id) as RunRecord)
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
+    this.queue.clear();
+    for (const r of queued) this.queue.set(r.id, true);
     return true;
   }
 

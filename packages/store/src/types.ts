@@ -100,6 +100,8 @@ export interface RunRecord {
   attempts: number;
   /** The vendor job serving the run, once a vendor accepted it: a worker taking the run over resumes it. */
   upstream: UpstreamRecord | null;
+  /** The provider whose slot the run takes while processing (`acquireProvider`). */
+  provider: string | null;
 }
 
 /** A vendor job, as kept on its run. */
@@ -279,8 +281,29 @@ export interface RunStore {
   getRun(organizationId: string, runId: string): Promise<RunRecord | null>;
   searchRuns(search: RunSearch): Promise<RunRecord[]>;
 
-  /** Moves up to `limit` queued runs, oldest first, to processing under a lease. */
-  claimRuns(input: { workerId: string; limit: number; leaseMs: number; now: Date }): Promise<RunRecord[]>;
+  /**
+   * Moves up to `limit` queued runs, oldest first, to processing under a lease; runs of
+   * `skipEndpoints` (whose provider is full) stay queued.
+   */
+  claimRuns(input: {
+    workerId: string;
+    limit: number;
+    leaseMs: number;
+    now: Date;
+    skipEndpoints?: readonly ModelSlug[];
+  }): Promise<RunRecord[]>;
+  /**
+   * Takes one of `provider`'s slots for a run this worker holds, atomically across processes:
+   * false when `limit` other runs already hold one (or the lease is gone). No limit: always taken.
+   */
+  acquireProvider(input: {
+    runId: string;
+    workerId: string;
+    provider: string;
+    limit?: number;
+  }): Promise<boolean>;
+  /** Gives a claimed run back to the queue as it was (its provider was full): the claim is undone. */
+  releaseRun(input: { runId: string; workerId: string }): Promise<boolean>;
   /** Extends a lease; false when the run is no longer this worker's (it ended or was reclaimed). */
   renewLease(input: { runId: string; workerId: string; leaseMs: number; now: Date }): Promise<boolean>;
   setProgress(runId: string, progress: number): Promise<void>;

@@ -21,6 +21,8 @@ export interface ProviderRoute {
   provider: Provider;
   /** A model vendor (fal, Replicate, Cog): runs of test keys never reach it. */
   vendor: boolean;
+  /** Runs the provider takes at once across every worker process (`max_concurrency`). */
+  maxConcurrency?: number;
 }
 
 export type Routes = Record<ModelSlug, ProviderRoute[]>;
@@ -48,6 +50,7 @@ export function buildRoutes(
         name: route.provider.name,
         provider: make(route, config, deps),
         vendor: isVendor(route.provider.type),
+        ...(route.provider.maxConcurrency ? { maxConcurrency: route.provider.maxConcurrency } : {}),
       }));
     } else {
       const name = config.providers[slug];

@@ -11,7 +11,9 @@ import { join } from "node:path";
 import {
   assertNever,
   chargeFor,
+  MODEL_SLUGS,
   type ModelInput,
+  type ModelSlug,
   normalizeInput,
   type RunError,
   RunFailure,
@@ -49,6 +51,13 @@ class RunStopped extends Error {
   }
 }
 
+/** The route's provider has no free slot: the run goes back to the queue to wait for one. */
+class ProviderFull extends Error {
+  constructor(readonly provider: string) {
+    super(`provider ${provider} is full`);
+  }
+}
+
 /** A stop after which the run goes on elsewhere: its vendor job is left running, to be resumed. */
 class RunLeft extends LeaveUpstreamRunning {
   readonly why: StopCause;
@@ -71,6 +80,8 @@ export class Worker {
   private stopped = false;
   private offQueued: () => void = () => {};
   private readonly finished = new Set<Promise<void>>();
+  /** Providers found full, and until when their models' runs are left in the queue. */
+  private readonly fullUntil = new Map<string, number>();
 
   constructor(
     private readonly deps: AppDeps,
@@ -114,17 +125,27 @@ export class Worker {
     while (!this.stopped) {
       const free = this.options.concurrency - this.active.size;
       if (free <= 0) return;
+      const now = this.deps.clock.now();
       const runs = await this.deps.store.claimRuns({
         workerId: this.options.workerId,
         limit: free,
         leaseMs: this.leaseMs,
-        now: this.deps.clock.now(),
+        now,
+        skipEndpoints: this.waitingModels(now.getTime()),
       });
       if (runs.length === 0) return;
       // Claimed while stopping: leave them; their leases expire and they return to the queue.
       if (this.stopped) return;
       for (const run of runs) this.track(run);
     }
+  }
+
+  /** Models whose first provider was full a moment ago: their runs wait in the queue. */
+  private waitingModels(now: number): ModelSlug[] {
+    return MODEL_SLUGS.filter((slug) => {
+      const first = this.deps.routes[slug][0];
+      return first !== undefined && (this.fullUntil.get(first.name) ?? 0) > now;
+    });
   }
 
   private track(run: RunRecord): void {
@@ -172,12 +193,14 @@ export class Worker {
     heartbeat.start();
 
     let outcome: RunOutcome | null;
+    let full: ProviderFull | undefined;
     let workDir: string | undefined;
     try {
       workDir = await mkdtemp(join(tmpdir(), "refvid-run-"));
       outcome = await this.generate(run, workDir, controller.signal, { deadline, stop, log });
     } catch (err) {
-      outcome = outcomeOfError(err, stopCauseOf(controller.signal), deps.config.runTimeoutMs);
+      full = err instanceof ProviderFull ? err : undefined;
+      outcome = full ? null : outcomeOfError(err, stopCauseOf(controller.signal), deps.config.runTimeoutMs);
       if (
         outcome?.status === "failed" &&
         outcome.error.type === "internal_error" &&
@@ -190,6 +213,13 @@ export class Worker {
       offCancel();
       await heartbeat.stop();
       if (workDir) await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    }
+    if (full) {
+      // Back in the queue, untouched, until the provider has a free slot; other models go on.
+      this.fullUntil.set(full.provider, deps.clock.now().getTime() + (this.options.pollMs ?? 1000));
+      await deps.store.releaseRun({ runId: run.id, workerId: this.options.workerId }).catch(() => {});
+      log.info({ provider: full.provider }, "provider is full; the run waits in the queue");
+      return;
     }
     // Shutting down: leave the run; its lease expires and the sweeper puts it back in the queue.
     if (outcome === null) return;
@@ -271,6 +301,17 @@ export class Worker {
       const upstream = i === resumeAt ? run.upstream : null;
       let accepted = upstream !== null;
       if (upstream) log.info({ provider: route.name, upstreamId: upstream.id }, "resuming the vendor job");
+      if (
+        route.maxConcurrency !== undefined &&
+        !(await deps.store.acquireProvider({
+          runId: run.id,
+          workerId: this.options.workerId,
+          provider: route.name,
+          limit: route.maxConcurrency,
+        }))
+      ) {
+        throw new ProviderFull(route.name);
+      }
       const references = route.provider.usesReferences
         ? await preflight(request, { workDir, allowLocal: deps.config.allowLocalUrls, signal })
         : [];

@@ -257,6 +257,78 @@ export function lifecycleContract(makeStore: StoreFactory): void {
       expect(await store.recordUpstream({ runId: run.id, workerId: "w3", upstream })).toBe(false);
     });
 
+    it("gives a provider's slots to at most its limit of processing runs, across racing workers", async () => {
+      const store = await makeStore();
+      const tenant = await makeTenant(store, { balance: 10_000_000 });
+      const runs = [newRun(tenant), newRun(tenant), newRun(tenant)];
+      for (const [i, run] of runs.entries()) await store.admitRun({ run, now: at(i) });
+      const claimed = await Promise.all(
+        runs.map((_, i) => store.claimRuns({ workerId: `w${i}`, limit: 1, leaseMs: 30_000, now: at(10) })),
+      );
+      const held = claimed.flat();
+      expect(held).toHaveLength(3);
+      const got = await Promise.all(
+        held.map((run) =>
+          store.acquireProvider({ runId: run.id, workerId: run.leaseOwner ?? "", provider: "gpu", limit: 2 }),
+        ),
+      );
+      expect(got.filter(Boolean)).toHaveLength(2);
+      // Another provider's slots are its own; no limit, no count; only the lease holder may take one.
+      const loser = held[got.indexOf(false)] as (typeof held)[number];
+      expect(
+        await store.acquireProvider({ runId: loser.id, workerId: "someone-else", provider: "fal" }),
+      ).toBe(false);
+      expect(
+        await store.acquireProvider({
+          runId: loser.id,
+          workerId: loser.leaseOwner ?? "",
+          provider: "fal",
+          limit: 1,
+        }),
+      ).toBe(true);
+      // A slot frees when its run ends.
+      const winner = held[got.indexOf(true)] as (typeof held)[number];
+      await store.completeRun({ runId: winner.id, outcome: failed, now: at(20) });
+      expect(
+        await store.acquireProvider({
+          runId: loser.id,
+          workerId: loser.leaseOwner ?? "",
+          provider: "gpu",
+          limit: 2,
+        }),
+      ).toBe(true);
+    });
+
+    it("gives a claimed run back to the queue as it was, and claims around skipped models", async () => {
+      const store = await makeStore();
+      const tenant = await makeTenant(store, { balance: 10_000_000 });
+      const d = newRun(tenant); // model-d
+      const a = { ...newRun(tenant), endpoint: "lab-a/model-a/reference-to-video" as const };
+      await store.admitRun({ run: d, now: at(0) });
+      await store.admitRun({ run: a, now: at(1) });
+      const [first] = await store.claimRuns({ workerId: "w1", limit: 1, leaseMs: 1000, now: at(5) });
+      expect(first?.id).toBe(d.id);
+      expect(await store.releaseRun({ runId: d.id, workerId: "w2" })).toBe(false);
+      expect(await store.releaseRun({ runId: d.id, workerId: "w1" })).toBe(true);
+      expect(await store.getRun(tenant.organizationId, d.id)).toMatchObject({
+        status: "queued",
+        attempts: 0,
+        startedAt: null,
+        leaseOwner: null,
+        provider: null,
+      });
+      const skipping = await store.claimRuns({
+        workerId: "w2",
+        limit: 5,
+        leaseMs: 1000,
+        now: at(6),
+        skipEndpoints: [d.endpoint],
+      });
+      expect(skipping.map((r) => r.id)).toEqual([a.id]);
+      const [again] = await store.claimRuns({ workerId: "w3", limit: 5, leaseMs: 1000, now: at(7) });
+      expect(again).toMatchObject({ id: d.id, attempts: 1 });
+    });
+
     it("puts runs whose lease expired back in the queue, and gives up after the last attempt", async () => {
       const store = await makeStore();
       const tenant = await makeTenant(store, { balance: 10_000_000 });

@@ -31,6 +31,8 @@ export class PostgresStore implements T.Store {
   readonly searchRuns: T.Store["searchRuns"] = (...args) => q.searchRuns(this.db, ...args);
   readonly claimRuns: T.Store["claimRuns"] = (...args) => q.claimRuns(this.db, ...args);
   readonly renewLease: T.Store["renewLease"] = (...args) => q.renewLease(this.db, ...args);
+  readonly acquireProvider: T.Store["acquireProvider"] = (...args) => q.acquireProvider(this.db, ...args);
+  readonly releaseRun: T.Store["releaseRun"] = (...args) => q.releaseRun(this.db, ...args);
   readonly recordUpstream: T.Store["recordUpstream"] = (...args) => q.recordUpstream(this.db, ...args);
   readonly setProgress: T.Store["setProgress"] = (...args) => q.setProgress(this.db, ...args);
   readonly completeRun: T.Store["completeRun"] = (...args) => q.completeRun(this.db, ...args);

@@ -78,6 +78,7 @@ export function toRun(r: Row): RunRecord {
     leaseExpiresAt: dateOrNull(r.lease_expires_at),
     attempts: num(r.attempts),
     upstream: (r.upstream as RunRecord["upstream"]) ?? null,
+    provider: (r.provider as string | null) ?? null,
   };
 }
 

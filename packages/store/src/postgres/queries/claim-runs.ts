@@ -9,19 +9,22 @@ export async function claimRuns(
     limit,
     leaseMs,
     now,
+    skipEndpoints = [],
   }: {
     workerId: string;
     limit: number;
     leaseMs: number;
     now: Date;
+    skipEndpoints?: readonly string[];
   },
 ): ReturnType<T.Store["claimRuns"]> {
   const { rows } = await db.query(
     `update runs set status = 'processing', started_at = coalesce(started_at, $2), lease_owner = $3,
        lease_expires_at = $4, attempts = attempts + 1
-     where id in (select id from runs where status = 'queued' order by created_at, id limit $1 for update skip locked)
+     where id in (select id from runs where status = 'queued' and endpoint <> all($5::text[])
+                  order by created_at, id limit $1 for update skip locked)
      returning *`,
-    [limit, now, workerId, new Date(now.getTime() + leaseMs)],
+    [limit, now, workerId, new Date(now.getTime() + leaseMs), skipEndpoints],
   );
   return rows
     .map(toRun)

@@ -1,4 +1,5 @@
 /** PostgresStore's statements, one operation per file. */
+export { acquireProvider } from "./acquire-provider.js";
 
 export { addTopUp } from "./add-top-up.js";
 export { admitRun } from "./admit-run.js";
@@ -17,6 +18,7 @@ export { getRun } from "./get-run.js";
 export { listWebhookDeliveries } from "./list-webhook-deliveries.js";
 export { recordUpstream } from "./record-upstream.js";
 export { recordWebhookAttempt } from "./record-webhook-attempt.js";
+export { releaseRun } from "./release-run.js";
 export { renewLease } from "./renew-lease.js";
 export { requeueExpiredLeases } from "./requeue-expired-leases.js";
 export { revokeApiKey } from "./revoke-api-key.js";
