@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
   type AdmissionState,
+  admissionState,
+  afterAdmission,
   concurrencyRemaining,
   countRequest,
   decideAdmission,
@@ -125,5 +127,22 @@ describe("decideTopUp", () => {
       max: MAX_LIFETIME_TOP_UPS,
     });
     expect(Number.isSafeInteger(MAX_LIFETIME_TOP_UPS + MAX_TOP_UP)).toBe(true);
+  });
+});
+
+describe("admissionState", () => {
+  it("reads an organization and its key, and what admitting one more run leaves", () => {
+    const state = admissionState(
+      { concurrencyLimit: 10, inFlight: 3, balance: 5_000_000, reserved: 1_000_000 },
+      { maxConcurrency: 4, inFlight: 2 },
+    );
+    expect(state).toEqual({
+      keyLimit: 4,
+      keyInFlight: 2,
+      orgLimit: 10,
+      orgInFlight: 3,
+      available: 4_000_000,
+    });
+    expect(concurrencyRemaining(afterAdmission(state))).toBe(1);
   });
 });

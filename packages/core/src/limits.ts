@@ -13,6 +13,27 @@ export interface AdmissionState {
   available: Micros;
 }
 
+/** The admission state of an organization and one of its keys, as the stores keep them. */
+export function admissionState(
+  org: { concurrencyLimit: number; inFlight: number; balance: Micros; reserved: Micros },
+  key: { maxConcurrency: number; inFlight: number },
+): AdmissionState {
+  return {
+    keyLimit: key.maxConcurrency,
+    keyInFlight: key.inFlight,
+    orgLimit: org.concurrencyLimit,
+    orgInFlight: org.inFlight,
+    available: org.balance - org.reserved,
+  };
+}
+
+/** What admitting one more run leaves: the key may start `concurrencyRemaining` more. */
+export const afterAdmission = (state: AdmissionState): AdmissionState => ({
+  ...state,
+  keyInFlight: state.keyInFlight + 1,
+  orgInFlight: state.orgInFlight + 1,
+});
+
 export type AdmissionDecision =
   | { ok: true }
   | { ok: false; reason: "api_key" | "organization"; limit: number; inFlight: number }

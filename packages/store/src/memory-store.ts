@@ -6,6 +6,8 @@
  */
 
 import {
+  admissionState,
+  afterAdmission,
   concurrencyRemaining,
   countRequest,
   decideAdmission,
@@ -156,13 +158,7 @@ export class MemoryStore implements Store {
       if (earlier) return earlier;
     }
     if (key.revokedAt) return { kind: "api_key_gone" } as const;
-    const state = {
-      keyLimit: key.maxConcurrency,
-      keyInFlight: key.inFlight,
-      orgLimit: org.concurrencyLimit,
-      orgInFlight: org.inFlight,
-      available: org.balance - org.reserved,
-    };
+    const state = admissionState(org, key);
     const decision = decideAdmission(state, run.reserved);
     if (!decision.ok) return { kind: "rejected", decision } as const;
 
@@ -198,11 +194,7 @@ export class MemoryStore implements Store {
         response: response ? copy(response) : null,
       });
     }
-    const remaining = concurrencyRemaining({
-      ...state,
-      keyInFlight: key.inFlight,
-      orgInFlight: org.inFlight,
-    });
+    const remaining = concurrencyRemaining(afterAdmission(state));
     return { kind: "admitted", run: copy(record), concurrencyRemaining: remaining } as const;
   }
 

@@ -1,4 +1,10 @@
-import { concurrencyRemaining, decideAdmission, decideIdempotency } from "@refvid/core";
+import {
+  admissionState,
+  afterAdmission,
+  concurrencyRemaining,
+  decideAdmission,
+  decideIdempotency,
+} from "@refvid/core";
 import { idempotencyAnswer } from "../../admission.js";
 import type * as T from "../../types.js";
 import type { Database } from "../database.js";
@@ -36,13 +42,7 @@ export async function admitRun(
       if (earlier) return earlier;
     }
     if (key.revokedAt) return { kind: "api_key_gone" };
-    const state = {
-      keyLimit: key.maxConcurrency,
-      keyInFlight: key.inFlight,
-      orgLimit: org.concurrencyLimit,
-      orgInFlight: org.inFlight,
-      available: org.balance - org.reserved,
-    };
+    const state = admissionState(org, key);
     const decision = decideAdmission(state, run.reserved);
     if (!decision.ok) return { kind: "rejected", decision };
 
@@ -88,11 +88,7 @@ export async function admitRun(
       );
     }
     await notify(tx, { kind: "queued" });
-    const remaining = concurrencyRemaining({
-      ...state,
-      keyInFlight: key.inFlight + 1,
-      orgInFlight: org.inFlight + 1,
-    });
+    const remaining = concurrencyRemaining(afterAdmission(state));
     return { kind: "admitted", run: admitted, concurrencyRemaining: remaining };
   });
 }
