@@ -1,6 +1,7 @@
 /**
- * The tables of the interface specification (shared/seed/interface-spec.md), transcribed as
- * data: every model input field, the Run, Output and Account objects, the statuses and the paths.
+ * The tables of the Reference-to-Video Run Service interface, the contract refvid implements,
+ * transcribed as data: every model input field, the Run, Output and Account objects, the statuses
+ * and the paths.
  * `checkInterface` walks them against a bundled OpenAPI document and lists every mismatch.
  */
 
