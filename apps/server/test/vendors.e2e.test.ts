@@ -39,7 +39,7 @@ beforeAll(async () => {
         properties: {
           prompt: { type: "string" },
           image_urls: { type: "array" },
-          duration: { type: "string" },
+          duration: { type: "integer" },
         },
         required: ["prompt"],
       },
@@ -66,7 +66,10 @@ beforeAll(async () => {
           { provider: "fal-main", model: "fal-ai/not-deployed" },
           { provider: "replicate", model: replicate.model },
         ],
-        "lab-d/model-d/reference-to-video": [{ provider: "gpu-box-1" }],
+        // The box's model takes whole seconds and nothing it does not declare.
+        "lab-d/model-d/reference-to-video": [
+          { provider: "gpu-box-1", only: ["prompt", "image_urls", "duration"], as_number: ["duration"] },
+        ],
       },
     }),
   );
@@ -129,10 +132,11 @@ describe("a run on each vendor", () => {
     },
   );
 
-  it("sends exactly one job to each vendor per run", () => {
+  it("sends exactly one job to each vendor per run, shaped by its route", () => {
     expect(fal.stats.submits).toBe(1);
     expect(cog.stats.submits).toBe(1);
     expect(replicate.stats.submits).toBe(1);
+    expect(cog.stats.jobs[0]?.input).toEqual({ prompt: "d", image_urls: [IMG], duration: 4 });
   });
 });
 

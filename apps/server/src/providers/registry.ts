@@ -71,6 +71,9 @@ function make(route: RouteEntry, config: Config, deps: RegistryDeps): Provider {
     mapping: {
       ...(route.input ? { input: route.input } : {}),
       ...(route.rename ? { rename: route.rename } : {}),
+      ...(route.only ? { only: route.only } : {}),
+      ...(route.omit ? { omit: route.omit } : {}),
+      ...(route.asNumber ? { asNumber: route.asNumber } : {}),
     },
     allowLocalOutputs: config.allowLocalUrls,
     pollMs: config.upstreamPollMs,

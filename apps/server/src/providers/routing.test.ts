@@ -22,6 +22,8 @@ routes:
   lab-a/model-a/reference-to-video:
     - { provider: fal-main, model: "fal-ai/some-model/reference-to-video" }
     - { provider: replicate, model: "owner/name", rename: { image_urls: images }, input: { fps: 24 } }   # fallback
+  lab-b/model-b/reference-to-video:
+    - { provider: gpu-box-1, only: [prompt, duration], as_number: [duration] }
   lab-d/model-d/reference-to-video:
     - { provider: gpu-box-1 }
 `;
@@ -54,7 +56,11 @@ describe("the routing file", () => {
     ]);
     expect(a[1]).toMatchObject({ rename: { image_urls: "images" }, input: { fps: 24 } });
     expect(routing.routes["lab-d/model-d/reference-to-video"]?.[0]?.provider.name).toBe("gpu-box-1");
-    expect(routing.routes["lab-b/model-b/reference-to-video"]).toBeUndefined();
+    expect(routing.routes["lab-b/model-b/reference-to-video"]?.[0]).toMatchObject({
+      only: ["prompt", "duration"],
+      asNumber: ["duration"],
+    });
+    expect(routing.routes["lab-c/model-c/reference-to-video"]).toBeUndefined();
   });
 
   it("reads JSON too", async () => {

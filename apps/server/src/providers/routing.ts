@@ -59,11 +59,15 @@ const providerSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("simulated"), max_concurrency: cap.optional() }),
 ]);
 
+const fieldList = z.array(z.string().min(1)).min(1);
 const routeSchema = z.strictObject({
   provider: z.string().min(1),
   model: z.string().min(1).optional(),
   input: z.record(z.string(), z.unknown()).optional(),
   rename: z.record(z.string(), z.string().min(1)).optional(),
+  only: fieldList.optional(),
+  omit: fieldList.optional(),
+  as_number: fieldList.optional(),
 });
 
 const fileSchema = z.strictObject({
@@ -92,6 +96,9 @@ export interface RouteEntry {
   model?: string;
   input?: Record<string, unknown>;
   rename?: Record<string, string>;
+  only?: string[];
+  omit?: string[];
+  asNumber?: string[];
 }
 
 export interface Routing {
@@ -169,6 +176,9 @@ export function parseRouting(raw: unknown, file: string, env: Record<string, str
         ...(route.model ? { model: route.model } : {}),
         ...(route.input ? { input: route.input } : {}),
         ...(route.rename ? { rename: route.rename } : {}),
+        ...(route.only ? { only: route.only } : {}),
+        ...(route.omit ? { omit: route.omit } : {}),
+        ...(route.as_number ? { asNumber: route.as_number } : {}),
       });
     });
     routes[slug] = entries;

@@ -203,6 +203,25 @@ describe("vendor input and progress", () => {
     ).toEqual({ prompt: "p", images: ["u"], duration: "4s", fps: 24 });
   });
 
+  it("sends only some fields, or all but some, and reads some as numbers", () => {
+    const input = { prompt: "p", image_urls: ["u"], duration: "8s", resolution: "720p", seed: 3 };
+    expect(vendorInput(input, { only: ["prompt", "duration"], asNumber: ["duration"] })).toEqual({
+      prompt: "p",
+      duration: 8,
+    });
+    expect(vendorInput(input, { omit: ["resolution", "seed"], rename: { image_urls: "image" } })).toEqual({
+      prompt: "p",
+      image: ["u"],
+      duration: "8s",
+    });
+    expect(vendorInput({ a: "10", b: "2.5", c: "auto", d: 4 }, { asNumber: ["a", "b", "c", "d"] })).toEqual({
+      a: 10,
+      b: 2.5,
+      c: "auto",
+      d: 4,
+    });
+  });
+
   it("reads the last progress-bar percentage from logs, as text or as fal's log lines", () => {
     expect(progressFromLogs(" 25%|██▌       | 1/4\n 50%|█████     | 2/4")).toBe(0.5);
     expect(progressFromLogs([{ message: "Starting" }, { message: "75%|███████▌  | 3/4" }])).toBe(0.75);
