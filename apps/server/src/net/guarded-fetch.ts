@@ -6,9 +6,12 @@
  * caps that abort early. No proxy variables are consulted.
  */
 import { lookup as dnsLookup } from "node:dns/promises";
+import { createWriteStream } from "node:fs";
 import http, { type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
+import { Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { addressRefusal, blockedHostName } from "./address-policy.js";
 
 export type RefusalReason =
@@ -44,6 +47,11 @@ export interface GuardOptions {
   resolve?: (host: string) => Promise<string[]>;
   /** Addresses allowed whatever the policy says, for tests that serve on loopback. */
   allowAddresses?: ReadonlySet<string>;
+  /**
+   * Writes a 2xx body to this file as it arrives, within `maxBytes`, instead of holding it in
+   * memory (large downloads); the response's `body` is then empty.
+   */
+  toFile?: string;
 }
 
 export interface GuardedRequest {
@@ -161,6 +169,23 @@ function send(
               `${url.host} sends ${declared} bytes; the limit is ${options.maxBytes}`,
             ),
           );
+        }
+        const status = res.statusCode ?? 0;
+        if (options.toFile && status >= 200 && status < 300) {
+          let size = 0;
+          const counter = new Transform({
+            transform(chunk: Buffer, _encoding, done) {
+              size += chunk.length;
+              if (size > options.maxBytes) {
+                done(new FetchRefused("too_large", `${url.host} sent more than ${options.maxBytes} bytes`));
+              } else done(null, chunk);
+            },
+          });
+          pipeline(res, counter, createWriteStream(options.toFile)).then(
+            () => resolve({ status, headers: res.headers, body: Buffer.alloc(0) }),
+            reject,
+          );
+          return;
         }
         const chunks: Buffer[] = [];
         let size = 0;

@@ -1,9 +1,9 @@
 /**
- * A vendor's output video, brought home: downloaded through the guarded fetcher (or decoded from a
+ * A vendor's output video, brought home: streamed to disk through the guarded fetcher (or decoded from a
  * `data:` URL, as Cog may answer), checked to be an MP4 or MOV by its bytes, and probed for its
  * length, which is what the run is billed by. refvid then serves it from its own blob store.
  */
-import { writeFile } from "node:fs/promises";
+import { open, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { probeDuration } from "../../media/ffmpeg.js";
 import { sniffFormat } from "../../media/sniff.js";
@@ -30,13 +30,14 @@ export async function fetchOutputVideo(location: unknown, options: OutputOptions
     throw new ProviderError("The model finished without a video.");
   }
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  let bytes: Buffer;
+  const path = join(options.workDir, "upstream-output.mp4");
   const data = DATA_URL.exec(location);
   if (data) {
     if (!data[2]) throw new ProviderError("The model's video came as a data: URL that is not base64.");
-    bytes = Buffer.from(location.slice(data[0].length), "base64");
+    const bytes = Buffer.from(location.slice(data[0].length), "base64");
     if (bytes.length > maxBytes)
       throw new ProviderError(`The model's video is larger than ${maxBytes} bytes.`);
+    await writeFile(path, bytes);
   } else {
     let url: URL;
     try {
@@ -45,6 +46,7 @@ export async function fetchOutputVideo(location: unknown, options: OutputOptions
       throw new ProviderError("The model's output is not a URL.");
     }
     try {
+      // Streamed to disk as it arrives: a video is never held in memory whole.
       const response = await guardedFetch(
         url.toString(),
         { method: "GET" },
@@ -54,13 +56,13 @@ export async function fetchOutputVideo(location: unknown, options: OutputOptions
           maxBytes,
           maxRedirects: 5,
           signal: options.signal,
+          toFile: path,
           ...(options.allowAddresses ? { allowAddresses: options.allowAddresses } : {}),
         },
       );
       if (response.status !== 200) {
         throw new ProviderError(`Downloading the model's video answered ${response.status}.`);
       }
-      bytes = response.body;
     } catch (err) {
       if (options.signal.aborted) throw options.signal.reason;
       if (err instanceof ProviderError) throw err;
@@ -68,12 +70,10 @@ export async function fetchOutputVideo(location: unknown, options: OutputOptions
       throw new ProviderError(`Could not download the model's video: ${why}.`);
     }
   }
-  const format = sniffFormat(bytes.subarray(0, 64));
+  const format = sniffFormat(await readHead(path, 64));
   if (format !== "mp4" && format !== "mov") {
     throw new ProviderError("The model's output is not an MP4 or MOV video.");
   }
-  const path = join(options.workDir, "upstream-output.mp4");
-  await writeFile(path, bytes);
   let durationSeconds: number;
   try {
     durationSeconds = await probeDuration(path, { timeoutMs: 30_000, signal: options.signal });
@@ -82,4 +82,16 @@ export async function fetchOutputVideo(location: unknown, options: OutputOptions
     throw new ProviderError("The model's video cannot be read.");
   }
   return { path, durationSeconds };
+}
+
+/** The first `bytes` bytes of a file. */
+async function readHead(path: string, bytes: number): Promise<Buffer> {
+  const file = await open(path, "r");
+  try {
+    const buffer = Buffer.alloc(bytes);
+    const { bytesRead } = await file.read(buffer, 0, bytes, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await file.close();
+  }
 }

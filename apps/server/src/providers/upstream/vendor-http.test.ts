@@ -174,6 +174,20 @@ describe("fetchOutputVideo", () => {
     expect(result.durationSeconds).toBeCloseTo(2, 1);
   });
 
+  it("streams the download to disk and stops a body past the size limit as it arrives", async () => {
+    handler = (_req, res) => {
+      // No Content-Length: the limit can only be enforced while the body streams.
+      res.writeHead(200, { "content-type": "video/mp4" });
+      res.write(video);
+      res.end(video);
+    };
+    const result = await fetchOutputVideo(`${base}/twice.mp4`, options());
+    expect(result.path.startsWith(workDir)).toBe(true);
+    await expect(
+      fetchOutputVideo(`${base}/twice.mp4`, { ...options(), maxBytes: video.length + 10 }),
+    ).rejects.toThrow(/Could not download the model's video: .*more than/);
+  });
+
   it("decodes a data: URL", async () => {
     const result = await fetchOutputVideo(`data:video/mp4;base64,${video.toString("base64")}`, options());
     expect(result.durationSeconds).toBeCloseTo(2, 1);
