@@ -24,7 +24,8 @@ import {
 } from "../../test/vendors/cog-server.js";
 import { systemClock, systemScheduler } from "../clock.js";
 import { probeDuration } from "../media/ffmpeg.js";
-import { CogProvider, type CogProviderOptions, cogHealth } from "./cog.js";
+import { CogProvider, type CogProviderOptions } from "./cog.js";
+import { cogHealth } from "./cog-health.js";
 import { describeProviderContract } from "./provider.contract.js";
 import {
   LeaveUpstreamRunning,

@@ -19,13 +19,7 @@ import {
 import { type InputMapping, progressFromLogs, vendorInput } from "./upstream/input.js";
 import { fetchOutputVideo } from "./upstream/output.js";
 import { VendorClient } from "./upstream/vendor-client.js";
-import {
-  VendorError,
-  type VendorRequest,
-  type VendorResponse,
-  vendorMessage,
-  vendorUrl,
-} from "./upstream/vendor-http.js";
+import { VendorError, type VendorResponse, vendorMessage, vendorUrl } from "./upstream/vendor-http.js";
 
 /** fal's queue API. */
 export const FAL_QUEUE_URL = "https://queue.fal.run";
@@ -116,7 +110,7 @@ export class FalProvider implements Provider {
   ): Promise<UpstreamJob & { urls: FalUrls }> {
     let answer: VendorResponse;
     try {
-      answer = await this.call(context.signal, deadline, {
+      answer = await this.client.call(context.signal, deadline, {
         method: "POST",
         url: this.options.model,
         body: vendorInput(job.input, this.options.mapping),
@@ -172,18 +166,18 @@ export class FalProvider implements Provider {
     for (let first = true; ; first = false) {
       if (!(first && resumed)) await sleep(this.options.scheduler, this.pollMs, signal);
       signal.throwIfAborted();
-      if (this.now() >= deadline) {
+      if (this.client.now() >= deadline) {
         throw new VendorError(
           `${this.options.name} request ${request.id} did not finish by the run's deadline`,
           null,
           true,
         );
       }
-      const { body } = await this.call(signal, deadline, { method: "GET", url: statusUrl.toString() });
+      const { body } = await this.client.call(signal, deadline, { method: "GET", url: statusUrl.toString() });
       const status = (body ?? {}) as { status?: unknown; error?: unknown; logs?: unknown };
       if (status.status === "COMPLETED") {
         if (status.error !== undefined && status.error !== null) {
-          throw new ProviderError(this.redact(falMessage({ detail: status.error })));
+          throw new ProviderError(this.client.redact(falMessage({ detail: status.error })));
         }
         return this.result(request, signal, deadline);
       }
@@ -204,15 +198,15 @@ export class FalProvider implements Provider {
     deadline: number,
   ): Promise<unknown> {
     for (;;) {
-      const answer = await this.call(signal, deadline, {
+      const answer = await this.client.call(signal, deadline, {
         method: "GET",
         url: request.urls.response_url,
         accept: RESULT_ANSWERS,
       });
       if (answer.status < 300) return (answer.body as { video?: { url?: unknown } } | null)?.video?.url;
-      if (isModelError(answer)) throw new ProviderError(this.redact(falMessage(answer.body)));
+      if (isModelError(answer)) throw new ProviderError(this.client.redact(falMessage(answer.body)));
       // A gateway error in front of a finished request: ask again after a poll interval.
-      if (this.now() + this.pollMs >= deadline) {
+      if (this.client.now() + this.pollMs >= deadline) {
         throw new VendorError(
           `${this.options.name} answered ${answer.status} to the result of ${request.id}: ${vendorMessage(answer.body)}`,
           answer.status,
@@ -230,18 +224,6 @@ export class FalProvider implements Provider {
       { method: "PUT", url: request.urls.cancel_url, accept: [400, 404] },
       { timeoutMs: CANCEL_TIMEOUT_MS, log, what: "fal request", upstreamId: request.id },
     );
-  }
-
-  private call(signal: AbortSignal, deadline: number, request: VendorRequest): Promise<VendorResponse> {
-    return this.client.call(signal, deadline, request);
-  }
-
-  private now(): number {
-    return this.client.now();
-  }
-
-  private redact(message: string): string {
-    return this.client.redact(message);
   }
 }
 

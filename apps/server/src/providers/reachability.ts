@@ -7,7 +7,7 @@
 import type { Logger } from "pino";
 import type { Clock, Scheduler } from "../clock.js";
 import { PeriodicTask } from "../periodic-task.js";
-import { cogHealth } from "./cog.js";
+import { cogHealth } from "./cog-health.js";
 import type { ProviderEntry } from "./routing.js";
 import { vendorFetch } from "./upstream/vendor-http.js";
 

@@ -156,13 +156,13 @@ export class ReplicateProvider implements Provider {
             body: { input },
           }
         : { method: "POST", url: "v1/predictions", body: { version: this.target.id, input } };
-    const seconds = Math.floor((deadline - this.now()) / 1000);
+    const seconds = Math.floor((deadline - this.client.now()) / 1000);
     if (Number.isFinite(seconds) && seconds >= MIN_CANCEL_AFTER_S) {
       request.headers = { "cancel-after": `${seconds}s` };
     }
     let answer: VendorResponse;
     try {
-      answer = await this.call(signal, deadline, request);
+      answer = await this.client.call(signal, deadline, request);
     } catch (err) {
       if (!(err instanceof VendorError)) throw err;
       throw new VendorError(`submit failed: ${err.message}`, err.status, err.retryable);
@@ -216,7 +216,7 @@ export class ReplicateProvider implements Provider {
         }
         if (current.status === "succeeded") return current;
         this.throwIfEnded(current);
-        const left = deadline - this.now();
+        const left = deadline - this.client.now();
         if (left <= 0) {
           throw new VendorError(
             `${this.options.name} prediction ${prediction.id} did not finish by the run's deadline`,
@@ -228,7 +228,7 @@ export class ReplicateProvider implements Provider {
         signal.throwIfAborted();
       }
       current = this.prediction(
-        await this.call(signal, deadline, { method: "GET", url: prediction.urls.get }),
+        await this.client.call(signal, deadline, { method: "GET", url: prediction.urls.get }),
         "the status call",
       );
     }
@@ -241,17 +241,17 @@ export class ReplicateProvider implements Provider {
     switch (prediction.status) {
       case "failed":
         throw new ProviderError(
-          this.redact(`${name} prediction ${prediction.id} failed: ${why ?? "no message"}`),
+          this.client.redact(`${name} prediction ${prediction.id} failed: ${why ?? "no message"}`),
         );
       case "canceled":
         throw new ProviderError(
-          this.redact(
+          this.client.redact(
             `${name} prediction ${prediction.id} was canceled upstream, not by refvid${why ? `: ${why}` : ""}`,
           ),
         );
       case "aborted":
         throw new ProviderError(
-          this.redact(
+          this.client.redact(
             `${name} prediction ${prediction.id} was aborted by Replicate before it ran${why ? `: ${why}` : ""}`,
           ),
         );
@@ -286,18 +286,6 @@ export class ReplicateProvider implements Provider {
       { method: "POST", url: prediction.urls.cancel },
       { timeoutMs: CANCEL_TIMEOUT_MS, log, what: "Replicate prediction", upstreamId: prediction.id },
     );
-  }
-
-  private call(signal: AbortSignal, deadline: number, request: VendorRequest): Promise<VendorResponse> {
-    return this.client.call(signal, deadline, request);
-  }
-
-  private now(): number {
-    return this.client.now();
-  }
-
-  private redact(message: string): string {
-    return this.client.redact(message);
   }
 }
 

@@ -1,0 +1,75 @@
+import { type Clock, type Scheduler, systemClock, systemScheduler } from "../clock.js";
+import { redact } from "./cog-prediction.js";
+import { vendorFetch } from "./upstream/vendor-http.js";
+
+/** A container's readiness, from GET /health-check. */
+export interface CogHealthReport {
+  /** READY or BUSY: the container takes (or queues behind) predictions. */
+  ok: boolean;
+  /** Cog's status (STARTING, READY, BUSY, SETUP_FAILED, DEFUNCT, UNHEALTHY), or UNREACHABLE. */
+  status: string;
+  /** Why it is not ok: the setup's last log line, the user healthcheck's error, the call's error. */
+  detail?: string;
+  /** The Cog version, when the container reports one. */
+  version?: string;
+}
+
+export interface CogHealthOptions {
+  /** For messages; `cog` by default. */
+  name?: string;
+  token?: string | null;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  scheduler?: Scheduler;
+  clock?: Clock;
+}
+
+/** Asks a Cog container whether it is ready, once, within `timeoutMs` (5000 by default). */
+export async function cogHealth(url: string, options: CogHealthOptions = {}): Promise<CogHealthReport> {
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const clock = options.clock ?? systemClock;
+  const signal = options.signal ?? new AbortController().signal;
+  let body: {
+    status?: unknown;
+    setup?: { status?: unknown; logs?: unknown };
+    user_healthcheck_error?: unknown;
+    version?: { cog?: unknown; coglet?: unknown };
+  };
+  try {
+    const answer = await vendorFetch(
+      {
+        provider: options.name ?? "cog",
+        baseUrl: url,
+        authorization: options.token ? `Bearer ${options.token}` : null,
+        scheduler: options.scheduler ?? systemScheduler,
+        now: () => clock.now().getTime(),
+        signal,
+        deadline: clock.now().getTime(),
+        attemptTimeoutMs: timeoutMs,
+      },
+      { method: "GET", url: "health-check", once: true },
+    );
+    body = (answer.body ?? {}) as typeof body;
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    const detail = err instanceof Error ? redact(err.message, options.token ?? null) : "unknown error";
+    return { ok: false, status: "UNREACHABLE", detail };
+  }
+  const status = typeof body.status === "string" ? body.status : "UNKNOWN";
+  const ok = status === "READY" || status === "BUSY";
+  const version = body.version?.cog ?? body.version?.coglet;
+  const setupLogs = typeof body.setup?.logs === "string" ? body.setup.logs.trim().split("\n") : [];
+  const detail = ok
+    ? undefined
+    : typeof body.user_healthcheck_error === "string"
+      ? body.user_healthcheck_error
+      : body.setup?.status === "failed"
+        ? setupLogs.at(-1)
+        : undefined;
+  return {
+    ok,
+    status,
+    ...(detail ? { detail } : {}),
+    ...(typeof version === "string" ? { version } : {}),
+  };
+}

@@ -1,0 +1,288 @@
+import type { Logger } from "pino";
+import { sleep } from "../clock.js";
+import type { CogProviderOptions } from "./cog.js";
+import { type HeldAnswer, putAndHold } from "./cog-held-request.js";
+import { cancelsUpstream, type ProviderContext, ProviderError, type UpstreamJob } from "./types.js";
+import { progressFromLogs } from "./upstream/input.js";
+import {
+  retryAfterMs,
+  type VendorCall,
+  VendorError,
+  vendorFetch,
+  vendorMessage,
+  vendorUrl,
+} from "./upstream/vendor-http.js";
+
+export interface CogPrediction {
+  id?: unknown;
+  status?: unknown;
+  output?: unknown;
+  error?: unknown;
+  logs?: unknown;
+}
+
+/** An input no model accepts: a probe with it can reattach to a prediction, never start one. */
+const PROBE_INPUT: readonly unknown[] = [];
+const PROBE_TIMEOUT_MS = 10_000;
+const CANCEL_TIMEOUT_MS = 3_000;
+const ENDED: readonly unknown[] = ["succeeded", "failed", "canceled"];
+
+/** One run's prediction: created by a held sync PUT, watched by probes, cancelled when abandoned. */
+export class HeldPrediction {
+  /** Stops the held request, probes and waits; aborted only once Cog was told to cancel. */
+  private readonly work = new AbortController();
+  private stopping: Promise<void> | null = null;
+  /** A request of this run may have left a prediction in flight. */
+  private mayRun: boolean;
+  private ended = false;
+  private recording: Promise<void> | null;
+  private reported = 0;
+  private readonly deadline: number;
+  private readonly path: string;
+  private readonly pollMs: number;
+  private readonly acceptAfterMs: number;
+  private readonly maxBackoffMs: number;
+
+  constructor(
+    private readonly options: CogProviderOptions,
+    private readonly id: string,
+    private readonly context: ProviderContext,
+    private readonly log: Logger | undefined,
+  ) {
+    this.deadline = context.deadline ?? Number.POSITIVE_INFINITY;
+    this.path = `predictions/${encodeURIComponent(id)}`;
+    this.pollMs = options.pollMs ?? 1000;
+    this.acceptAfterMs = options.acceptAfterMs ?? 2000;
+    this.maxBackoffMs = options.maxBackoffMs ?? 10_000;
+    // A resumed prediction is on the run already, and may still be in flight.
+    this.recording = context.upstream ? Promise.resolve() : null;
+    this.mayRun = Boolean(context.upstream);
+  }
+
+  /** The ended prediction (succeeded, failed or canceled), its job recorded on the run. */
+  async result(input: Record<string, unknown>): Promise<CogPrediction> {
+    const { signal } = this.context;
+    const onAbort = () => this.stop(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    const left = this.deadline - this.now();
+    const offDeadline = Number.isFinite(left)
+      ? this.options.scheduler.setTimeout(() => {
+          const what = this.recording ? "had not ended" : "was not taken";
+          const message = `${this.options.name}: prediction ${this.id} ${what} by the run's deadline`;
+          this.stop(this.failed(new VendorError(message, null, true)));
+        }, left)
+      : () => {};
+    try {
+      const answer = await this.create(input);
+      this.ended = true;
+      if (this.stopping) throw await this.stopped();
+      this.record();
+      await this.recording;
+      return answer;
+    } catch (err) {
+      if (this.stopping) throw await this.stopped();
+      if (this.mayRun && !this.ended && !(err instanceof ProviderError)) await this.cancel();
+      throw err;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      offDeadline();
+    }
+  }
+
+  /**
+   * Cancels the prediction (if one may run), then stops the work with `reason`. An abort that
+   * leaves the job running only drops the held request: coglet then cancels exactly this request's
+   * prediction, never one another worker started since under the same id.
+   */
+  private stop(reason: unknown): void {
+    if (this.stopping) return;
+    const cancel = this.mayRun && !this.ended && cancelsUpstream(this.context.signal);
+    const cancelling = cancel ? this.cancel() : Promise.resolve();
+    this.stopping = cancelling.then(() => this.work.abort(reason));
+  }
+
+  /** Why the work stopped, once Cog was told to cancel: the run's abort reason first. */
+  private async stopped(): Promise<unknown> {
+    await this.stopping;
+    return this.context.signal.aborted ? this.context.signal.reason : this.work.signal.reason;
+  }
+
+  /** The held sync PUT, repeated while Cog is busy, not ready or unreachable, until the deadline. */
+  private async create(input: Record<string, unknown>): Promise<CogPrediction> {
+    const work = this.work.signal;
+    const url = vendorUrl(this.options.url, this.path);
+    const payload = JSON.stringify({ input });
+    for (let failures = 0; ; ) {
+      work.throwIfAborted();
+      this.mayRun = true;
+      const answered = new AbortController();
+      const watching = this.watch(answered.signal);
+      let answer: HeldAnswer | null = null;
+      try {
+        answer = await putAndHold(url, payload, this.headers(), work);
+      } catch (err) {
+        if (work.aborted) throw work.reason;
+        if (err instanceof ProviderError) throw err;
+        // The connection was lost: a prediction may run on (coglet cancels it).
+      } finally {
+        answered.abort();
+        await watching;
+      }
+      const body = (answer?.body ?? null) as CogPrediction | null;
+      if (answer?.status === 200 && ENDED.includes(body?.status)) return body as CogPrediction;
+      if (answer?.status === 202) {
+        this.log?.warn(
+          "an earlier prediction of this run is in flight and nobody gets its output: cancelling it",
+        );
+        await this.cancel();
+        await sleep(this.options.scheduler, this.pollMs, work);
+        continue;
+      }
+      if (answer) this.mayRun = false;
+      if (answer?.status === 422) {
+        throw new ProviderError(
+          redact(`The model refused the input: ${vendorMessage(body)}`, this.options.token),
+        );
+      }
+      const failure = answer
+        ? new VendorError(
+            `${this.options.name} answered ${answer.status} to PUT ${url.pathname}: ${vendorMessage(body)}`,
+            answer.status,
+            answer.status === 409 || answer.status === 429 || answer.status >= 500,
+          )
+        : new VendorError(`${this.options.name}: connection lost (PUT ${url.pathname})`, null, true);
+      if (!failure.retryable) throw this.failed(failure);
+      const step = Math.min(this.maxBackoffMs, this.pollMs * 2 ** failures++);
+      const asked = retryAfterMs(headerOf(answer?.headers["retry-after"]), this.now()) ?? 0;
+      const delay = Math.max(asked, Math.round(step * (0.5 + Math.random() / 2)));
+      if (this.now() + delay >= this.deadline) throw this.failed(failure);
+      this.log?.debug({ status: failure.status, delayMs: delay }, "Cog did not take the prediction yet");
+      await sleep(this.options.scheduler, delay, work);
+    }
+  }
+
+  /** While the held request is unanswered: records the job once taken, and reports progress. */
+  private async watch(answered: AbortSignal): Promise<void> {
+    const { scheduler } = this.options;
+    const started = this.now();
+    const offAccept = this.recording
+      ? () => {}
+      : scheduler.setTimeout(() => this.record(), this.acceptAfterMs);
+    try {
+      for (let wait: number | null = this.pollMs; wait !== null; ) {
+        await sleep(scheduler, wait, answered);
+        if (answered.aborted) return;
+        wait = await this.probe(answered, this.now() - started >= this.acceptAfterMs);
+      }
+    } finally {
+      offAccept();
+    }
+  }
+
+  /** One probe; answers the wait before the next, or null when probes cannot see the prediction. */
+  private async probe(answered: AbortSignal, longHeld: boolean): Promise<number | null> {
+    try {
+      const answer = await vendorFetch(
+        { ...this.call(answered), attemptTimeoutMs: PROBE_TIMEOUT_MS },
+        {
+          method: "PUT",
+          url: this.path,
+          body: { input: PROBE_INPUT },
+          accept: [409, 422, 429, 500, 502, 503, 504],
+          once: true,
+        },
+      );
+      if (answer.status === 202) {
+        this.record();
+        this.progress((answer.body as CogPrediction | null)?.logs);
+        return this.pollMs;
+      }
+      // Refused while our own request has long been held: this Cog validates before it reattaches.
+      if (answer.status === 422 && longHeld) return null;
+      const asked = retryAfterMs(answer.headers.get("retry-after"), this.now());
+      return answer.status === 429 || answer.status >= 500
+        ? Math.max(asked ?? 0, this.pollMs * 2)
+        : this.pollMs;
+    } catch {
+      // Unanswered in time (or the held request ended): the held request still carries the result.
+      return this.pollMs * 2;
+    }
+  }
+
+  private progress(logs: unknown): void {
+    const fraction = progressFromLogs(logs);
+    if (fraction === undefined) return;
+    const capped = Math.min(fraction, 0.99);
+    if (capped <= this.reported) return;
+    this.reported = capped;
+    this.context.onProgress(capped);
+  }
+
+  /** Keeps the prediction on the run, once; a refusal (the lease is gone) stops it. */
+  private record(): void {
+    if (this.recording) return;
+    const job: UpstreamJob = { provider: this.options.name, id: this.id, urls: {} };
+    this.log?.info("Cog took the prediction");
+    this.recording = Promise.resolve()
+      .then(() => this.context.recordUpstream?.(job))
+      .catch((err: unknown) => {
+        this.stop(err);
+        throw err;
+      });
+    this.recording.catch(() => {});
+  }
+
+  /** POST /predictions/{id}/cancel: one try with a short time limit; 404 when nothing runs. */
+  private async cancel(): Promise<void> {
+    try {
+      const answer = await vendorFetch(
+        { ...this.call(AbortSignal.timeout(CANCEL_TIMEOUT_MS)), attemptTimeoutMs: CANCEL_TIMEOUT_MS },
+        { method: "POST", url: `${this.path}/cancel`, accept: [404], once: true },
+      );
+      this.log?.info({ status: answer.status }, "cancelled the Cog prediction");
+    } catch (err) {
+      const reason = redact(err instanceof Error ? err.message : "unknown error", this.options.token);
+      this.log?.warn({ reason }, "could not cancel the Cog prediction");
+    }
+  }
+
+  /** The error of a prediction Cog never took says so: the worker may try another route. */
+  private failed(err: VendorError): VendorError {
+    const message = redact(err.message, this.options.token);
+    return new VendorError(this.recording ? message : `submit failed: ${message}`, err.status, err.retryable);
+  }
+
+  private headers(): Record<string, string> {
+    const { token } = this.options;
+    return {
+      accept: "application/json",
+      "content-type": "application/json",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    };
+  }
+
+  private call(signal: AbortSignal): VendorCall {
+    const { name, url, token, scheduler } = this.options;
+    return {
+      provider: name,
+      baseUrl: url,
+      authorization: token ? `Bearer ${token}` : null,
+      scheduler,
+      now: () => this.now(),
+      signal,
+      deadline: this.deadline,
+    };
+  }
+
+  private now(): number {
+    return this.options.clock.now().getTime();
+  }
+}
+
+function headerOf(value: string | string[] | undefined): string | null {
+  return (Array.isArray(value) ? value[0] : value) ?? null;
+}
+
+export function redact(message: string, token: string | null): string {
+  return token ? message.split(token).join("[redacted]") : message;
+}
