@@ -8,18 +8,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  assertNever,
-  chargeFor,
-  MODEL_SLUGS,
-  type ModelInput,
-  type ModelSlug,
-  normalizeInput,
-  type RunError,
-  RunFailure,
-  runErrors,
-  statusOfRunError,
-} from "@refvid/core";
+import { chargeFor, MODEL_SLUGS, type ModelInput, type ModelSlug, normalizeInput } from "@refvid/core";
 import type { CompleteResult, RunOutcome, RunRecord } from "@refvid/store";
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
@@ -28,9 +17,17 @@ import { newFileId } from "../ids.js";
 import { preflight } from "../media/preflight.js";
 import { PeriodicTask } from "../periodic-task.js";
 import type { ProviderRoute } from "../providers/registry.js";
-import { LeaveUpstreamRunning, ProviderError, type ProviderResult } from "../providers/types.js";
+import { ProviderError, type ProviderResult } from "../providers/types.js";
 import { VendorError } from "../providers/upstream/vendor-http.js";
 import { isConnectionLost } from "../services/store-errors.js";
+import {
+  outcomeOfError,
+  ProviderFull,
+  RunStopped,
+  type StopCause,
+  stopCauseOf,
+  stopReason,
+} from "./stops.js";
 
 export interface WorkerOptions {
   workerId: string;
@@ -41,37 +38,6 @@ export interface WorkerOptions {
 
 /** Waits before each new try at ending a run while the store's connection is lost. */
 const COMPLETE_RETRY_DELAYS_MS = [100, 200, 400, 800, 1600];
-
-/** Why the worker stopped a run before its provider finished: the abort reason of its signal. */
-type StopCause = "timeout" | "cancelled" | "lease_lost" | "shutdown";
-
-class RunStopped extends Error {
-  constructor(readonly why: StopCause) {
-    super(`run stopped: ${why.replace("_", " ")}`);
-  }
-}
-
-/** The route's provider has no free slot: the run goes back to the queue to wait for one. */
-class ProviderFull extends Error {
-  constructor(readonly provider: string) {
-    super(`provider ${provider} is full`);
-  }
-}
-
-/** A stop after which the run goes on elsewhere: its vendor job is left running, to be resumed. */
-class RunLeft extends LeaveUpstreamRunning {
-  readonly why: StopCause;
-  constructor(why: "lease_lost" | "shutdown") {
-    super(`run left: ${why.replace("_", " ")}`);
-    this.why = why;
-  }
-}
-
-const stopCauseOf = (signal: AbortSignal): StopCause | null =>
-  signal.reason instanceof RunStopped || signal.reason instanceof RunLeft ? signal.reason.why : null;
-
-const stopReason = (cause: StopCause) =>
-  cause === "lease_lost" || cause === "shutdown" ? new RunLeft(cause) : new RunStopped(cause);
 
 export class Worker {
   private readonly active = new Map<string, AbortController>();
@@ -197,7 +163,7 @@ export class Worker {
     let workDir: string | undefined;
     try {
       workDir = await mkdtemp(join(tmpdir(), "refvid-run-"));
-      outcome = await this.generate(run, workDir, controller.signal, { deadline, stop, log });
+      outcome = await this.generate(run, workDir, controller.signal, { deadline, log });
     } catch (err) {
       full = err instanceof ProviderFull ? err : undefined;
       outcome = full ? null : outcomeOfError(err, stopCauseOf(controller.signal), deps.config.runTimeoutMs);
@@ -277,17 +243,19 @@ export class Worker {
     run: RunRecord,
     workDir: string,
     signal: AbortSignal,
-    { deadline, stop, log }: { deadline: number; stop: (cause: StopCause) => void; log: Logger },
+    { deadline, log }: { deadline: number; log: Logger },
   ): Promise<RunOutcome> {
     const { deps } = this;
     const request = normalizeInput(run.endpoint, run.input as ModelInput);
-    // A test key's run never reaches a model vendor: it runs on the simulated provider, free.
-    const testKey = (await deps.store.getApiKey(run.apiKeyId))?.environment === "test";
+    // A test key's run never reaches a model vendor: it runs on the simulated provider, free. The
+    // key is read only for a model routed to a vendor.
     const configured = deps.routes[run.endpoint];
-    const routes: ProviderRoute[] =
-      testKey && configured.some((route) => route.vendor)
-        ? [{ name: "simulated", provider: deps.sandbox, vendor: false }]
-        : configured;
+    const testKey =
+      configured.some((route) => route.vendor) &&
+      (await deps.store.getApiKey(run.apiKeyId))?.environment === "test";
+    const routes: ProviderRoute[] = testKey
+      ? [{ name: "simulated", provider: deps.sandbox, vendor: false }]
+      : configured;
     const resumeAt = run.upstream ? routes.findIndex((route) => route.name === run.upstream?.provider) : -1;
     let lastProgress = 0;
     const onProgress = (fraction: number) => {
@@ -375,26 +343,3 @@ export class Worker {
     };
   }
 }
-
-/**
- * Why a run did not succeed, from what was thrown and why its signal was aborted; null when the
- * worker is shutting down and leaves the run to its lease.
- */
-function outcomeOfError(err: unknown, stopped: StopCause | null, timeoutMs: number): RunOutcome | null {
-  const failure = err instanceof RunFailure ? err.toRunError() : null;
-  switch (stopped) {
-    case "shutdown":
-      return null;
-    case "timeout":
-      return ended(runErrors.timeout(timeoutMs));
-    case "cancelled":
-    case "lease_lost": // the run ended, or goes on, elsewhere: this end is not recorded
-      return ended(failure ?? runErrors.interrupted());
-    case null:
-      return ended(failure ?? runErrors.internal());
-    default:
-      return assertNever(stopped);
-  }
-}
-
-const ended = (error: RunError): RunOutcome => ({ status: statusOfRunError(error.type), error });
