@@ -21,9 +21,11 @@ import {
   tierFor,
 } from "@refvid/core";
 import { idempotencyAnswer } from "./admission.js";
+import { MemoryOutbox } from "./memory/outbox.js";
+import { RunIndex } from "./memory/run-index.js";
+import { queuedRun, RunQueue } from "./memory/run-queue.js";
 import type * as T from "./types.js";
-import type { ApiKeyRecord, OrganizationRecord, RunRecord, Store, WebhookDelivery } from "./types.js";
-import { webhookIdOf } from "./webhook-id.js";
+import type { ApiKeyRecord, OrganizationRecord, RunRecord, Store } from "./types.js";
 
 const copy = <V>(value: V): V => structuredClone(value);
 
@@ -32,20 +34,17 @@ export class MemoryStore implements Store {
   private readonly apiKeys = new Map<string, ApiKeyRecord>();
   private readonly keysByHash = new Map<string, string>();
   private readonly runs = new Map<string, RunRecord>();
-  /** Queued run ids in admission order (Map keeps insertion order). */
-  private readonly queue = new Map<string, true>();
+  private readonly queue = new RunQueue(this.runs);
   /** Per organization, run ids newest last, for search. */
-  private readonly runsByOrg = new Map<string, string[]>();
+  private readonly index = new RunIndex(this.runs);
+  private readonly outbox = new MemoryOutbox();
   private readonly rateWindows = new Map<string, RateWindow>();
   private readonly idempotency = new Map<string, IdempotencyRecord>();
-  private readonly webhooks = new Map<string, WebhookDelivery>();
   /** Runs queued or processing, so the sweeper's scans cost O(in flight), not O(history). */
   private readonly inFlight = new Map<string, RunRecord>();
-  /** Deliveries still to be sent. */
-  private readonly pendingWebhooks = new Map<string, WebhookDelivery>();
   private closed = false;
 
-  async createOrganization(input: { id: string; name: string; webhookSecret: string; now: Date }) {
+  async createOrganization(input: Parameters<T.Store["createOrganization"]>[0]) {
     const { tier, concurrency } = tierFor(0);
     const org: OrganizationRecord = {
       id: input.id,
@@ -61,7 +60,6 @@ export class MemoryStore implements Store {
       webhookSecret: input.webhookSecret,
     };
     this.organizations.set(org.id, org);
-    this.runsByOrg.set(org.id, []);
     return copy(org);
   }
 
@@ -70,7 +68,7 @@ export class MemoryStore implements Store {
     return org ? copy(org) : null;
   }
 
-  async createApiKey(input: Omit<ApiKeyRecord, "inFlight" | "revokedAt" | "createdAt"> & { now: Date }) {
+  async createApiKey(input: Parameters<T.Store["createApiKey"]>[0]) {
     if (!this.organizations.has(input.organizationId)) return null;
     const { now, ...rest } = input;
     const key: ApiKeyRecord = { ...rest, inFlight: 0, createdAt: now, revokedAt: null };
@@ -100,13 +98,7 @@ export class MemoryStore implements Store {
     return copy(key);
   }
 
-  async addTopUp(input: {
-    id: string;
-    organizationId: string;
-    amount: number;
-    note: string | null;
-    now: Date;
-  }) {
+  async addTopUp(input: Parameters<T.Store["addTopUp"]>[0]) {
     const org = this.organizations.get(input.organizationId);
     if (!org) return null;
     const decision = decideTopUp(org.lifetimeTopUps, input.amount);
@@ -138,15 +130,7 @@ export class MemoryStore implements Store {
     return decision;
   }
 
-  async admitRun({
-    run,
-    idempotency,
-    now,
-  }: {
-    run: T.NewRun;
-    idempotency?: T.IdempotencyRequest;
-    now: Date;
-  }) {
+  async admitRun({ run, idempotency, now }: Parameters<T.Store["admitRun"]>[0]) {
     const org = this.organizations.get(run.organizationId);
     const key = this.apiKeys.get(run.apiKeyId);
     if (!org || !key) return { kind: "api_key_gone" } as const;
@@ -165,26 +149,11 @@ export class MemoryStore implements Store {
     org.reserved += run.reserved;
     org.inFlight += 1;
     key.inFlight += 1;
-    const record: RunRecord = {
-      ...run,
-      status: "queued",
-      charged: null,
-      billableSeconds: null,
-      output: null,
-      error: null,
-      progress: null,
-      startedAt: null,
-      completedAt: null,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      attempts: 0,
-      upstream: null,
-      provider: null,
-    };
+    const record = queuedRun(run);
     this.runs.set(run.id, record);
-    this.queue.set(run.id, true);
+    this.queue.push(run.id);
     this.inFlight.set(run.id, record);
-    this.insertInOrder(this.runsByOrg.get(org.id) ?? [], record);
+    this.index.add(org.id, record);
     if (idempotency && idemKey) {
       const response = idempotency.response?.(copy(record));
       this.idempotency.set(idemKey, {
@@ -209,39 +178,7 @@ export class MemoryStore implements Store {
   }
 
   async searchRuns(search: T.RunSearch) {
-    const ids = this.runsByOrg.get(search.organizationId) ?? [];
-    // Each organization's list is kept in (createdAt, id) order (insertInOrder). A cursor is found
-    // by binary search, so a page costs O(page + runs skipped by filters), not O(history).
-    let i = search.after ? this.indexBefore(ids, search.after) : ids.length - 1;
-    const found: RunRecord[] = [];
-    for (; i >= 0 && found.length < search.limit; i--) {
-      const run = this.runs.get(ids[i] as string);
-      if (run && matches(run, search)) found.push(copy(run));
-    }
-    return found;
-  }
-
-  /**
-   * Keeps an organization's list in (createdAt, id) order. Admission order almost always is that
-   * order, so this is an append; runs admitted in the same millisecond are placed by id.
-   */
-  private insertInOrder(ids: string[], run: RunRecord): void {
-    let at = ids.length;
-    while (at > 0 && newestFirst(this.runs.get(ids[at - 1] as string) as RunRecord, run) < 0) at--;
-    ids.splice(at, 0, run.id);
-  }
-
-  /** Index of the newest run in `ids` that is strictly older than `cursor` (-1 if none). */
-  private indexBefore(ids: string[], cursor: { createdAt: Date; id: string }): number {
-    let lo = 0;
-    let hi = ids.length; // first index whose run is not older than the cursor
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const run = this.runs.get(ids[mid] as string) as RunRecord;
-      if (newestFirst(run, cursor) > 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo - 1;
+    return this.index.search(search).map(copy);
   }
 
   async claimRuns({
@@ -250,20 +187,9 @@ export class MemoryStore implements Store {
     leaseMs,
     now,
     skipEndpoints = [],
-  }: {
-    workerId: string;
-    limit: number;
-    leaseMs: number;
-    now: Date;
-    skipEndpoints?: readonly string[];
-  }) {
+  }: Parameters<T.Store["claimRuns"]>[0]) {
     const claimed: RunRecord[] = [];
-    for (const id of this.queue.keys()) {
-      if (claimed.length >= limit) break;
-      const run = this.runs.get(id);
-      if (run?.status === "queued" && skipEndpoints.includes(run.endpoint)) continue;
-      this.queue.delete(id);
-      if (run?.status !== "queued") continue;
+    for (const run of this.queue.take(limit, (queued) => skipEndpoints.includes(queued.endpoint))) {
       run.status = "processing";
       run.startedAt ??= now;
       run.leaseOwner = workerId;
@@ -274,36 +200,16 @@ export class MemoryStore implements Store {
     return claimed;
   }
 
-  async renewLease({
-    runId,
-    workerId,
-    leaseMs,
-    now,
-  }: {
-    runId: string;
-    workerId: string;
-    leaseMs: number;
-    now: Date;
-  }) {
-    const run = this.runs.get(runId);
-    if (run?.status !== "processing" || run.leaseOwner !== workerId) return false;
+  async renewLease({ runId, workerId, leaseMs, now }: Parameters<T.Store["renewLease"]>[0]) {
+    const run = this.heldBy(runId, workerId);
+    if (!run) return false;
     run.leaseExpiresAt = new Date(now.getTime() + leaseMs);
     return true;
   }
 
-  async acquireProvider({
-    runId,
-    workerId,
-    provider,
-    limit,
-  }: {
-    runId: string;
-    workerId: string;
-    provider: string;
-    limit?: number;
-  }) {
-    const run = this.runs.get(runId);
-    if (run?.status !== "processing" || run.leaseOwner !== workerId) return false;
+  async acquireProvider({ runId, workerId, provider, limit }: Parameters<T.Store["acquireProvider"]>[0]) {
+    const run = this.heldBy(runId, workerId);
+    if (!run) return false;
     if (limit !== undefined) {
       let taken = 0;
       for (const other of this.inFlight.values()) {
@@ -315,35 +221,22 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  async releaseRun({ runId, workerId }: { runId: string; workerId: string }) {
-    const run = this.runs.get(runId);
-    if (run?.status !== "processing" || run.leaseOwner !== workerId) return false;
+  async releaseRun({ runId, workerId }: Parameters<T.Store["releaseRun"]>[0]) {
+    const run = this.heldBy(runId, workerId);
+    if (!run) return false;
     run.status = "queued";
     run.leaseOwner = null;
     run.leaseExpiresAt = null;
     run.provider = null;
     run.attempts -= 1;
     if (run.attempts === 0) run.startedAt = null;
-    // Back in its place: the queue is in admission order.
-    const queued = [...this.queue.keys(), run.id]
-      .map((id) => this.runs.get(id) as RunRecord)
-      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
-    this.queue.clear();
-    for (const r of queued) this.queue.set(r.id, true);
+    this.queue.putBack(run);
     return true;
   }
 
-  async recordUpstream({
-    runId,
-    workerId,
-    upstream,
-  }: {
-    runId: string;
-    workerId: string;
-    upstream: T.UpstreamRecord;
-  }) {
-    const run = this.runs.get(runId);
-    if (run?.status !== "processing" || run.leaseOwner !== workerId) return false;
+  async recordUpstream({ runId, workerId, upstream }: Parameters<T.Store["recordUpstream"]>[0]) {
+    const run = this.heldBy(runId, workerId);
+    if (!run) return false;
     run.upstream = copy(upstream);
     return true;
   }
@@ -359,13 +252,7 @@ export class MemoryStore implements Store {
     now,
     organizationId,
     leaseOwner,
-  }: {
-    runId: string;
-    outcome: T.RunOutcome;
-    now: Date;
-    organizationId?: string;
-    leaseOwner?: string;
-  }) {
+  }: Parameters<T.Store["completeRun"]>[0]) {
     const run = this.runs.get(runId);
     if (!run) return { kind: "not_found" } as const;
     const decision = decideEnd(run, { organizationId, leaseOwner });
@@ -384,7 +271,7 @@ export class MemoryStore implements Store {
     org.totalSpent += settled.charged;
     org.inFlight += settled.inFlightDelta;
     key.inFlight += settled.inFlightDelta;
-    this.queue.delete(run.id);
+    this.queue.remove(run.id);
     this.inFlight.delete(run.id);
     run.status = settled.status;
     run.charged = settled.charged;
@@ -396,26 +283,12 @@ export class MemoryStore implements Store {
     run.leaseOwner = null;
     run.leaseExpiresAt = null;
     if (run.webhookUrl && settled.webhookEvent) {
-      const delivery: WebhookDelivery = {
-        id: webhookIdOf(run.id),
-        runId: run.id,
-        organizationId: run.organizationId,
-        url: run.webhookUrl,
-        eventType: settled.webhookEvent,
-        payload: null,
-        attempts: 0,
-        nextAttemptAt: now,
-        state: "pending",
-        lastError: null,
-        deliveredAt: null,
-      };
-      this.webhooks.set(delivery.id, delivery);
-      this.pendingWebhooks.set(delivery.id, delivery);
+      this.outbox.enqueue({ run, url: run.webhookUrl, eventType: settled.webhookEvent, now });
     }
     return { kind: "completed", run: copy(run) } as const;
   }
 
-  async findOverdueRuns({ createdBefore, limit }: { createdBefore: Date; limit: number }) {
+  async findOverdueRuns({ createdBefore, limit }: Parameters<T.Store["findOverdueRuns"]>[0]) {
     const overdue: RunRecord[] = [];
     for (const run of this.inFlight.values()) {
       if (overdue.length >= limit) break;
@@ -424,7 +297,7 @@ export class MemoryStore implements Store {
     return overdue;
   }
 
-  async requeueExpiredLeases({ now, maxAttempts, limit }: { now: Date; maxAttempts: number; limit: number }) {
+  async requeueExpiredLeases({ now, maxAttempts, limit }: Parameters<T.Store["requeueExpiredLeases"]>[0]) {
     const requeued: string[] = [];
     const exhausted: RunRecord[] = [];
     for (const run of this.inFlight.values()) {
@@ -438,46 +311,28 @@ export class MemoryStore implements Store {
       run.leaseOwner = null;
       run.leaseExpiresAt = null;
       run.progress = null;
-      this.queue.set(run.id, true);
+      this.queue.putBack(run);
       requeued.push(run.id);
     }
     return { requeued, exhausted };
   }
 
-  async claimWebhookDeliveries({ now, limit, leaseMs }: { now: Date; limit: number; leaseMs: number }) {
-    const due: WebhookDelivery[] = [];
-    for (const delivery of this.pendingWebhooks.values()) {
-      if (due.length >= limit) break;
-      if (delivery.state !== "pending" || delivery.nextAttemptAt > now) continue;
-      // Held for leaseMs: another dispatcher will not take it unless this one dies.
-      delivery.nextAttemptAt = new Date(now.getTime() + leaseMs);
-      due.push(copy(delivery));
-    }
-    return due;
+  async claimWebhookDeliveries(input: Parameters<T.Store["claimWebhookDeliveries"]>[0]) {
+    return this.outbox.claim(input).map(copy);
   }
 
   async recordWebhookAttempt(id: string, result: T.WebhookAttemptResult) {
-    const delivery = this.webhooks.get(id);
-    if (delivery?.state !== "pending") return;
-    delivery.attempts += 1;
-    delivery.payload ??= result.payload;
-    if (result.ok) {
-      this.pendingWebhooks.delete(id);
-      delivery.state = "delivered";
-      delivery.deliveredAt = result.now;
-      delivery.lastError = null;
-    } else {
-      delivery.lastError = result.error;
-      if (result.retryAt) delivery.nextAttemptAt = result.retryAt;
-      else {
-        delivery.state = "failed";
-        this.pendingWebhooks.delete(id);
-      }
-    }
+    this.outbox.record(id, result);
   }
 
   async listWebhookDeliveries(runId: string) {
-    return [...this.webhooks.values()].filter((d) => d.runId === runId).map(copy);
+    return this.outbox.list(runId).map(copy);
+  }
+
+  /** The run, when it is processing under this worker's lease. */
+  private heldBy(runId: string, workerId: string): RunRecord | null {
+    const run = this.runs.get(runId);
+    return run?.status === "processing" && run.leaseOwner === workerId ? run : null;
   }
 
   async ping() {
@@ -487,21 +342,4 @@ export class MemoryStore implements Store {
   async close() {
     this.closed = true;
   }
-}
-
-function matches(run: RunRecord, search: T.RunSearch): boolean {
-  if (search.statuses && !search.statuses.includes(run.status)) return false;
-  if (search.endpoint && run.endpoint !== search.endpoint) return false;
-  if (search.createdAfter && run.createdAt < search.createdAfter) return false;
-  if (search.createdBefore && run.createdAt >= search.createdBefore) return false;
-  if (search.metadata) {
-    for (const [k, v] of Object.entries(search.metadata)) if (run.metadata[k] !== v) return false;
-  }
-  return true;
-}
-
-/** Keyset order: newer createdAt first, then larger id first. */
-function newestFirst(a: { createdAt: Date; id: string }, b: { createdAt: Date; id: string }): number {
-  const byTime = b.createdAt.getTime() - a.createdAt.getTime();
-  return byTime !== 0 ? byTime : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }

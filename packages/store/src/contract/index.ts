@@ -9,6 +9,7 @@ import { accountsContract } from "./accounts.contract.js";
 import { admissionContract } from "./admission.contract.js";
 import { invariantsContract } from "./invariants.contract.js";
 import { lifecycleContract } from "./lifecycle.contract.js";
+import { providersContract } from "./providers.contract.js";
 import { searchContract } from "./search.contract.js";
 import { webhooksContract } from "./webhooks.contract.js";
 
@@ -19,6 +20,7 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
     accountsContract(makeStore);
     admissionContract(makeStore);
     lifecycleContract(makeStore);
+    providersContract(makeStore);
     searchContract(makeStore);
     webhooksContract(makeStore);
     invariantsContract(makeStore);

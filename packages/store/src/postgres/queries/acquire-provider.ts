@@ -4,7 +4,7 @@ import type { Database } from "../database.js";
 /** A provider's slots are counted under a lock on its name, so two processes cannot both take the last. */
 export function acquireProvider(
   db: Database,
-  { runId, workerId, provider, limit }: { runId: string; workerId: string; provider: string; limit?: number },
+  { runId, workerId, provider, limit }: Parameters<T.Store["acquireProvider"]>[0],
 ): ReturnType<T.Store["acquireProvider"]> {
   return db.transaction(async (tx) => {
     if (limit !== undefined) {

@@ -13,15 +13,7 @@ import { json, notify } from "./sql.js";
 
 export async function admitRun(
   db: Database,
-  {
-    run,
-    idempotency,
-    now,
-  }: {
-    run: T.NewRun;
-    idempotency?: T.IdempotencyRequest;
-    now: Date;
-  },
+  { run, idempotency, now }: Parameters<T.Store["admitRun"]>[0],
 ): ReturnType<T.Store["admitRun"]> {
   return db.transaction(async (tx) => {
     const orgRows = await tx.query("select * from organizations where id = $1 for update", [

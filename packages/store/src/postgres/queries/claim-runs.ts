@@ -4,19 +4,7 @@ import { toRun } from "../rows.js";
 
 export async function claimRuns(
   db: Database,
-  {
-    workerId,
-    limit,
-    leaseMs,
-    now,
-    skipEndpoints = [],
-  }: {
-    workerId: string;
-    limit: number;
-    leaseMs: number;
-    now: Date;
-    skipEndpoints?: readonly string[];
-  },
+  { workerId, limit, leaseMs, now, skipEndpoints = [] }: Parameters<T.Store["claimRuns"]>[0],
 ): ReturnType<T.Store["claimRuns"]> {
   const { rows } = await db.query(
     `update runs set status = 'processing', started_at = coalesce(started_at, $2), lease_owner = $3,

@@ -4,7 +4,7 @@ import { toDelivery } from "../rows.js";
 
 export async function claimWebhookDeliveries(
   db: Database,
-  { now, limit, leaseMs }: { now: Date; limit: number; leaseMs: number },
+  { now, limit, leaseMs }: Parameters<T.Store["claimWebhookDeliveries"]>[0],
 ): ReturnType<T.Store["claimWebhookDeliveries"]> {
   const { rows } = await db.query(
     `with due as (select id, next_attempt_at from webhook_deliveries where state = 'pending' and next_attempt_at <= $1

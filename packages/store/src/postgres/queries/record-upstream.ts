@@ -4,7 +4,7 @@ import { json } from "./sql.js";
 
 export async function recordUpstream(
   db: Database,
-  { runId, workerId, upstream }: { runId: string; workerId: string; upstream: T.UpstreamRecord },
+  { runId, workerId, upstream }: Parameters<T.Store["recordUpstream"]>[0],
 ): ReturnType<T.Store["recordUpstream"]> {
   const { rows } = await db.query(
     "update runs set upstream = $3 where id = $1 and status = 'processing' and lease_owner = $2 returning id",

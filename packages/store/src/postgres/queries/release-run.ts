@@ -3,7 +3,7 @@ import type { Database } from "../database.js";
 
 export async function releaseRun(
   db: Database,
-  { runId, workerId }: { runId: string; workerId: string },
+  { runId, workerId }: Parameters<T.Store["releaseRun"]>[0],
 ): ReturnType<T.Store["releaseRun"]> {
   const { rows } = await db.query(
     `update runs set status = 'queued', lease_owner = null, lease_expires_at = null, provider = null,

@@ -3,17 +3,7 @@ import type { Database } from "../database.js";
 
 export async function renewLease(
   db: Database,
-  {
-    runId,
-    workerId,
-    leaseMs,
-    now,
-  }: {
-    runId: string;
-    workerId: string;
-    leaseMs: number;
-    now: Date;
-  },
+  { runId, workerId, leaseMs, now }: Parameters<T.Store["renewLease"]>[0],
 ): ReturnType<T.Store["renewLease"]> {
   const { rows } = await db.query(
     "update runs set lease_expires_at = $3 where id = $1 and status = 'processing' and lease_owner = $2 returning id",

@@ -5,7 +5,7 @@ import { notify } from "./sql.js";
 
 export async function requeueExpiredLeases(
   db: Database,
-  { now, maxAttempts, limit }: { now: Date; maxAttempts: number; limit: number },
+  { now, maxAttempts, limit }: Parameters<T.Store["requeueExpiredLeases"]>[0],
 ): ReturnType<T.Store["requeueExpiredLeases"]> {
   const requeued = await db.query<{ id: string }>(
     `update runs set status = 'queued', lease_owner = null, lease_expires_at = null, progress = null

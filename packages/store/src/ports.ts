@@ -1,0 +1,153 @@
+/**
+ * The Store port, one interface per concern, combined into `Store`: every adapter implements all of
+ * them and runs the contract suite (`@refvid/store/testing`). Records and results are in types.ts.
+ */
+import type { Micros, ModelSlug, RateDecision } from "@refvid/core";
+import type {
+  AdmitResult,
+  ApiKeyPatch,
+  ApiKeyRecord,
+  CompleteResult,
+  IdempotencyRequest,
+  NewRun,
+  OrganizationRecord,
+  RunOutcome,
+  RunRecord,
+  RunSearch,
+  StoreEvent,
+  TopUpResult,
+  UpstreamRecord,
+  WebhookAttemptResult,
+  WebhookDelivery,
+} from "./types.js";
+
+/** Organizations, their keys and wallets (the admin API and authentication). */
+export interface AccountStore {
+  createOrganization(input: {
+    id: string;
+    name: string;
+    webhookSecret: string;
+    now: Date;
+  }): Promise<OrganizationRecord>;
+  getOrganization(id: string): Promise<OrganizationRecord | null>;
+  createApiKey(
+    input: Omit<ApiKeyRecord, "inFlight" | "revokedAt" | "createdAt"> & { now: Date },
+  ): Promise<ApiKeyRecord | null>;
+  getApiKey(id: string): Promise<ApiKeyRecord | null>;
+  updateApiKey(id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | null>;
+  revokeApiKey(id: string, now: Date): Promise<ApiKeyRecord | null>;
+  /**
+   * Adds money under the organization's row lock, where the lifetime cap is checked
+   * (`decideTopUp`); null when there is no such organization.
+   */
+  addTopUp(input: {
+    id: string;
+    organizationId: string;
+    amount: Micros;
+    note: string | null;
+    now: Date;
+  }): Promise<TopUpResult | null>;
+  /** The key with this hash and its organization, for authentication; revoked keys included. */
+  findApiKeyByHash(
+    keyHash: string,
+  ): Promise<{ apiKey: ApiKeyRecord; organization: OrganizationRecord } | null>;
+}
+
+/** The per-key rate limit. */
+export interface RateLimitStore {
+  /** Counts one request of a key against its per-minute window, atomically across processes. */
+  countRequest(apiKeyId: string, limit: number, now: Date): Promise<RateDecision>;
+}
+
+/** Admitting a run, with its idempotency record. */
+export interface AdmissionStore {
+  /**
+   * Admission, atomically: idempotency record, the key's cap, the organization's cap, the
+   * balance, the reservation and the queued run succeed or fail together.
+   */
+  admitRun(input: { run: NewRun; idempotency?: IdempotencyRequest; now: Date }): Promise<AdmitResult>;
+  /** Stores the response of an admitted request so a replay can return it. */
+  completeIdempotency(organizationId: string, key: string, status: number, body: unknown): Promise<void>;
+}
+
+/** Runs from admission to their end: reads, leases, progress and the one terminal transition. */
+export interface RunStore {
+  getRun(organizationId: string, runId: string): Promise<RunRecord | null>;
+  searchRuns(search: RunSearch): Promise<RunRecord[]>;
+
+  /**
+   * Moves up to `limit` queued runs, oldest first, to processing under a lease; runs of
+   * `skipEndpoints` (whose provider is full) stay queued.
+   */
+  claimRuns(input: {
+    workerId: string;
+    limit: number;
+    leaseMs: number;
+    now: Date;
+    skipEndpoints?: readonly ModelSlug[];
+  }): Promise<RunRecord[]>;
+  /**
+   * Takes one of `provider`'s slots for a run this worker holds, atomically across processes:
+   * false when `limit` other runs already hold one (or the lease is gone). No limit: always taken.
+   */
+  acquireProvider(input: {
+    runId: string;
+    workerId: string;
+    provider: string;
+    limit?: number;
+  }): Promise<boolean>;
+  /** Gives a claimed run back to the queue as it was (its provider was full): the claim is undone. */
+  releaseRun(input: { runId: string; workerId: string }): Promise<boolean>;
+  /** Extends a lease; false when the run is no longer this worker's (it ended or was reclaimed). */
+  renewLease(input: { runId: string; workerId: string; leaseMs: number; now: Date }): Promise<boolean>;
+  setProgress(runId: string, progress: number): Promise<void>;
+  /**
+   * Keeps the vendor job serving a run, before the worker waits on it; false (and nothing kept)
+   * when the worker no longer holds the run's lease.
+   */
+  recordUpstream(input: { runId: string; workerId: string; upstream: UpstreamRecord }): Promise<boolean>;
+  /**
+   * Ends an in-flight run, exactly once: settles billing, releases the reservation, frees both
+   * concurrency slots, and enqueues the webhook when the run has a `webhook_url`.
+   */
+  completeRun(input: {
+    runId: string;
+    outcome: RunOutcome;
+    now: Date;
+    /** Only a run of this organization (cancel). */
+    organizationId?: string;
+    /** Only while this worker holds the run's lease (a worker finishing its own run). */
+    leaseOwner?: string;
+  }): Promise<CompleteResult>;
+  /** In-flight runs created before `createdBefore` (they have run out of time). */
+  findOverdueRuns(input: { createdBefore: Date; limit: number }): Promise<RunRecord[]>;
+  /**
+   * Processing runs whose lease expired (their worker died): back to `queued`, or, after
+   * `maxAttempts` claims, returned for the caller to end as failed.
+   */
+  requeueExpiredLeases(input: {
+    now: Date;
+    maxAttempts: number;
+    limit: number;
+  }): Promise<{ requeued: string[]; exhausted: RunRecord[] }>;
+}
+
+/** The webhook outbox, written with each terminal transition. */
+export interface OutboxStore {
+  claimWebhookDeliveries(input: { now: Date; limit: number; leaseMs: number }): Promise<WebhookDelivery[]>;
+  recordWebhookAttempt(id: string, result: WebhookAttemptResult): Promise<void>;
+  listWebhookDeliveries(runId: string): Promise<WebhookDelivery[]>;
+}
+
+/** Every concern of the store in one port, as each adapter implements it. */
+export interface Store extends AccountStore, RateLimitStore, AdmissionStore, RunStore, OutboxStore {
+  /**
+   * Calls `listener` when any process queues a run (`queued`) or ends one (`ended`), so workers
+   * and sync waiters elsewhere wake at once. Absent on a store that lives in one process.
+   */
+  subscribe?(listener: (event: StoreEvent) => void): Promise<() => Promise<void>>;
+
+  /** Whether the store answers (readiness). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
