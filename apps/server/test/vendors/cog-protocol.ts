@@ -1,0 +1,199 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+export type CogFlavor = "coglet" | "python";
+/** The health a container reports; BUSY is derived from `slots`. */
+export type CogHealth = "STARTING" | "READY" | "SETUP_FAILED" | "DEFUNCT" | "UNHEALTHY";
+export type CogStatus = "starting" | "processing" | "succeeded" | "failed" | "canceled";
+export type CogRequestKind = "submit" | "status" | "cancel";
+export type CogWebhookEvent = "start" | "output" | "logs" | "completed";
+
+export interface CogKnobs {
+  flavor: CogFlavor;
+  health: CogHealth;
+  /** Predictions that may run at once (`concurrency.max`); one more gets 409. */
+  slots: number;
+  /** Time a prediction spends before the model runs (input download, slot hand-off). */
+  queueMs: number;
+  /** Time the model runs, logging tqdm-style progress along the way. */
+  latencyMs: number;
+  progressSteps: number;
+  /** The next N predictions created fail with `failMessage` (the model raised). */
+  failNext: number;
+  failMessage: string;
+  /** Time from an accepted cancel to the prediction ending `canceled`. */
+  cancelLatencyMs: number;
+  /** The next N requests of each kind answer 429 with `Retry-After: retryAfterSeconds`. */
+  rateLimitNext: Partial<Record<CogRequestKind, number>>;
+  retryAfterSeconds: number;
+  /** The next N requests of each kind answer `serverErrorStatus` "Internal Server Error". */
+  serverErrorNext: Partial<Record<CogRequestKind, number>>;
+  serverErrorStatus: number;
+  /** A PUT that reattaches to a prediction in flight gets no answer until this is cleared. */
+  hangStatus: boolean;
+  /** GET /health-check gets no answer until this is cleared. */
+  hangHealth: boolean;
+  /** The output claims to be an MP4 but is not one. */
+  malformedOutput: boolean;
+  outputSeconds: number;
+  /** "data": base64 `data:` URL (Cog's default); "url": uploaded and served by this server. */
+  outputAs: "url" | "data";
+  /** Non-terminal webhooks closer together than this are dropped (Cog: 500 ms). */
+  webhookIntervalMs: number;
+  /** Terminal webhook retry backoff base and count (Cog: 100 ms, 12). */
+  webhookRetryBaseMs: number;
+  webhookMaxRetries: number;
+}
+
+export interface CogJob {
+  /** The prediction id as answered (null for an id-less POST on the python server). */
+  readonly id: string | null;
+  readonly input: Record<string, unknown>;
+  readonly via: "PUT" | "POST";
+  readonly async: boolean;
+  readonly webhook: string | null;
+  status: CogStatus;
+  /** A cancel was accepted, and the status the prediction had when it arrived. */
+  cancelled: boolean;
+  cancelledIn: CogStatus | null;
+  error: string | null;
+  output: string | null;
+  logs: string;
+}
+
+export interface CogWebhookCall {
+  id: string | null;
+  event: CogWebhookEvent;
+  attempt: number;
+  status: CogStatus;
+  /** The receiver's HTTP status, "error" when it could not be reached, null while in flight. */
+  answer: number | "error" | null;
+}
+
+export interface CogStats {
+  /** Predictions created: exactly the model runs started. */
+  submits: number;
+  /** PUTs answered with the state of a prediction in flight. */
+  statusCalls: number;
+  healthChecks: number;
+  /** Cancels answered 200. */
+  cancels: number;
+  /** Creations refused because no slot was free (409). */
+  conflicts: number;
+  jobs: CogJob[];
+  webhooks: CogWebhookCall[];
+}
+
+export interface CogServer {
+  url: string;
+  /** Cog has no credential: always empty. */
+  token: string;
+  knobs: CogKnobs;
+  stats: CogStats;
+  /** Every prediction created with this id, oldest first (ids are reused once forgotten). */
+  jobsFor(id: string): CogJob[];
+  close(): Promise<void>;
+}
+
+export interface CogInputField {
+  type: "string" | "integer" | "number" | "boolean" | "array" | "object";
+  enum?: unknown[];
+}
+
+export interface CogServerOptions {
+  knobs?: Partial<CogKnobs>;
+  /** When set, the container reports STARTING for this long, then READY. */
+  setupMs?: number;
+  /** The model's `Input` (the `predict()` arguments). */
+  input?: { properties: Record<string, CogInputField>; required: string[] };
+}
+
+export const DEFAULT_KNOBS: CogKnobs = {
+  flavor: "coglet",
+  health: "READY",
+  slots: 1,
+  queueMs: 0,
+  latencyMs: 100,
+  progressSteps: 4,
+  failNext: 0,
+  failMessage: "CUDA out of memory. Tried to allocate 2.00 GiB",
+  cancelLatencyMs: 0,
+  rateLimitNext: {},
+  retryAfterSeconds: 1,
+  serverErrorNext: {},
+  serverErrorStatus: 500,
+  hangStatus: false,
+  hangHealth: false,
+  malformedOutput: false,
+  outputSeconds: 2,
+  outputAs: "data",
+  webhookIntervalMs: 500,
+  webhookRetryBaseMs: 100,
+  webhookMaxRetries: 12,
+};
+
+export const DEFAULT_INPUT: NonNullable<CogServerOptions["input"]> = {
+  properties: {
+    prompt: { type: "string" },
+    image: { type: "string" },
+    video: { type: "string" },
+    audio: { type: "string" },
+    duration: { type: "number" },
+    seed: { type: "integer" },
+  },
+  required: ["prompt"],
+};
+
+export const WEBHOOK_EVENTS: CogWebhookEvent[] = ["start", "output", "logs", "completed"];
+export const NOT_A_VIDEO = Buffer.from("<!doctype html><title>Error</title><p>upload failed</p>\n");
+export const COGLET_VERSION = "0.17.0";
+
+export interface Prediction {
+  key: string;
+  job: CogJob;
+  createdAt: string | null;
+  startedAt: Date;
+  completedAt: Date | null;
+  output: string | null;
+  willFail: boolean;
+  webhook: { url: string; events: Set<string>; lastSentAt: number } | null;
+  timers: NodeJS.Timeout[];
+  ended: Promise<void>;
+  end: () => void;
+}
+
+/** Python's datetime ISO form, as Cog's JSON encoder writes it. */
+export const pyTime = (d: Date | null) => (d ? d.toISOString().replace("Z", "000+00:00") : null);
+
+export function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
+  if (res.headersSent || res.destroyed) return;
+  const text = body === undefined ? "" : typeof body === "string" ? body : JSON.stringify(body);
+  const type = typeof body === "string" ? "text/plain; charset=utf-8" : "application/json";
+  const typed = body === undefined ? {} : { "content-type": type };
+  res.writeHead(status, { ...typed, "content-length": Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+export function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+/** One tqdm line, as a model's progress bar lands in Cog's `logs`. */
+export function progressLine(step: number, steps: number): string {
+  const pct = String(Math.round((100 * step) / steps)).padStart(3);
+  const bar = "█".repeat(Math.round((10 * step) / steps)).padEnd(10);
+  return `${pct}%|${bar}| ${step}/${steps} [00:0${step}<00:0${steps - step}, 1.00it/s]\n`;
+}
+
+export const detail = (loc: (string | number)[], msg: string, type: string) => ({ loc, msg, type });
+
+/** Starts a Cog prediction server on 127.0.0.1 with a random port. */
