@@ -1,6 +1,6 @@
 import { type Clock, type Scheduler, systemClock, systemScheduler } from "../clock.js";
-import { redact } from "./cog-prediction.js";
-import { vendorFetch } from "./upstream/vendor-http.js";
+
+import { redactSecret, vendorFetch } from "./upstream/vendor-http.js";
 
 /** A container's readiness, from GET /health-check. */
 export interface CogHealthReport {
@@ -52,7 +52,7 @@ export async function cogHealth(url: string, options: CogHealthOptions = {}): Pr
     body = (answer.body ?? {}) as typeof body;
   } catch (err) {
     if (signal.aborted) throw signal.reason;
-    const detail = err instanceof Error ? redact(err.message, options.token ?? null) : "unknown error";
+    const detail = err instanceof Error ? redactSecret(err.message, options.token ?? null) : "unknown error";
     return { ok: false, status: "UNREACHABLE", detail };
   }
   const status = typeof body.status === "string" ? body.status : "UNKNOWN";

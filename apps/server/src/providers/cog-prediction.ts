@@ -5,6 +5,7 @@ import { type HeldAnswer, putAndHold } from "./cog-held-request.js";
 import { cancelsUpstream, type ProviderContext, ProviderError, type UpstreamJob } from "./types.js";
 import { progressFromLogs } from "./upstream/input.js";
 import {
+  redactSecret,
   retryAfterMs,
   type VendorCall,
   VendorError,
@@ -141,7 +142,7 @@ export class HeldPrediction {
       if (answer) this.mayRun = false;
       if (answer?.status === 422) {
         throw new ProviderError(
-          redact(`The model refused the input: ${vendorMessage(body)}`, this.options.token),
+          redactSecret(`The model refused the input: ${vendorMessage(body)}`, this.options.token),
         );
       }
       const failure = answer
@@ -241,14 +242,14 @@ export class HeldPrediction {
       );
       this.log?.info({ status: answer.status }, "cancelled the Cog prediction");
     } catch (err) {
-      const reason = redact(err instanceof Error ? err.message : "unknown error", this.options.token);
+      const reason = redactSecret(err instanceof Error ? err.message : "unknown error", this.options.token);
       this.log?.warn({ reason }, "could not cancel the Cog prediction");
     }
   }
 
   /** The error of a prediction Cog never took says so: the worker may try another route. */
   private failed(err: VendorError): VendorError {
-    const message = redact(err.message, this.options.token);
+    const message = redactSecret(err.message, this.options.token);
     return new VendorError(this.recording ? message : `submit failed: ${message}`, err.status, err.retryable);
   }
 
@@ -281,8 +282,4 @@ export class HeldPrediction {
 
 function headerOf(value: string | string[] | undefined): string | null {
   return (Array.isArray(value) ? value[0] : value) ?? null;
-}
-
-export function redact(message: string, token: string | null): string {
-  return token ? message.split(token).join("[redacted]") : message;
 }

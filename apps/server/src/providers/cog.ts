@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Clock, Scheduler } from "../clock.js";
-import { HeldPrediction, redact } from "./cog-prediction.js";
+import { HeldPrediction } from "./cog-prediction.js";
 import {
   type Provider,
   type ProviderContext,
@@ -10,7 +10,7 @@ import {
 } from "./types.js";
 import { type InputMapping, vendorInput } from "./upstream/input.js";
 import { fetchOutputVideo } from "./upstream/output.js";
-import { VendorError } from "./upstream/vendor-http.js";
+import { redactSecret, VendorError } from "./upstream/vendor-http.js";
 
 export interface CogProviderOptions {
   /** The provider's name in the routing file; kept with the prediction on the run. */
@@ -65,7 +65,7 @@ export class CogProvider implements Provider {
     const answer = await held.result(vendorInput(job.input, this.options.mapping));
     if (answer.status === "failed") {
       const message = typeof answer.error === "string" && answer.error ? answer.error : "The model failed.";
-      throw new ProviderError(redact(message.slice(0, 300), this.options.token));
+      throw new ProviderError(redactSecret(message.slice(0, 300), this.options.token));
     }
     if (answer.status === "canceled")
       throw new ProviderError("The prediction was cancelled on the Cog server.");

@@ -5,6 +5,7 @@
 import type { Logger } from "pino";
 import type { Clock, Scheduler } from "../../clock.js";
 import {
+  redactSecret,
   type VendorCall,
   VendorError,
   type VendorRequest,
@@ -76,8 +77,7 @@ export class VendorClient {
 
   /** `message` without the credential, even where a vendor echoed it back. */
   redact(message: string): string {
-    const { token } = this.options;
-    return token ? message.split(token).join("[redacted]") : message;
+    return redactSecret(message, this.options.token);
   }
 
   private callOf(signal: AbortSignal, deadline: number): VendorCall {

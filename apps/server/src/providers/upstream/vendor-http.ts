@@ -89,6 +89,11 @@ export function retryAfterMs(value: string | null, now: number): number | null {
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
+/** `message` without the credential, even where a vendor echoed it back. */
+export function redactSecret(message: string, secret: string | null): string {
+  return secret ? message.split(secret).join("[redacted]") : message;
+}
+
 /** What a vendor said went wrong, in a sentence, from the usual error bodies. */
 export function vendorMessage(body: unknown): string {
   if (typeof body === "string") return body.trim().slice(0, 300) || "no message";
