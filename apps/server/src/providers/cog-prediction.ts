@@ -14,6 +14,7 @@ import {
   vendorUrl,
 } from "./upstream/vendor-http.js";
 
+/** What Cog answers about a prediction (coglet and Cog ≤ 0.16 share these fields). */
 export interface CogPrediction {
   id?: unknown;
   status?: unknown;

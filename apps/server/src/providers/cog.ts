@@ -1,5 +1,3 @@
-import type { Logger } from "pino";
-import type { Clock, Scheduler } from "../clock.js";
 import { HeldPrediction } from "./cog-prediction.js";
 import {
   type Provider,
@@ -7,36 +5,24 @@ import {
   ProviderError,
   type ProviderJob,
   type ProviderResult,
+  type VendorProviderOptions,
 } from "./types.js";
-import { type InputMapping, vendorInput } from "./upstream/input.js";
+import { vendorInput } from "./upstream/input.js";
 import { fetchOutputVideo } from "./upstream/output.js";
 import { redactSecret, VendorError } from "./upstream/vendor-http.js";
 
-export interface CogProviderOptions {
-  /** The provider's name in the routing file; kept with the prediction on the run. */
-  name: string;
+/** The token, if any, is a fronting proxy's, sent as `Authorization: Bearer <token>`; Cog takes none. */
+export interface CogProviderOptions extends VendorProviderOptions {
   /** Base URL of the container (`http://10.0.0.5:5000`) or of a proxy in front of it. */
   url: string;
-  /** A fronting proxy's credential, sent as `Authorization: Bearer <token>`; Cog itself takes none. */
-  token: string | null;
   /** Unused: a Cog container serves one model. */
   model?: string;
-  /** The route's renames and fixed fields. */
-  mapping?: InputMapping;
-  /** REFVID_ALLOW_LOCAL_URLS: accept an output video on a loopback or private host. */
-  allowLocalOutputs: boolean;
-  scheduler: Scheduler;
-  clock: Clock;
-  /** Wait between probes, and the first backoff step while Cog is busy; 1000 ms by default. */
-  pollMs?: number;
   /** A prediction request unanswered this long was taken; 2000 ms by default. */
   acceptAfterMs?: number;
   /** Longest wait between tries while Cog is busy or failing; 10 000 ms by default. */
   maxBackoffMs?: number;
-  logger?: Logger;
 }
 
-/** What Cog answers about a prediction (coglet and Cog ≤ 0.16 share these fields). */
 export class CogProvider implements Provider {
   /** Cog fetches the reference URLs itself. */
   readonly usesReferences = false;

@@ -6,7 +6,7 @@
  * the result, downloaded and probed like every vendor output.
  */
 import type { Logger } from "pino";
-import { type Clock, type Scheduler, sleep } from "../clock.js";
+import { sleep } from "../clock.js";
 import {
   cancelsUpstream,
   type Provider,
@@ -15,8 +15,9 @@ import {
   type ProviderJob,
   type ProviderResult,
   type UpstreamJob,
+  type VendorProviderOptions,
 } from "./types.js";
-import { type InputMapping, progressFromLogs, vendorInput } from "./upstream/input.js";
+import { progressFromLogs, vendorInput } from "./upstream/input.js";
 import { fetchOutputVideo } from "./upstream/output.js";
 import { VendorClient } from "./upstream/vendor-client.js";
 import { VendorError, type VendorResponse, vendorMessage, vendorUrl } from "./upstream/vendor-http.js";
@@ -24,24 +25,12 @@ import { VendorError, type VendorResponse, vendorMessage, vendorUrl } from "./up
 /** fal's queue API. */
 export const FAL_QUEUE_URL = "https://queue.fal.run";
 
-export interface FalProviderOptions {
-  /** The provider's name in the routing file; kept with the fal request on the run. */
-  name: string;
+/** The fal key is sent as `Authorization: Key <token>`. */
+export interface FalProviderOptions extends VendorProviderOptions {
   /** Base URL of the queue API; `FAL_QUEUE_URL` by default. */
   url?: string;
-  /** The fal key, sent as `Authorization: Key <token>`; null sends none. */
-  token: string | null;
   /** The fal endpoint id, e.g. `fal-ai/some-model/reference-to-video`. */
   model: string;
-  /** The route's renames and fixed fields. */
-  mapping?: InputMapping;
-  /** REFVID_ALLOW_LOCAL_URLS: accept an output video on a loopback or private host. */
-  allowLocalOutputs: boolean;
-  scheduler: Scheduler;
-  clock: Clock;
-  /** Wait between status calls; 1000 ms by default. */
-  pollMs?: number;
-  logger?: Logger;
 }
 
 /** The URLs a fal request is followed by, as fal names them in its submit answer. */

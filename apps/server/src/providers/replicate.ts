@@ -11,7 +11,7 @@
  * nobody follows any more (a worker that died, a create whose answer was lost).
  */
 import type { Logger } from "pino";
-import { type Clock, type Scheduler, sleep } from "../clock.js";
+import { sleep } from "../clock.js";
 import {
   cancelsUpstream,
   type Provider,
@@ -20,8 +20,9 @@ import {
   type ProviderJob,
   type ProviderResult,
   type UpstreamJob,
+  type VendorProviderOptions,
 } from "./types.js";
-import { type InputMapping, progressFromLogs, vendorInput } from "./upstream/input.js";
+import { progressFromLogs, vendorInput } from "./upstream/input.js";
 import { fetchOutputVideo } from "./upstream/output.js";
 import { VendorClient } from "./upstream/vendor-client.js";
 import { VendorError, type VendorRequest, type VendorResponse, vendorUrl } from "./upstream/vendor-http.js";
@@ -29,24 +30,12 @@ import { VendorError, type VendorRequest, type VendorResponse, vendorUrl } from 
 /** Replicate's API. */
 export const REPLICATE_API_URL = "https://api.replicate.com";
 
-export interface ReplicateProviderOptions {
-  /** The provider's name in the routing file; kept with the prediction on the run. */
-  name: string;
+/** The API token is sent as `Authorization: Bearer <token>`. */
+export interface ReplicateProviderOptions extends VendorProviderOptions {
   /** Base URL of the API; `REPLICATE_API_URL` by default. */
   url?: string;
-  /** The API token, sent as `Authorization: Bearer <token>`; null sends none. */
-  token: string | null;
   /** `owner/name` (an official model), `owner/name:version` or a version id. */
   model: string;
-  /** The route's renames and fixed fields. */
-  mapping?: InputMapping;
-  /** REFVID_ALLOW_LOCAL_URLS: accept an output video on a loopback or private host. */
-  allowLocalOutputs: boolean;
-  scheduler: Scheduler;
-  clock: Clock;
-  /** Wait between status calls; 1000 ms by default. */
-  pollMs?: number;
-  logger?: Logger;
 }
 
 /** Where predictions of a route's `model` are created. */

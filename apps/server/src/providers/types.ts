@@ -3,7 +3,10 @@
  * Which provider serves which model is configuration.
  */
 import { type NormalizedRequest, RunFailure } from "@refvid/core";
+import type { Logger } from "pino";
+import type { Clock, Scheduler } from "../clock.js";
 import type { LocalReference } from "../media/local-reference.js";
+import type { InputMapping } from "./upstream/input.js";
 
 export interface ProviderJob {
   runId: string;
@@ -52,6 +55,23 @@ export interface Provider {
   /** Whether the provider reads the references; if so the worker downloads and checks them first. */
   readonly usesReferences: boolean;
   run(job: ProviderJob, context: ProviderContext): Promise<ProviderResult>;
+}
+
+/** What every vendor adapter is built with, from its route in the routing file. */
+export interface VendorProviderOptions {
+  /** The provider's name in the routing file; kept with the vendor job on the run. */
+  name: string;
+  /** The credential; null sends none. Never logged, and scrubbed from every message. */
+  token: string | null;
+  /** The route's input shaping (renames, fixed fields, only/omit, numbers). */
+  mapping?: InputMapping;
+  /** REFVID_ALLOW_LOCAL_URLS: accept an output video on a loopback or private host. */
+  allowLocalOutputs: boolean;
+  scheduler: Scheduler;
+  clock: Clock;
+  /** Wait between status calls (probes for Cog); 1000 ms by default. */
+  pollMs?: number;
+  logger?: Logger;
 }
 
 /**
