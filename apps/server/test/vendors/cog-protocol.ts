@@ -195,5 +195,3 @@ export function progressLine(step: number, steps: number): string {
 }
 
 export const detail = (loc: (string | number)[], msg: string, type: string) => ({ loc, msg, type });
-
-/** Starts a Cog prediction server on 127.0.0.1 with a random port. */

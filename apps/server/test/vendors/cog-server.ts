@@ -49,6 +49,7 @@ import { testVideo } from "./video.js";
 
 export type * from "./cog-protocol.js";
 
+/** Starts a Cog prediction server on 127.0.0.1 with a random port. */
 export async function startCogServer(options: CogServerOptions = {}): Promise<CogServer> {
   const knobs: CogKnobs = { ...DEFAULT_KNOBS, ...options.knobs };
   knobs.rateLimitNext = { ...knobs.rateLimitNext };

@@ -268,5 +268,3 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
     });
   });
 }
-
-/** Starts the server on 127.0.0.1 with a free port. */

@@ -58,6 +58,7 @@ import { testVideo } from "./video.js";
 
 export type * from "./replicate-protocol.js";
 
+/** Starts the server on 127.0.0.1 with a free port. */
 export async function startReplicateServer(options: ReplicateServerOptions = {}): Promise<ReplicateServer> {
   const token = options.token ?? `r8_${randomBytes(18).toString("hex")}`;
   const model = options.model ?? "refvid-test/video-model";
