@@ -69,9 +69,9 @@ async function suite(tenant) {
     await measure("admit + end a run", () => admitAndEnd(tenant)),
     await measure("poll a run (getRun)", (i) => tenant.store.getRun(tenant.organizationId, pick(i))),
     await measure("account (key lookup)", () => tenant.store.findApiKeyByHash(tenant.keyHash)),
-    await measure("search, first page of 20", () => tenant.store.searchRuns({ organizationId: tenant.organizationId, limit: 21 })),
+    await measure("search, first page of 20", () => tenant.store.searchRuns({ organizationId: tenant.organizationId, environment: "test", limit: 21 })),
     await measure("search, filtered page of 20", () =>
-      tenant.store.searchRuns({ organizationId: tenant.organizationId, limit: 21, metadata: { batch: "3" }, statuses: ["succeeded"] }),
+      tenant.store.searchRuns({ organizationId: tenant.organizationId, environment: "test", limit: 21, metadata: { batch: "3" }, statuses: ["succeeded"] }),
     ),
   ];
 }

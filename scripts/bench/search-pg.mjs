@@ -42,10 +42,10 @@ const secondsSince = (t) => ((performance.now() - t) / 1000).toFixed(1);
  * 84% succeeded, 10% failed, 3% timeout, 3% cancelled across four endpoints (40/30/20/10%).
  */
 const LOAD_SQL = `
-insert into runs (id, organization_id, api_key_id, endpoint, input, status, webhook_url, metadata, reserved,
+insert into runs (id, organization_id, api_key_id, environment, endpoint, input, status, webhook_url, metadata, reserved,
   unit_price, reserved_seconds, charged, billable_seconds, output, error, progress, created_at, started_at,
   completed_at, lease_owner, lease_expires_at, attempts)
-select 'run_' || gen_random_uuid(), $1, $2, endpoint,
+select 'run_' || gen_random_uuid(), $1, $2, 'live', endpoint,
   jsonb_build_object('prompt', 'A slow dolly shot of @Image1, take ' || (g % 1000), 'image_urls',
     jsonb_build_array('https://cdn.example.com/refs/' || (g % 5000) || '.png'), 'duration', reserved_seconds),
   status,
@@ -220,22 +220,22 @@ async function operations(url, organizationId, runs) {
       {
         label: "search: first page (limit 21)",
         kind: "first",
-        search: () => ({ organizationId, limit: 21 }),
+        search: () => ({ organizationId, environment: "live", limit: 21 }),
       },
       {
         label: "search: deep page (keyset, ~half)",
         kind: "deep",
-        search: (i) => ({ organizationId, limit: 21, after: after[i % after.length] }),
+        search: (i) => ({ organizationId, environment: "live", limit: 21, after: after[i % after.length] }),
       },
       {
         label: "search: status+endpoint+metadata",
         kind: "filtered",
-        search: (i) => ({ organizationId, limit: 21, ...filter(i) }),
+        search: (i) => ({ organizationId, environment: "live", limit: 21, ...filter(i) }),
       },
       {
         label: "search: 1-day created window",
         kind: "window",
-        search: (i) => ({ organizationId, limit: 21, ...windowOf(i) }),
+        search: (i) => ({ organizationId, environment: "live", limit: 21, ...windowOf(i) }),
       },
     ];
     return { list, ids };

@@ -49,7 +49,7 @@ async function main() {
   if (config.seedDemo && config.role !== "worker") {
     const demo = await seedDemo(refvid.deps);
     lines.push(
-      `  demo API key (test environment${demo.created ? ", 100.00 USD" : ""}): ${demo.apiKey}`,
+      `  demo API key (test: runs are billed on the run, never from the wallet): ${demo.apiKey}`,
       "",
       "  Try it with the sample references (serve them first: npm run serve:samples):",
       `    curl -s -X POST ${base}/v1/run/lab-d/model-d/reference-to-video \\`,

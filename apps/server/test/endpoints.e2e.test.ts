@@ -448,7 +448,7 @@ describe("account and webhook secret", () => {
     expect(account).toMatchObject({
       organization_id: tenant.organizationId,
       api_key_id: tenant.apiKeyId,
-      environment: "test",
+      environment: "live",
       identity: expect.any(Object),
       wallet: {
         balance_usd: "100.00",
@@ -495,10 +495,10 @@ describe("account and webhook secret", () => {
     expect(after.wallet).toMatchObject({ balance_usd: "350.00", available_usd: "350.00" });
   });
 
-  it("reports environment live for a live key", async () => {
-    const tenant = await t.tenant({ environment: "live" });
-    expect(tenant.apiKey).toMatch(/^sk-live-/);
-    expect((await tenant.client.getAccount()).environment).toBe("live");
+  it("reports environment test for a test key", async () => {
+    const tenant = await t.tenant({ environment: "test" });
+    expect(tenant.apiKey).toMatch(/^sk-test-/);
+    expect((await tenant.client.getAccount()).environment).toBe("test");
   });
 
   it("the webhook secret is whsec_…, stable across calls, one per organization", async () => {

@@ -33,6 +33,7 @@ export interface TenantOptions {
   balanceUsd?: string;
   maxConcurrency?: number;
   rateLimitPerMinute?: number;
+  /** The key's environment: live unless asked (test runs take nothing from the wallet). */
   environment?: "live" | "test";
 }
 
@@ -150,7 +151,7 @@ export async function startTestRefvid(
     const org = await admin("POST", "/admin/v1/organizations", { name: "Test org" });
     const organizationId = org.body.organization_id as string;
     const key = await admin("POST", `/admin/v1/organizations/${organizationId}/api-keys`, {
-      environment: options.environment ?? "test",
+      environment: options.environment ?? "live",
       ...(options.maxConcurrency ? { max_concurrency: options.maxConcurrency } : {}),
       ...(options.rateLimitPerMinute ? { rate_limit_per_minute: options.rateLimitPerMinute } : {}),
     });

@@ -53,10 +53,10 @@ interface Key {
 
 async function addKey(
   organizationId: string,
-  options: { max_concurrency?: number; rate_limit_per_minute?: number } = {},
+  options: { max_concurrency?: number; rate_limit_per_minute?: number; environment?: "live" | "test" } = {},
 ): Promise<Key> {
   const created = await t.admin("POST", `/admin/v1/organizations/${organizationId}/api-keys`, {
-    environment: "test",
+    environment: "live",
     ...options,
   });
   expect(created.status).toBe(201);

@@ -96,7 +96,11 @@ describe("a process whose store subscription drops", () => {
       return { at: Date.now(), status: res.status, body };
     });
     const runId = await eventually(async () => {
-      const [run] = await memory.searchRuns({ organizationId: org.organization_id, limit: 1 });
+      const [run] = await memory.searchRuns({
+        organizationId: org.organization_id,
+        environment: "live",
+        limit: 1,
+      });
       return run?.id;
     });
 

@@ -77,6 +77,7 @@ export async function startServer(handler: Handler): Promise<TestServer> {
 export function makeRun(overrides: Partial<Run> = {}): Run {
   return {
     run_id: "run_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41",
+    environment: "live",
     endpoint: "lab-a/model-a/reference-to-video",
     model: "reference-to-video",
     capability: "video",

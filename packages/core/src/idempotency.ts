@@ -7,6 +7,7 @@
  * ends; a retry then follows the same run rather than being refused, so a crash of the process that
  * admitted it never leaves the key unusable.
  */
+import type { Environment } from "./environments.js";
 
 export interface IdempotencyRecord {
   requestHash: string;
@@ -26,6 +27,13 @@ export type IdempotencyDecision =
   | { kind: "pending"; runId: string };
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+
+/**
+ * The key as stored: an `Idempotency-Key` is scoped to its organization (the store's) and to the
+ * environment of the key that sent it, so a test request never replays a live run.
+ */
+export const scopedIdempotencyKey = (environment: Environment, key: string): string =>
+  `${environment}:${key}`;
 
 export function decideIdempotency(
   existing: IdempotencyRecord | null | undefined,

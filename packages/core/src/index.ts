@@ -1,4 +1,5 @@
 export * from "./catalog.js";
+export * from "./environments.js";
 export * from "./errors.js";
 export * from "./idempotency.js";
 export * from "./limits.js";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   type AdmissionState,
+  admissionHold,
   admissionState,
   afterAdmission,
   concurrencyRemaining,
@@ -133,8 +134,8 @@ describe("decideTopUp", () => {
 describe("admissionState", () => {
   it("reads an organization and its key, and what admitting one more run leaves", () => {
     const state = admissionState(
-      { concurrencyLimit: 10, inFlight: 3, balance: 5_000_000, reserved: 1_000_000 },
-      { maxConcurrency: 4, inFlight: 2 },
+      { concurrencyLimit: 10, inFlight: 3, testInFlight: 7, balance: 5_000_000, reserved: 1_000_000 },
+      { maxConcurrency: 4, inFlight: 2, environment: "live" },
     );
     expect(state).toEqual({
       keyLimit: 4,
@@ -144,5 +145,28 @@ describe("admissionState", () => {
       available: 4_000_000,
     });
     expect(concurrencyRemaining(afterAdmission(state))).toBe(1);
+  });
+
+  it("gives a test key the organization's test count and no wallet: its runs are never refused for money", () => {
+    const org = { concurrencyLimit: 10, inFlight: 3, testInFlight: 9, balance: 0, reserved: 0 };
+    const state = admissionState(org, { maxConcurrency: 4, inFlight: 2, environment: "test" });
+    expect(state).toMatchObject({ orgInFlight: 9, available: null });
+    expect(decideAdmission(state, 1_000_000_000)).toEqual({ ok: true });
+    expect(decideAdmission(afterAdmission(state), 1)).toEqual({
+      ok: false,
+      reason: "organization",
+      limit: 10,
+      inFlight: 10,
+    });
+    // The same organization's live key is refused for money, and sees only live runs in flight.
+    const live = admissionState(org, { maxConcurrency: 4, inFlight: 0, environment: "live" });
+    expect(decideAdmission(live, 1)).toEqual({ ok: false, reason: "balance", required: 1, available: 0 });
+  });
+});
+
+describe("admissionHold", () => {
+  it("holds a live run's price on the wallet and nothing for a test run, each in its own count", () => {
+    expect(admissionHold("live", 500_000)).toEqual({ reserved: 500_000, orgInFlight: { live: 1, test: 0 } });
+    expect(admissionHold("test", 500_000)).toEqual({ reserved: 0, orgInFlight: { live: 0, test: 1 } });
   });
 });

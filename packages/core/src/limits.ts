@@ -2,30 +2,52 @@
  * Limit arithmetic shared by every store (interface, "Limits"): the admission decision over the
  * key cap, the organization cap and the wallet, and the per-key fixed-window rate limit.
  */
+import { type Environment, type InFlightDelta, inFlightDelta, paysFromWallet } from "./environments.js";
 import type { Micros } from "./money.js";
 
 export interface AdmissionState {
   keyLimit: number;
   keyInFlight: number;
   orgLimit: number;
+  /** The organization's runs in flight in the key's environment. */
   orgInFlight: number;
-  /** balance - reserved */
-  available: Micros;
+  /** balance - reserved; null for a test key, whose runs take nothing from the wallet. */
+  available: Micros | null;
 }
 
 /** The admission state of an organization and one of its keys, as the stores keep them. */
 export function admissionState(
-  org: { concurrencyLimit: number; inFlight: number; balance: Micros; reserved: Micros },
-  key: { maxConcurrency: number; inFlight: number },
+  org: {
+    concurrencyLimit: number;
+    inFlight: number;
+    testInFlight: number;
+    balance: Micros;
+    reserved: Micros;
+  },
+  key: { maxConcurrency: number; inFlight: number; environment: Environment },
 ): AdmissionState {
+  const live = paysFromWallet(key.environment);
   return {
     keyLimit: key.maxConcurrency,
     keyInFlight: key.inFlight,
     orgLimit: org.concurrencyLimit,
-    orgInFlight: org.inFlight,
-    available: org.balance - org.reserved,
+    orgInFlight: live ? org.inFlight : org.testInFlight,
+    available: live ? org.balance - org.reserved : null,
   };
 }
+
+/** What admitting a run priced `price` holds: the wallet reservation and the in-flight counts. */
+export interface AdmissionHold {
+  /** Added to the organization's reservation: the price for a live run, 0 for a test run. */
+  reserved: Micros;
+  /** Added to the organization's in-flight counts (the key's count goes up by one). */
+  orgInFlight: InFlightDelta;
+}
+
+export const admissionHold = (environment: Environment, price: Micros): AdmissionHold => ({
+  reserved: paysFromWallet(environment) ? price : 0,
+  orgInFlight: inFlightDelta(environment, 1),
+});
 
 /** What admitting one more run leaves: the key may start `concurrencyRemaining` more. */
 export const afterAdmission = (state: AdmissionState): AdmissionState => ({
@@ -51,7 +73,7 @@ export function decideAdmission(state: AdmissionState, price: Micros): Admission
   if (state.orgInFlight >= state.orgLimit) {
     return { ok: false, reason: "organization", limit: state.orgLimit, inFlight: state.orgInFlight };
   }
-  if (price > state.available)
+  if (state.available !== null && price > state.available)
     return { ok: false, reason: "balance", required: price, available: state.available };
   return { ok: true };
 }

@@ -3,6 +3,7 @@ import { decideEnd, type EndingRun, settleRun } from "./settlement.js";
 
 const run: EndingRun = {
   organizationId: "org_a",
+  environment: "live",
   status: "processing",
   leaseOwner: "worker-1",
   reserved: 400_000,
@@ -21,6 +22,10 @@ describe("decideEnd", () => {
 
   it("hides another organization's run, refuses an ended run and a lost lease", () => {
     expect(decideEnd(run, { organizationId: "org_b" })).toEqual({ ok: false, reason: "not_found" });
+    expect(decideEnd(run, { organizationId: "org_a", environment: "test" })).toEqual({
+      ok: false,
+      reason: "not_found",
+    });
     for (const status of ["succeeded", "failed", "timeout", "cancelled"] as const) {
       expect(decideEnd({ ...run, status }, {})).toEqual({ ok: false, reason: "already_terminal" });
     }
@@ -38,8 +43,10 @@ describe("settleRun", () => {
       status: "succeeded",
       charged: 300_000,
       billableSeconds: 3,
+      walletCharged: 300_000,
       released: 400_000,
       inFlightDelta: -1,
+      orgInFlight: { live: -1, test: 0 },
       progress: 1,
       webhookEvent: "run.succeeded",
     });
@@ -54,11 +61,27 @@ describe("settleRun", () => {
         status,
         charged: 0,
         billableSeconds: 0,
+        walletCharged: 0,
         released: 400_000,
         inFlightDelta: -1,
+        orgInFlight: { live: -1, test: 0 },
         progress: null,
         webhookEvent: null,
       });
     }
+  });
+});
+
+describe("settleRun on a test run", () => {
+  it("bills the run as a live run would be billed, and takes nothing from the wallet", () => {
+    const test: EndingRun = { ...run, environment: "test" };
+    expect(settleRun(test, { status: "succeeded", billableSeconds: 3, charged: 300_000 })).toMatchObject({
+      charged: 300_000,
+      billableSeconds: 3,
+      walletCharged: 0,
+      released: 0,
+      inFlightDelta: -1,
+      orgInFlight: { live: 0, test: -1 },
+    });
   });
 });

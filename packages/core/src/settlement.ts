@@ -3,26 +3,29 @@
  * is charged, what is released, which counters move and which webhook event it raises. Both stores
  * apply this decision inside the transaction that ends the run, and decide nothing themselves.
  */
+import { type Environment, type InFlightDelta, inFlightDelta, paysFromWallet } from "./environments.js";
 import type { Micros } from "./money.js";
 import { isInFlight, type RunStatus, type TerminalStatus } from "./run-states.js";
 
 export interface EndingRun {
   organizationId: string;
+  environment: Environment;
   status: RunStatus;
   leaseOwner: string | null;
   reserved: Micros;
   webhookUrl: string | null;
 }
 
-/** Who asks to end the run: a cancel names its organization, a worker its lease. */
+/** Who asks to end the run: a cancel names its organization and environment, a worker its lease. */
 export interface EndRequest {
   organizationId?: string;
+  environment?: Environment;
   leaseOwner?: string;
 }
 
 export type EndDecision =
   | { ok: true }
-  /** Not this organization's run: it does not exist for the caller. */
+  /** Not this organization's run, or not of the caller's environment: it does not exist for the caller. */
   | { ok: false; reason: "not_found" }
   /** It has ended already: nothing changes (a run ends exactly once). */
   | { ok: false; reason: "already_terminal" }
@@ -30,7 +33,10 @@ export type EndDecision =
   | { ok: false; reason: "lease_lost" };
 
 export function decideEnd(run: EndingRun, request: EndRequest): EndDecision {
-  if (request.organizationId !== undefined && run.organizationId !== request.organizationId) {
+  if (
+    (request.organizationId !== undefined && run.organizationId !== request.organizationId) ||
+    (request.environment !== undefined && run.environment !== request.environment)
+  ) {
     return { ok: false, reason: "not_found" };
   }
   if (!isInFlight(run.status)) return { ok: false, reason: "already_terminal" };
@@ -51,13 +57,17 @@ export type WebhookEventType = `run.${TerminalStatus}`;
 
 export interface Settlement {
   status: TerminalStatus;
-  /** Taken from the balance and added to the total spent: never more than was reserved. */
+  /** The run's charge, as billed on the run: never more than its price ceiling (`reserved`). */
   charged: Micros;
   billableSeconds: number;
-  /** Released from the organization's reservation: all of it, whatever was charged. */
+  /** Taken from the balance and added to the total spent: the charge of a live run, 0 for a test run. */
+  walletCharged: Micros;
+  /** Released from the organization's reservation: all a live run held, whatever was charged. */
   released: Micros;
-  /** Added to the organization's and the key's in-flight counts. */
+  /** Added to the key's in-flight count. */
   inFlightDelta: -1;
+  /** Added to the organization's in-flight counts: the run's environment goes down by one. */
+  orgInFlight: InFlightDelta;
   /** Progress the run ends with: complete when it succeeded, none otherwise. */
   progress: 1 | null;
   /** The event to deliver, when the run has a webhook URL. */
@@ -66,12 +76,16 @@ export interface Settlement {
 
 export function settleRun(run: EndingRun, outcome: EndOutcome): Settlement {
   const succeeded = outcome.status === "succeeded";
+  const charged = succeeded ? Math.min(outcome.charged, run.reserved) : 0;
+  const wallet = paysFromWallet(run.environment);
   return {
     status: outcome.status,
-    charged: succeeded ? Math.min(outcome.charged, run.reserved) : 0,
+    charged,
     billableSeconds: succeeded ? outcome.billableSeconds : 0,
-    released: run.reserved,
+    walletCharged: wallet ? charged : 0,
+    released: wallet ? run.reserved : 0,
     inFlightDelta: -1,
+    orgInFlight: inFlightDelta(run.environment, -1),
     progress: succeeded ? 1 : null,
     webhookEvent: run.webhookUrl ? `run.${outcome.status}` : null,
   };

@@ -6,6 +6,7 @@
  */
 
 import {
+  admissionHold,
   admissionState,
   afterAdmission,
   concurrencyRemaining,
@@ -57,6 +58,7 @@ export class MemoryStore implements Store {
       tier,
       concurrencyLimit: concurrency,
       inFlight: 0,
+      testInFlight: 0,
       webhookSecret: input.webhookSecret,
     };
     this.organizations.set(org.id, org);
@@ -146,14 +148,16 @@ export class MemoryStore implements Store {
     const decision = decideAdmission(state, run.reserved);
     if (!decision.ok) return { kind: "rejected", decision } as const;
 
-    org.reserved += run.reserved;
-    org.inFlight += 1;
+    const hold = admissionHold(key.environment, run.reserved);
+    org.reserved += hold.reserved;
+    org.inFlight += hold.orgInFlight.live;
+    org.testInFlight += hold.orgInFlight.test;
     key.inFlight += 1;
-    const record = queuedRun(run);
+    const record = queuedRun(run, key.environment);
     this.runs.set(run.id, record);
     this.queue.push(run.id);
     this.inFlight.set(run.id, record);
-    this.index.add(org.id, record);
+    this.index.add(record);
     if (idempotency && idemKey) {
       const response = idempotency.response?.(copy(record));
       this.idempotency.set(idemKey, {
@@ -251,11 +255,12 @@ export class MemoryStore implements Store {
     outcome,
     now,
     organizationId,
+    environment,
     leaseOwner,
   }: Parameters<T.Store["completeRun"]>[0]) {
     const run = this.runs.get(runId);
     if (!run) return { kind: "not_found" } as const;
-    const decision = decideEnd(run, { organizationId, leaseOwner });
+    const decision = decideEnd(run, { organizationId, environment, leaseOwner });
     if (!decision.ok) {
       return decision.reason === "not_found"
         ? ({ kind: "not_found" } as const)
@@ -267,9 +272,10 @@ export class MemoryStore implements Store {
 
     const settled = settleRun(run, outcome);
     org.reserved -= settled.released;
-    org.balance -= settled.charged;
-    org.totalSpent += settled.charged;
-    org.inFlight += settled.inFlightDelta;
+    org.balance -= settled.walletCharged;
+    org.totalSpent += settled.walletCharged;
+    org.inFlight += settled.orgInFlight.live;
+    org.testInFlight += settled.orgInFlight.test;
     key.inFlight += settled.inFlightDelta;
     this.queue.remove(run.id);
     this.inFlight.delete(run.id);

@@ -2,7 +2,7 @@
  * The Store port, one interface per concern, combined into `Store`: every adapter implements all of
  * them and runs the contract suite (`@refvid/store/testing`). Records and results are in types.ts.
  */
-import type { Micros, ModelSlug, RateDecision } from "@refvid/core";
+import type { Environment, Micros, ModelSlug, RateDecision } from "@refvid/core";
 import type {
   AdmitResult,
   ApiKeyPatch,
@@ -116,6 +116,8 @@ export interface RunStore {
     now: Date;
     /** Only a run of this organization (cancel). */
     organizationId?: string;
+    /** Only a run of this environment (cancel): the caller's key's. */
+    environment?: Environment;
     /** Only while this worker holds the run's lease (a worker finishing its own run). */
     leaseOwner?: string;
   }): Promise<CompleteResult>;

@@ -7,6 +7,7 @@
  */
 import type {
   AdmissionDecision,
+  Environment,
   Micros,
   ModelSlug,
   RunError,
@@ -16,7 +17,7 @@ import type {
   WebhookEventType,
 } from "@refvid/core";
 
-export type Environment = "live" | "test";
+export type { Environment };
 
 export interface OrganizationRecord {
   id: string;
@@ -30,8 +31,10 @@ export interface OrganizationRecord {
   lifetimeTopUps: Micros;
   tier: Tier;
   concurrencyLimit: number;
-  /** Runs queued or processing, kept with each transition (never counted by a scan). */
+  /** Live runs queued or processing, kept with each transition (never counted by a scan). */
   inFlight: number;
+  /** Test runs queued or processing: held to the same cap, counted apart from live runs. */
+  testInFlight: number;
   webhookSecret: string;
 }
 
@@ -73,17 +76,19 @@ export interface RunRecord {
   id: string;
   organizationId: string;
   apiKeyId: string;
+  /** The environment of the key that made it: only keys of this environment see it. */
+  environment: Environment;
   endpoint: ModelSlug;
   /** The input as submitted, with the model's defaults filled in. */
   input: Record<string, unknown>;
   status: RunStatus;
   webhookUrl: string | null;
   metadata: Record<string, string>;
-  /** Held from the wallet while in flight. */
+  /** The price ceiling, unitPrice x reservedSeconds: held from the wallet while a live run is in flight. */
   reserved: Micros;
   unitPrice: Micros;
   reservedSeconds: number;
-  /** Set once terminal: the charge (0 unless succeeded) and the seconds billed. */
+  /** Set once terminal: the charge (0 unless succeeded; a test run's is never taken) and the seconds billed. */
   charged: Micros | null;
   billableSeconds: number | null;
   output: RunOutputFile | null;
@@ -168,6 +173,8 @@ export type CompleteResult =
 
 export interface RunSearch {
   organizationId: string;
+  /** Runs of one environment only: the two are separate worlds. */
+  environment: Environment;
   statuses?: RunStatus[];
   endpoint?: ModelSlug;
   createdAfter?: Date;

@@ -21,11 +21,13 @@ export async function getAccount(deps: AppDeps, caller: Caller, rate: RateDecisi
   const found = await deps.store.findApiKeyByHash(caller.apiKey.keyHash);
   if (!found) throw new UnauthorizedError("This API key was revoked.");
   const { apiKey: key, organization: org } = found;
+  // The organization's cap holds for each environment apart: a test key sees the test count.
+  const orgInFlight = key.environment === "live" ? org.inFlight : org.testInFlight;
   const counters = {
     keyLimit: key.maxConcurrency,
     keyInFlight: key.inFlight,
     orgLimit: org.concurrencyLimit,
-    orgInFlight: org.inFlight,
+    orgInFlight,
   };
   return {
     organization_id: org.id,
@@ -36,8 +38,8 @@ export async function getAccount(deps: AppDeps, caller: Caller, rate: RateDecisi
     concurrency: {
       tier: org.tier,
       limit: org.concurrencyLimit,
-      in_flight: org.inFlight,
-      available: Math.max(0, org.concurrencyLimit - org.inFlight),
+      in_flight: orgInFlight,
+      available: Math.max(0, org.concurrencyLimit - orgInFlight),
     },
     rate_limit: {
       per_minute: key.rateLimitPerMinute,

@@ -1,4 +1,7 @@
-/** Cancel: ends an in-flight run of the caller's organization as `cancelled`, uncharged; 409 once it has ended. */
+/**
+ * Cancel: ends an in-flight run of the caller's organization and environment as `cancelled`,
+ * uncharged; 409 once it has ended.
+ */
 import type { Run } from "@refvid/api-types";
 import { ConflictError, runErrors } from "@refvid/core";
 import type { AppDeps } from "../deps.js";
@@ -11,6 +14,7 @@ export async function cancelRun(deps: AppDeps, caller: Caller, runId: string): P
   const result = await deps.store.completeRun({
     runId,
     organizationId: caller.organization.id,
+    environment: caller.apiKey.environment,
     outcome: {
       status: "cancelled",
       error: runErrors.cancelled(),

@@ -1,6 +1,10 @@
-/** Poll: a run of the caller's organization (interface, "Endpoints" 2); another organization's is a 404. */
+/**
+ * Poll: a run of the caller's organization and environment (interface, "Endpoints" 2); another
+ * organization's run, or a run of the other environment, is a 404.
+ */
 import type { Run } from "@refvid/api-types";
 import { NotFoundError } from "@refvid/core";
+import type { RunRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 import type { Caller } from "./request-context.js";
 import { toApiRun } from "./run-view.js";
@@ -8,8 +12,12 @@ import { toApiRun } from "./run-view.js";
 export const runNotFound = (runId: string) =>
   new NotFoundError("run_not_found", `No run ${runId} in this organization.`);
 
+/** The run if the caller's key may see it: live and test runs are separate worlds. */
+export const visibleRun = (caller: Caller, run: RunRecord | null): RunRecord | null =>
+  run && run.environment === caller.apiKey.environment ? run : null;
+
 export async function getRun(deps: AppDeps, caller: Caller, runId: string): Promise<Run> {
-  const run = await deps.store.getRun(caller.organization.id, runId);
+  const run = visibleRun(caller, await deps.store.getRun(caller.organization.id, runId));
   if (!run) throw runNotFound(runId);
   return toApiRun(run, deps.signer, deps.clock.now());
 }

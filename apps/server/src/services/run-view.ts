@@ -19,6 +19,7 @@ export function toApiRun(run: RunRecord, signer: FileUrlSigner, now: Date): Run 
     : null;
   return {
     run_id: run.id,
+    environment: run.environment,
     endpoint: run.endpoint,
     model: "reference-to-video",
     capability: "video",

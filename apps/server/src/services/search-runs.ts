@@ -1,4 +1,7 @@
-/** Search (interface, "Endpoints" 4): the organization's runs, newest first, with keyset cursors. */
+/**
+ * Search (interface, "Endpoints" 4): the organization's runs of the caller's environment, newest
+ * first, with keyset cursors.
+ */
 import { createHash } from "node:crypto";
 import type { RunPage, SearchRunsRequest } from "@refvid/api-types";
 import { InvalidRequestError } from "@refvid/core";
@@ -34,6 +37,7 @@ export async function searchRuns(deps: AppDeps, caller: Caller, body: SearchRuns
   const createdBefore = parseInstant(filters.created_before, "body.created_before");
   const runs = await deps.store.searchRuns({
     organizationId: caller.organization.id,
+    environment: caller.apiKey.environment,
     limit: limit + 1,
     ...(filters.status ? { statuses: filters.status } : {}),
     ...(filters.endpoint ? { endpoint: filters.endpoint } : {}),

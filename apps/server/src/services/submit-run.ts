@@ -16,6 +16,7 @@ import {
   type ModelSlug,
   normalizeInput,
   priceRequest,
+  scopedIdempotencyKey,
   UnauthorizedError,
 } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
@@ -66,7 +67,7 @@ export async function submitRun(
     ...(idempotencyKey
       ? {
           idempotency: {
-            key: idempotencyKey,
+            key: scopedIdempotencyKey(caller.apiKey.environment, idempotencyKey),
             requestHash: hashRequest(slug, body),
             expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
             // An async submit's response is the queued run: kept with the admission, so a retry
@@ -135,7 +136,12 @@ export async function syncResult(
     (await waitForRunEnd(deps, caller.organization.id, runId, shutdown)) ??
     (await getRun(deps, caller, runId));
   if (idempotencyKey && isTerminal(done.status)) {
-    await deps.store.completeIdempotency(caller.organization.id, idempotencyKey, 201, done);
+    await deps.store.completeIdempotency(
+      caller.organization.id,
+      scopedIdempotencyKey(caller.apiKey.environment, idempotencyKey),
+      201,
+      done,
+    );
   }
   return done;
 }

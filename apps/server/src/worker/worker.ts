@@ -247,13 +247,11 @@ export class Worker {
   ): Promise<RunOutcome> {
     const { deps } = this;
     const request = normalizeInput(run.endpoint, run.input as ModelInput);
-    // A test key's run never reaches a model vendor: it runs on the simulated provider, free. The
-    // key is read only for a model routed to a vendor.
+    // A test run never reaches a model vendor: a model routed to one runs on the simulated
+    // provider instead (docs/decisions.md, "Test keys").
     const configured = deps.routes[run.endpoint];
-    const testKey =
-      configured.some((route) => route.vendor) &&
-      (await deps.store.getApiKey(run.apiKeyId))?.environment === "test";
-    const routes: ProviderRoute[] = testKey
+    const sandboxed = run.environment === "test" && configured.some((route) => route.vendor);
+    const routes: ProviderRoute[] = sandboxed
       ? [{ name: "simulated", provider: deps.sandbox, vendor: false }]
       : configured;
     const resumeAt = run.upstream ? routes.findIndex((route) => route.name === run.upstream?.provider) : -1;

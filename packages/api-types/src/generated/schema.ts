@@ -614,6 +614,16 @@ export interface components {
             metadata?: components["schemas"]["Metadata"];
         };
         /**
+         * Environment
+         * @description `live` for `sk-live-…` keys, `test` for `sk-test-…` keys. The two are separate worlds inside an
+         *     organization: a run belongs to the environment of the key that made it, and only keys of that
+         *     environment see, search or cancel it. Test runs never reach a model vendor; they are priced and
+         *     billed on the run like live runs but take nothing from the wallet, and they are held to the same
+         *     concurrency caps, counted apart from live runs.
+         * @enum {string}
+         */
+        Environment: "live" | "test";
+        /**
          * @description A model slug, `<lab>/<model>/reference-to-video`.
          * @enum {string}
          */
@@ -704,6 +714,7 @@ export interface components {
              * @example run_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
              */
             run_id: string;
+            environment: components["schemas"]["Environment"];
             endpoint: components["schemas"]["ModelSlug"];
             /**
              * @description Model category name; `reference-to-video` on these endpoints.
@@ -725,7 +736,7 @@ export interface components {
             output: components["schemas"]["RunOutput"] | null;
             /** @description Why the run did not succeed; `null` unless it `failed`, timed out or was cancelled. */
             error: components["schemas"]["RunError"] | null;
-            /** @description `null` while the run is in flight; on a terminal run, the charge (`"0.00"` unless it succeeded). */
+            /** @description `null` while the run is in flight; on a terminal run, the charge (`"0.00"` unless it succeeded). A test run shows what it would cost; nothing is taken from the wallet. */
             billing: components["schemas"]["Billing"] | null;
             metadata: components["schemas"]["Metadata"];
             /** @description Fraction of the work done while `processing`, when the provider reports it; `1` when succeeded; otherwise `null`. */
@@ -1111,11 +1122,7 @@ export interface components {
             organization_id: string;
             /** @example key_9c2d4e6f8a0b4c1d9e3f5a7b9c1d3e5f */
             api_key_id: string;
-            /**
-             * @description `test` for `sk-test-…` keys, `live` for `sk-live-…` keys.
-             * @enum {string}
-             */
-            environment: "live" | "test";
+            environment: components["schemas"]["Environment"];
             identity: components["schemas"]["AccountIdentity"];
             wallet: components["schemas"]["Wallet"];
             /**
@@ -1126,7 +1133,7 @@ export interface components {
                 tier: components["schemas"]["Tier"];
                 /** @description Runs the organization may have in flight, by tier. */
                 limit: number;
-                /** @description Runs `queued` or `processing` now. */
+                /** @description Runs `queued` or `processing` now, in the calling key's environment (the cap holds for live and test runs apart). */
                 in_flight: number;
                 /** @description `limit - in_flight`, never below 0. */
                 available: number;
@@ -1268,12 +1275,8 @@ export interface components {
         };
         /** CreateApiKeyRequest */
         CreateApiKeyRequest: {
-            /**
-             * @description `live` keys start `sk-live-`, `test` keys `sk-test-`.
-             * @default live
-             * @enum {string}
-             */
-            environment?: "live" | "test";
+            /** @default live */
+            environment?: components["schemas"]["Environment"];
             /** @description A label to tell keys apart. */
             name?: string;
             /**
@@ -1296,8 +1299,7 @@ export interface components {
             api_key_id: string;
             organization_id: string;
             name: string | null;
-            /** @enum {string} */
-            environment: "live" | "test";
+            environment: components["schemas"]["Environment"];
             /**
              * @description The first characters of the secret, enough to tell keys apart.
              * @example sk-live-3f9a

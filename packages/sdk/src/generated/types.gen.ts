@@ -121,6 +121,18 @@ export type SubmitModelARunRequest = {
 };
 
 /**
+ * Environment
+ *
+ * `live` for `sk-live-…` keys, `test` for `sk-test-…` keys. The two are separate worlds inside an
+ * organization: a run belongs to the environment of the key that made it, and only keys of that
+ * environment see, search or cancel it. Test runs never reach a model vendor; they are priced and
+ * billed on the run like live runs but take nothing from the wallet, and they are held to the same
+ * concurrency caps, counted apart from live runs.
+ *
+ */
+export type Environment = 'live' | 'test';
+
+/**
  * A model slug, `<lab>/<model>/reference-to-video`.
  */
 export type ModelSlug = 'lab-a/model-a/reference-to-video' | 'lab-b/model-b/reference-to-video' | 'lab-c/model-c/reference-to-video' | 'lab-d/model-d/reference-to-video';
@@ -223,6 +235,7 @@ export type Run = {
      * Unique run identifier, `run_<uuid>`. Used for polling and in webhooks.
      */
     run_id: string;
+    environment: Environment;
     endpoint: ModelSlug;
     /**
      * Model category name; `reference-to-video` on these endpoints.
@@ -246,7 +259,7 @@ export type Run = {
      */
     error: RunError | null;
     /**
-     * `null` while the run is in flight; on a terminal run, the charge (`"0.00"` unless it succeeded).
+     * `null` while the run is in flight; on a terminal run, the charge (`"0.00"` unless it succeeded). A test run shows what it would cost; nothing is taken from the wallet.
      */
     billing: Billing | null;
     metadata: Metadata;
@@ -666,10 +679,7 @@ export type Tier = 'starter' | 'growth' | 'pro' | 'scale';
 export type Account = {
     organization_id: string;
     api_key_id: string;
-    /**
-     * `test` for `sk-test-…` keys, `live` for `sk-live-…` keys.
-     */
-    environment: 'live' | 'test';
+    environment: Environment;
     identity: AccountIdentity;
     wallet: Wallet;
     /**
@@ -684,7 +694,7 @@ export type Account = {
          */
         limit: number;
         /**
-         * Runs `queued` or `processing` now.
+         * Runs `queued` or `processing` now, in the calling key's environment (the cap holds for live and test runs apart).
          */
         in_flight: number;
         /**
@@ -867,10 +877,7 @@ export type Organization = {
  * CreateApiKeyRequest
  */
 export type CreateApiKeyRequest = {
-    /**
-     * `live` keys start `sk-live-`, `test` keys `sk-test-`.
-     */
-    environment?: 'live' | 'test';
+    environment?: Environment;
     /**
      * A label to tell keys apart.
      */
@@ -894,7 +901,7 @@ export type ApiKey = {
     api_key_id: string;
     organization_id: string;
     name: string | null;
-    environment: 'live' | 'test';
+    environment: Environment;
     /**
      * The first characters of the secret, enough to tell keys apart.
      */

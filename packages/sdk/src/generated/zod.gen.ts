@@ -124,6 +124,18 @@ export const zSubmitModelARunRequest = z.object({
 });
 
 /**
+ * Environment
+ *
+ * `live` for `sk-live-…` keys, `test` for `sk-test-…` keys. The two are separate worlds inside an
+ * organization: a run belongs to the environment of the key that made it, and only keys of that
+ * environment see, search or cancel it. Test runs never reach a model vendor; they are priced and
+ * billed on the run like live runs but take nothing from the wallet, and they are held to the same
+ * concurrency caps, counted apart from live runs.
+ *
+ */
+export const zEnvironment = z.enum(['live', 'test']);
+
+/**
  * A model slug, `<lab>/<model>/reference-to-video`.
  */
 export const zModelSlug = z.enum([
@@ -209,6 +221,7 @@ export const zBilling = z.object({
  */
 export const zRun = z.object({
     run_id: z.string().regex(/^run_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/),
+    environment: zEnvironment,
     endpoint: zModelSlug,
     model: z.string(),
     capability: z.string(),
@@ -516,7 +529,7 @@ export const zTier = z.enum([
 export const zAccount = z.object({
     organization_id: z.string(),
     api_key_id: z.string(),
-    environment: z.enum(['live', 'test']),
+    environment: zEnvironment,
     identity: zAccountIdentity,
     wallet: zWallet,
     concurrency: z.object({
@@ -656,7 +669,7 @@ export const zOrganization = z.object({
  * CreateApiKeyRequest
  */
 export const zCreateApiKeyRequest = z.object({
-    environment: z.enum(['live', 'test']).optional(),
+    environment: zEnvironment.optional().default('live'),
     name: z.string().min(1).max(200).optional(),
     max_concurrency: z.int().gte(1).lte(1000).optional().default(10),
     rate_limit_per_minute: z.int().gte(1).lte(100000).optional().default(120)
@@ -671,7 +684,7 @@ export const zApiKey = z.object({
     api_key_id: z.string(),
     organization_id: z.string(),
     name: z.string().nullable(),
-    environment: z.enum(['live', 'test']),
+    environment: zEnvironment,
     key_prefix: z.string(),
     max_concurrency: z.int().gte(1),
     rate_limit_per_minute: z.int().gte(1),

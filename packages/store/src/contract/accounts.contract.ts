@@ -124,7 +124,7 @@ export function accountsContract(makeStore: StoreFactory): void {
       expect(await store.findApiKeyByHash("0".repeat(64))).toBeNull();
 
       const updated = await store.updateApiKey(tenant.apiKeyId, { maxConcurrency: 3, rateLimitPerMinute: 7 });
-      expect(updated).toMatchObject({ maxConcurrency: 3, rateLimitPerMinute: 7, name: "test" });
+      expect(updated).toMatchObject({ maxConcurrency: 3, rateLimitPerMinute: 7, name: "live" });
       const revoked = await store.revokeApiKey(tenant.apiKeyId, at(1000));
       expect(revoked?.revokedAt).toEqual(at(1000));
       // Revoking again keeps the first time.

@@ -1,7 +1,7 @@
 /** Builders shared by the contract suite and the property tests. */
 import { createHash, randomUUID } from "node:crypto";
 import type { Micros } from "@refvid/core";
-import type { NewRun, Store } from "../types.js";
+import type { Environment, NewRun, Store } from "../types.js";
 
 export const T0 = new Date("2026-11-22T10:00:00.000Z");
 export const at = (ms: number) => new Date(T0.getTime() + ms);
@@ -10,12 +10,24 @@ export interface Tenant {
   organizationId: string;
   apiKeyId: string;
   keyHash: string;
+  environment: Environment;
 }
 
-/** An organization with one key and `balance` micros in its wallet. */
+/** The scope a tenant's key searches in: its organization and its environment. */
+export const scopeOf = (tenant: Tenant) => ({
+  organizationId: tenant.organizationId,
+  environment: tenant.environment,
+});
+
+/** An organization with one key (live unless asked) and `balance` micros in its wallet. */
 export async function makeTenant(
   store: Store,
-  options: { balance?: Micros; maxConcurrency?: number; rateLimitPerMinute?: number } = {},
+  options: {
+    balance?: Micros;
+    maxConcurrency?: number;
+    rateLimitPerMinute?: number;
+    environment?: Environment;
+  } = {},
 ): Promise<Tenant> {
   const organizationId = `org_${randomUUID().replaceAll("-", "")}`;
   await store.createOrganization({
@@ -24,20 +36,7 @@ export async function makeTenant(
     webhookSecret: "whsec_dGVzdA==",
     now: T0,
   });
-  const secret = `sk-test-${randomUUID()}`;
-  const keyHash = createHash("sha256").update(secret).digest("hex");
-  const apiKeyId = `key_${randomUUID().replaceAll("-", "")}`;
-  await store.createApiKey({
-    id: apiKeyId,
-    organizationId,
-    name: "test",
-    environment: "test",
-    keyHash,
-    keyPrefix: secret.slice(0, 12),
-    maxConcurrency: options.maxConcurrency ?? 10,
-    rateLimitPerMinute: options.rateLimitPerMinute ?? 120,
-    now: T0,
-  });
+  const tenant = await addKey(store, organizationId, options);
   if (options.balance) {
     await store.addTopUp({
       id: `top_${randomUUID()}`,
@@ -47,7 +46,31 @@ export async function makeTenant(
       now: T0,
     });
   }
-  return { organizationId, apiKeyId, keyHash };
+  return tenant;
+}
+
+/** Another key of an organization. */
+export async function addKey(
+  store: Store,
+  organizationId: string,
+  options: { maxConcurrency?: number; rateLimitPerMinute?: number; environment?: Environment } = {},
+): Promise<Tenant> {
+  const environment = options.environment ?? "live";
+  const secret = `sk-${environment}-${randomUUID()}`;
+  const keyHash = createHash("sha256").update(secret).digest("hex");
+  const apiKeyId = `key_${randomUUID().replaceAll("-", "")}`;
+  await store.createApiKey({
+    id: apiKeyId,
+    organizationId,
+    name: environment,
+    environment,
+    keyHash,
+    keyPrefix: secret.slice(0, 12),
+    maxConcurrency: options.maxConcurrency ?? 10,
+    rateLimitPerMinute: options.rateLimitPerMinute ?? 120,
+    now: T0,
+  });
+  return { organizationId, apiKeyId, keyHash, environment };
 }
 
 let sequence = 0;

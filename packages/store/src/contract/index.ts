@@ -7,6 +7,7 @@ import { describe } from "vitest";
 import type { Store } from "../types.js";
 import { accountsContract } from "./accounts.contract.js";
 import { admissionContract } from "./admission.contract.js";
+import { environmentsContract } from "./environments.contract.js";
 import { invariantsContract } from "./invariants.contract.js";
 import { lifecycleContract } from "./lifecycle.contract.js";
 import { providersContract } from "./providers.contract.js";
@@ -19,6 +20,7 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
   describe(`${name} implements Store`, () => {
     accountsContract(makeStore);
     admissionContract(makeStore);
+    environmentsContract(makeStore);
     lifecycleContract(makeStore);
     providersContract(makeStore);
     searchContract(makeStore);

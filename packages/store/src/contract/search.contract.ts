@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { at, failed, makeTenant, newRun } from "./fixtures.js";
+import { at, failed, makeTenant, newRun, scopeOf } from "./fixtures.js";
 import type { StoreFactory } from "./index.js";
 
 export function searchContract(makeStore: StoreFactory): void {
@@ -22,21 +22,19 @@ export function searchContract(makeStore: StoreFactory): void {
       await store.admitRun({ run: newRun(other, { createdAt: at(3500) }), now: at(3500) });
       await store.completeRun({ runId: ids[1] as string, outcome: failed, now: at(9000) });
 
-      const page1 = await store.searchRuns({ organizationId: tenant.organizationId, limit: 3 });
+      const page1 = await store.searchRuns({ ...scopeOf(tenant), limit: 3 });
       expect(page1.map((r) => r.id)).toEqual([ids[6], ids[5], ids[4]]);
       const last = page1[2];
       if (!last) throw new Error("no page");
       const page2 = await store.searchRuns({
-        organizationId: tenant.organizationId,
+        ...scopeOf(tenant),
         limit: 3,
         after: { createdAt: last.createdAt, id: last.id },
       });
       expect(page2.map((r) => r.id)).toEqual([ids[3], ids[2], ids[1]]);
 
       const search = (extra: object) =>
-        store
-          .searchRuns({ organizationId: tenant.organizationId, limit: 10, ...extra })
-          .then((runs) => runs.map((r) => r.id));
+        store.searchRuns({ ...scopeOf(tenant), limit: 10, ...extra }).then((runs) => runs.map((r) => r.id));
       expect(await search({ statuses: ["failed"] })).toEqual([ids[1]]);
       expect(await search({ endpoint: "lab-c/model-c/reference-to-video" })).toEqual([ids[6], ids[5]]);
       expect(await search({ metadata: { batch: "odd" } })).toEqual([ids[5], ids[3], ids[1]]);
@@ -64,7 +62,7 @@ export function searchContract(makeStore: StoreFactory): void {
       let after: { createdAt: Date; id: string } | undefined;
       for (let page = 0; page < 4; page++) {
         const found = await store.searchRuns({
-          organizationId: tenant.organizationId,
+          ...scopeOf(tenant),
           limit: 2,
           ...(after ? { after } : {}),
         });

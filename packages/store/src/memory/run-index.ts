@@ -1,11 +1,14 @@
 /**
- * MemoryStore's search index: per organization, run ids in keyset order (newest last), so a page
- * costs O(page + runs skipped by filters) and a cursor is found by binary search, not O(history).
+ * MemoryStore's search index: per organization and environment, run ids in keyset order (newest
+ * last), so a page costs O(page + runs skipped by filters) and a cursor is found by binary search,
+ * not O(history).
  */
-import type { RunRecord, RunSearch } from "../types.js";
+import type { Environment, RunRecord, RunSearch } from "../types.js";
+
+const scopeOf = (organizationId: string, environment: Environment) => `${environment}\u0000${organizationId}`;
 
 export class RunIndex {
-  private readonly byOrg = new Map<string, string[]>();
+  private readonly byScope = new Map<string, string[]>();
 
   constructor(private readonly runs: ReadonlyMap<string, RunRecord>) {}
 
@@ -13,11 +16,12 @@ export class RunIndex {
    * Adds an admitted run. Admission order almost always is keyset order, so this is an append;
    * runs admitted in the same millisecond are placed by id.
    */
-  add(organizationId: string, run: RunRecord): void {
-    let ids = this.byOrg.get(organizationId);
+  add(run: RunRecord): void {
+    const scope = scopeOf(run.organizationId, run.environment);
+    let ids = this.byScope.get(scope);
     if (!ids) {
       ids = [];
-      this.byOrg.set(organizationId, ids);
+      this.byScope.set(scope, ids);
     }
     let at = ids.length;
     while (at > 0 && newestFirst(this.runOf(ids[at - 1]), run) < 0) at--;
@@ -26,7 +30,7 @@ export class RunIndex {
 
   /** The page of a search, newest first (the live records: copy before handing out). */
   search(search: RunSearch): RunRecord[] {
-    const ids = this.byOrg.get(search.organizationId) ?? [];
+    const ids = this.byScope.get(scopeOf(search.organizationId, search.environment)) ?? [];
     let i = search.after ? this.indexBefore(ids, search.after) : ids.length - 1;
     const found: RunRecord[] = [];
     for (; i >= 0 && found.length < search.limit; i--) {

@@ -1,9 +1,10 @@
 /** MemoryStore's queue: queued run ids, oldest first by (createdAt, id), as Postgres claims them. */
-import type { NewRun, RunRecord } from "../types.js";
+import type { Environment, NewRun, RunRecord } from "../types.js";
 
 /** An admitted run as it starts: queued, nothing charged, delivered or leased yet. */
-export const queuedRun = (run: NewRun): RunRecord => ({
+export const queuedRun = (run: NewRun, environment: Environment): RunRecord => ({
   ...run,
+  environment,
   status: "queued",
   charged: null,
   billableSeconds: null,

@@ -8,8 +8,14 @@ import type { Database } from "./database.js";
 const MIGRATIONS_DIR = new URL("../../src/postgres/migrations/", import.meta.url);
 const LOCK_ID = 727_000_001;
 
-export async function migrate(db: Database): Promise<string[]> {
-  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{6}_.+\.sql$/.test(f)).sort();
+/**
+ * Applies every migration not applied yet; the names of those applied. `through` stops after the
+ * migration with that number (tests of an upgrade start from an older schema).
+ */
+export async function migrate(db: Database, options: { through?: string } = {}): Promise<string[]> {
+  const files = (await readdir(MIGRATIONS_DIR))
+    .filter((f) => /^\d{6}_.+\.sql$/.test(f) && (!options.through || f.slice(0, 6) <= options.through))
+    .sort();
   return db.transaction(async (tx) => {
     await tx.query("select pg_advisory_xact_lock($1)", [LOCK_ID]);
     await tx.query(

@@ -1,5 +1,5 @@
 /** Rows to records. Both drivers may hand back bigint columns as strings or bigints. */
-import type { IdempotencyRecord, ModelSlug, RunStatus, Tier } from "@refvid/core";
+import type { Environment, IdempotencyRecord, ModelSlug, RunStatus, Tier } from "@refvid/core";
 import type { ApiKeyRecord, OrganizationRecord, RunRecord, WebhookDelivery } from "../types.js";
 
 type Row = Record<string, unknown>;
@@ -33,6 +33,7 @@ export function toOrganization(r: Row): OrganizationRecord {
     tier: r.tier as Tier,
     concurrencyLimit: num(r.concurrency_limit),
     inFlight: num(r.in_flight),
+    testInFlight: num(r.test_in_flight),
     webhookSecret: String(r.webhook_secret),
   };
 }
@@ -42,7 +43,7 @@ export function toApiKey(r: Row): ApiKeyRecord {
     id: String(r.id),
     organizationId: String(r.organization_id),
     name: (r.name as string | null) ?? null,
-    environment: r.environment as "live" | "test",
+    environment: r.environment as Environment,
     keyHash: String(r.key_hash),
     keyPrefix: String(r.key_prefix),
     maxConcurrency: num(r.max_concurrency),
@@ -58,6 +59,7 @@ export function toRun(r: Row): RunRecord {
     id: String(r.id),
     organizationId: String(r.organization_id),
     apiKeyId: String(r.api_key_id),
+    environment: r.environment as Environment,
     endpoint: r.endpoint as ModelSlug,
     input: r.input as Record<string, unknown>,
     status: r.status as RunStatus,

@@ -1,4 +1,5 @@
 import {
+  admissionHold,
   admissionState,
   afterAdmission,
   concurrencyRemaining,
@@ -38,18 +39,21 @@ export async function admitRun(
     const decision = decideAdmission(state, run.reserved);
     if (!decision.ok) return { kind: "rejected", decision };
 
+    const hold = admissionHold(key.environment, run.reserved);
     await tx.query(
-      "update organizations set reserved = reserved + $2, in_flight = in_flight + 1 where id = $1",
-      [org.id, run.reserved],
+      `update organizations set reserved = reserved + $2, in_flight = in_flight + $3,
+         test_in_flight = test_in_flight + $4 where id = $1`,
+      [org.id, hold.reserved, hold.orgInFlight.live, hold.orgInFlight.test],
     );
     await tx.query("update api_keys set in_flight = in_flight + 1 where id = $1", [key.id]);
     const { rows } = await tx.query(
-      `insert into runs (id, organization_id, api_key_id, endpoint, input, status, webhook_url, metadata, reserved, unit_price, reserved_seconds, created_at)
-       values ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11) returning *`,
+      `insert into runs (id, organization_id, api_key_id, environment, endpoint, input, status, webhook_url, metadata, reserved, unit_price, reserved_seconds, created_at)
+       values ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $11, $12) returning *`,
       [
         run.id,
         run.organizationId,
         run.apiKeyId,
+        key.environment,
         run.endpoint,
         json(run.input),
         run.webhookUrl,

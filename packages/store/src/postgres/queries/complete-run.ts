@@ -12,6 +12,7 @@ export async function completeRun(
     outcome: T.RunOutcome;
     now: Date;
     organizationId?: string;
+    environment?: T.Environment;
     leaseOwner?: string;
   },
 ): ReturnType<T.Store["completeRun"]> {
@@ -21,19 +22,13 @@ export async function completeRun(
 /** The terminal transition: run, then organization, then key, all in the caller's transaction. */
 async function completeRunIn(
   tx: Queryable,
-  {
-    runId,
-    outcome,
-    now,
-    organizationId,
-    leaseOwner,
-  }: { runId: string; outcome: T.RunOutcome; now: Date; organizationId?: string; leaseOwner?: string },
+  { runId, outcome, now, organizationId, environment, leaseOwner }: Parameters<T.Store["completeRun"]>[0],
 ): Promise<T.CompleteResult> {
   const found = await tx.query("select * from runs where id = $1 for update", [runId]);
   const row = found.rows[0];
   if (!row) return { kind: "not_found" };
   const run = toRun(row);
-  const decision = decideEnd(run, { organizationId, leaseOwner });
+  const decision = decideEnd(run, { organizationId, environment, leaseOwner });
   if (!decision.ok)
     return decision.reason === "not_found" ? { kind: "not_found" } : { kind: decision.reason, run };
 
@@ -41,8 +36,14 @@ async function completeRunIn(
   await tx.query("select id from organizations where id = $1 for update", [run.organizationId]);
   await tx.query(
     `update organizations set reserved = reserved - $2, balance = balance - $3, total_spent = total_spent + $3,
-       in_flight = in_flight + $4 where id = $1`,
-    [run.organizationId, settled.released, settled.charged, settled.inFlightDelta],
+       in_flight = in_flight + $4, test_in_flight = test_in_flight + $5 where id = $1`,
+    [
+      run.organizationId,
+      settled.released,
+      settled.walletCharged,
+      settled.orgInFlight.live,
+      settled.orgInFlight.test,
+    ],
   );
   await tx.query("update api_keys set in_flight = in_flight + $2 where id = $1", [
     run.apiKeyId,

@@ -8,8 +8,8 @@ import { json } from "./sql.js";
  * Exported so the benchmark EXPLAINs exactly this statement.
  */
 export function searchRunsQuery(search: T.RunSearch): { text: string; params: unknown[] } {
-  const where = ["organization_id = $1"];
-  const params: unknown[] = [search.organizationId];
+  const where = ["organization_id = $1", "environment = $2"];
+  const params: unknown[] = [search.organizationId, search.environment];
   const add = (clause: (n: string) => string, value: unknown) => {
     params.push(value);
     where.push(clause(`$${params.length}`));

@@ -1,0 +1,80 @@
+/** Upgrades: data written under an older schema stays right after the newer migrations. */
+import { PGlite } from "@electric-sql/pglite";
+import { runErrors } from "@refvid/core";
+import { afterEach, describe, expect, it } from "vitest";
+import { T0 } from "../contract/fixtures.js";
+import { type Database, pgliteDatabase } from "./database.js";
+import { migrate } from "./migrate.js";
+import { PostgresStore } from "./postgres-store.js";
+
+let pglite: PGlite | undefined;
+afterEach(async () => pglite?.close());
+
+async function databaseAt(through: string): Promise<Database> {
+  pglite = new PGlite();
+  const db = pgliteDatabase(pglite);
+  await migrate(db, { through });
+  return db;
+}
+
+describe("000006 environments", () => {
+  it("moves test runs in flight out of the live counts and the reservation, and scopes idempotency keys", async () => {
+    const db = await databaseAt("000005");
+    await db.query(
+      `insert into organizations (id, name, created_at, balance, reserved, tier, concurrency_limit, in_flight, webhook_secret)
+       values ('org_a', 'A', $1, 10000000, 1500000, 'starter', 10, 2, 'whsec_x')`,
+      [T0],
+    );
+    await db.query(
+      `insert into api_keys (id, organization_id, environment, key_hash, key_prefix, max_concurrency, rate_limit_per_minute, in_flight, created_at)
+       values ('key_live', 'org_a', 'live', 'h1', 'sk-live-', 10, 120, 1, $1), ('key_test', 'org_a', 'test', 'h2', 'sk-test-', 10, 120, 1, $1)`,
+      [T0],
+    );
+    const run = (id: string, key: string, status: string, reserved: number, charged: number | null) =>
+      db.query(
+        `insert into runs (id, organization_id, api_key_id, endpoint, input, status, reserved, unit_price, reserved_seconds, charged, created_at)
+         values ($1, 'org_a', $2, 'lab-d/model-d/reference-to-video', '{}', $3, $4, 100000, 5, $5, $6)`,
+        [id, key, status, reserved, charged, T0],
+      );
+    await run("run_live", "key_live", "queued", 1_000_000, null);
+    await run("run_test", "key_test", "processing", 500_000, null);
+    await run("run_test_done", "key_test", "succeeded", 500_000, 500_000);
+    await db.query(
+      `insert into idempotency_keys (organization_id, key, request_hash, run_id, expires_at)
+       values ('org_a', 'a', 'h', 'run_live', $1), ('org_a', 'live:a', 'h', 'run_test', $1)`,
+      [T0],
+    );
+
+    expect(await migrate(db)).toContain("000006_environments.sql");
+
+    const org = (await db.query("select in_flight, test_in_flight, reserved, balance from organizations"))
+      .rows[0];
+    expect(org).toEqual({ in_flight: 1, test_in_flight: 1, reserved: 1_000_000, balance: 10_000_000 });
+    const runs = await db.query<{ id: string; environment: string }>(
+      "select id, environment from runs order by id",
+    );
+    expect(runs.rows).toEqual([
+      { id: "run_live", environment: "live" },
+      { id: "run_test", environment: "test" },
+      { id: "run_test_done", environment: "test" },
+    ]);
+    // A live key "a" and a test run's key "live:a" were both stored; rewriting them collides with nothing.
+    const keys = await db.query<{ key: string }>("select key from idempotency_keys order by key");
+    expect(keys.rows.map((r) => r.key)).toEqual(["live:a", "test:live:a"]);
+
+    // The test run ends without touching the wallet, and the counts stay right.
+    const store = new PostgresStore(db);
+    const ended = await store.completeRun({
+      runId: "run_test",
+      outcome: { status: "cancelled", error: runErrors.cancelled() },
+      now: T0,
+    });
+    expect(ended.kind).toBe("completed");
+    expect(await store.getOrganization("org_a")).toMatchObject({
+      inFlight: 1,
+      testInFlight: 0,
+      reserved: 1_000_000,
+      balance: 10_000_000,
+    });
+  });
+});
