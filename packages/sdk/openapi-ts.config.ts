@@ -21,11 +21,23 @@ export default defineConfig({
   },
   plugins: [
     { name: "@hey-api/client-fetch", bundle: true },
-    "@hey-api/typescript",
+    {
+      name: "@hey-api/typescript",
+      // Every component schema's type is prefixed (`Run` becomes `ApiRun`, `Error` becomes
+      // `ApiError`), so no type shadows a global (`Error`) or clashes with `@refvid/client`'s
+      // exports (`Run`, `ValidationError`, ...). Operation types keep their names (`GetRunResponse`).
+      definitions: "Api{{name}}",
+    },
+    // The zod schemas keep their `z{{name}}` names (`zRun`, `zError`): the `z` prefix already
+    // keeps them apart from any type or class.
     { name: "zod", compatibilityVersion: 4 },
     {
       name: "@hey-api/sdk",
-      validator: { request: "zod", response: "zod" },
+      // Requests are validated before they are sent. Responses are not: the schemas' enums
+      // (`ModelSlug`, `RunStatus`) are closed, so validating responses would reject a run of a
+      // model or in a status added after this SDK was generated. The response schemas stay
+      // exported for opt-in checks.
+      validator: { request: "zod", response: false },
     },
   ],
 });

@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
-import { loadOpenapiDocument } from "@refvid/api-types";
+import { loadOpenapiDocument } from "@refvid/api-types/document";
 import { docsHtmlPath } from "@refvid/docs";
 import type { ListenHealth } from "@refvid/store";
 import express, { type Express } from "express";

@@ -67,7 +67,7 @@ describe("media preflight in the worker", () => {
     const run = await tenant.client.run(
       "lab-d/model-d/reference-to-video",
       { prompt: "p", image_urls: [`${base}/fake.png`], duration: "4s" },
-      { pollIntervalMs: 50 },
+      { pollIntervalMs: 50, throwOnFailure: false },
     );
     expect(run).toMatchObject({
       status: "failed",

@@ -119,7 +119,7 @@ describe("a succeeded run with webhook_url", () => {
     expect(header(delivery, "webhook-signature")).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
 
     const { secret } = await tenant.client.getWebhookSecret();
-    const event: WebhookEvent = verifyWebhook(delivery.body, delivery.headers, secret);
+    const event: WebhookEvent = await verifyWebhook(delivery.body, delivery.headers, secret);
     expect(event).toEqual(JSON.parse(delivery.body));
     expect(Object.keys(event).sort()).toEqual(["data", "timestamp", "type"]);
     expect(event.type).toBe("run.succeeded");
@@ -141,21 +141,23 @@ describe("a succeeded run with webhook_url", () => {
 
     // A wrong secret, and another organization's secret, do not verify it.
     const wrong = `whsec_${Buffer.from("not the right secret at all").toString("base64")}`;
-    expect(() => verifyWebhook(delivery.body, delivery.headers, wrong)).toThrow(WebhookVerificationError);
+    await expect(verifyWebhook(delivery.body, delivery.headers, wrong)).rejects.toThrow(
+      WebhookVerificationError,
+    );
     const otherSecret = (await other.client.getWebhookSecret()).secret;
     expect(otherSecret).toMatch(/^whsec_/);
     expect(otherSecret).not.toBe(secret);
     try {
-      verifyWebhook(delivery.body, delivery.headers, otherSecret);
+      await verifyWebhook(delivery.body, delivery.headers, otherSecret);
       expect.fail("another organization's secret verified the webhook");
     } catch (err) {
       expect(err).toBeInstanceOf(WebhookVerificationError);
       expect((err as WebhookVerificationError).reason).toBe("no_matching_signature");
     }
     // A body changed in transit does not verify either.
-    expect(() =>
+    await expect(
       verifyWebhook(delivery.body.replace("succeeded", "failed"), delivery.headers, secret),
-    ).toThrow(WebhookVerificationError);
+    ).rejects.toThrow(WebhookVerificationError);
 
     // Exactly one delivery: nothing follows a 200.
     expect(await settledDelivery(t, submitted.run_id, "delivered")).toMatchObject({ attempts: 1 });
@@ -195,7 +197,7 @@ describe("events of the other terminal states", () => {
     const delivery = await eventFor((url) =>
       tenant.client.submit(MODEL_D, input("[simulate:fail]"), { webhookUrl: url }),
     );
-    const event = verifyWebhook(delivery.body, delivery.headers, secret);
+    const event = await verifyWebhook(delivery.body, delivery.headers, secret);
     expect(event.type).toBe("run.failed");
     expect(event.data.status).toBe("failed");
     expect(event.data.error).toMatchObject({ type: "provider_error" });
@@ -214,7 +216,7 @@ describe("events of the other terminal states", () => {
       );
       return tenant.client.cancelRun(run.run_id);
     });
-    const event = verifyWebhook(delivery.body, delivery.headers, secret);
+    const event = await verifyWebhook(delivery.body, delivery.headers, secret);
     expect(event.type).toBe("run.cancelled");
     expect(event.data.status).toBe("cancelled");
     expect(event.data.billing).toMatchObject({ amount: "0.00", currency: "usd" });
@@ -236,7 +238,7 @@ describe("events of the other terminal states", () => {
       );
       await timeoutClock.advance(RUN_TIMEOUT_MS);
     });
-    const event = verifyWebhook(delivery.body, delivery.headers, secret);
+    const event = await verifyWebhook(delivery.body, delivery.headers, secret);
     expect(event.type).toBe("run.timeout");
     expect(event.data.status).toBe("timeout");
     expect(event.data.error).toMatchObject({ type: "timeout" });
@@ -258,7 +260,7 @@ describe("retries", () => {
     for (const attempt of attempts) {
       expect(header(attempt, "webhook-id")).toBe(header(first, "webhook-id"));
       expect(attempt.body).toBe(first.body);
-      expect(verifyWebhook(attempt.body, attempt.headers, secret).data.run_id).toBe(run.run_id);
+      expect((await verifyWebhook(attempt.body, attempt.headers, secret)).data.run_id).toBe(run.run_id);
     }
     for (let i = 1; i < attempts.length; i++) {
       const gap = (attempts[i]?.at ?? 0) - (attempts[i - 1]?.at ?? 0);
@@ -321,7 +323,7 @@ describe("retries", () => {
     expect(gap).toBeLessThan(2500);
     expect(header(second, "webhook-id")).toBe(header(first, "webhook-id"));
     expect(second.body).toBe(first.body);
-    verifyWebhook(second.body, second.headers, secret);
+    await verifyWebhook(second.body, second.headers, secret);
     const delivered = await eventually(
       async () => {
         const [d] = await slowHookServer.refvid.deps.store.listWebhookDeliveries(run.run_id);

@@ -1,22 +1,43 @@
-import { existsSync } from "node:fs";
-import { describe, expect, it } from "vitest";
-import { loadOpenapiDocument, openapiDocumentPath, TERMINAL_STATUSES } from "./index.js";
+import { readFileSync } from "node:fs";
+import ts from "typescript";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { components } from "./generated/schema.js";
+import type { ModelInputs, ModelSlug, PricePreviewRequest, Run, RunPage } from "./index.js";
 
-describe("api-types", () => {
-  it("points at the bundled document", () => {
-    expect(existsSync(openapiDocumentPath)).toBe(true);
-    expect(loadOpenapiDocument().openapi).toBe("3.1.0");
+/** The modules a TypeScript file imports at run time, as its compiled JavaScript would. */
+function runtimeImports(file: URL): string[] {
+  const { outputText } = ts.transpileModule(readFileSync(file, "utf8"), {
+    compilerOptions: {
+      module: ts.ModuleKind.ESNext,
+      target: ts.ScriptTarget.ES2022,
+      verbatimModuleSyntax: true,
+    },
+  });
+  const source = ts.createSourceFile("out.js", outputText, ts.ScriptTarget.ES2022);
+  return source.statements.flatMap((statement) =>
+    (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) &&
+    statement.moduleSpecifier &&
+    ts.isStringLiteral(statement.moduleSpecifier)
+      ? [statement.moduleSpecifier.text]
+      : [],
+  );
+}
+
+describe("the main entry", () => {
+  it("imports nothing at run time, so browsers and edge runtimes can load it", () => {
+    expect(runtimeImports(new URL("./index.ts", import.meta.url))).toEqual([]);
+    // The check itself sees runtime imports: the Node-only entry has two.
+    expect(runtimeImports(new URL("./document.ts", import.meta.url))).toEqual(["node:fs", "node:url"]);
   });
 
-  it("hands out an independent copy each time, so one consumer cannot change another's", () => {
-    const first = loadOpenapiDocument();
-    first.paths = {};
-    expect(Object.keys(loadOpenapiDocument().paths).length).toBeGreaterThan(10);
+  it("names each model's input exactly as the spec types it", () => {
+    type SpecInputs = { [S in ModelSlug]: Extract<PricePreviewRequest, { endpoint: S }>["input"] };
+    expectTypeOf<keyof ModelInputs>().toEqualTypeOf<ModelSlug>();
+    expectTypeOf<ModelInputs>().toEqualTypeOf<SpecInputs>();
   });
 
-  it("lists as terminal exactly the statuses that are not in flight", () => {
-    const schemas = loadOpenapiDocument().components.schemas as Record<string, { enum: string[] }>;
-    const statuses = schemas.RunStatus?.enum ?? [];
-    expect([...TERMINAL_STATUSES]).toEqual(statuses.filter((s) => s !== "queued" && s !== "processing"));
+  it("keeps the named types interchangeable with the generated ones", () => {
+    expectTypeOf<Run>().toEqualTypeOf<components["schemas"]["Run"]>();
+    expectTypeOf<RunPage>().toEqualTypeOf<components["schemas"]["RunPage"]>();
   });
 });

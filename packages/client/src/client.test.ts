@@ -1,6 +1,9 @@
-import { describe, expect, it } from "vitest";
+import type { Account, Run, RunPage } from "@refvid/api-types";
+import { afterEach, describe, expect, expectTypeOf, it, onTestFinished, vi } from "vitest";
 import { API_KEY, makeRun, sendJson, startServer } from "../test/server.js";
-import { createRefvidClient } from "./client.js";
+import type { WithResponse } from "./api-promise.js";
+import { createRefvidClient, type RefvidClient } from "./client.js";
+import { readEnv } from "./env.js";
 
 const SLUG = "lab-a/model-a/reference-to-video";
 
@@ -41,7 +44,11 @@ describe("authentication", () => {
     expect(misuse).toBeTypeOf("function");
   });
 
-  it("refuses to start without an API key", () => {
+  it("refuses to start with an empty API key, whatever the environment says", () => {
+    onTestFinished(() => {
+      vi.unstubAllEnvs();
+    });
+    vi.stubEnv("REFVID_API_KEY", "sk-test-from-env");
     expect(() => createRefvidClient({ baseUrl: "http://127.0.0.1", apiKey: "" })).toThrow(TypeError);
   });
 });
@@ -143,11 +150,102 @@ describe("helpers", () => {
   });
 
   it("run with sync: true returns the terminal run without polling", async () => {
-    const server = await startServer((_req, res) => sendJson(res, 201, makeRun({ status: "failed" })));
+    const server = await startServer((_req, res) => sendJson(res, 201, makeRun({ status: "succeeded" })));
     const client = createRefvidClient({ baseUrl: server.baseUrl, apiKey: API_KEY });
     await expect(client.run(SLUG, { prompt: "x" }, { sync: true })).resolves.toMatchObject({
-      status: "failed",
+      status: "succeeded",
     });
     expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe("configuration", () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it("reads REFVID_BASE_URL and REFVID_API_KEY when the options are left out", async () => {
+    const server = await startServer((_req, res) => sendJson(res, 200, { secret: "whsec_AAAA" }));
+    vi.stubEnv("REFVID_BASE_URL", server.baseUrl);
+    vi.stubEnv("REFVID_API_KEY", "sk-test-from-env");
+    await createRefvidClient().getWebhookSecret();
+    expect(server.requests[0]?.headers.authorization).toBe("Key sk-test-from-env");
+  });
+
+  it("prefers the options to the environment", async () => {
+    const server = await startServer((_req, res) => sendJson(res, 200, { secret: "whsec_AAAA" }));
+    vi.stubEnv("REFVID_BASE_URL", "http://127.0.0.1:9");
+    vi.stubEnv("REFVID_API_KEY", "sk-test-from-env");
+    await createRefvidClient({ baseUrl: server.baseUrl, apiKey: API_KEY }).getWebhookSecret();
+    expect(server.requests[0]?.headers.authorization).toBe(`Key ${API_KEY}`);
+  });
+
+  it("names the option and the variable when neither gives an API key or a base URL", () => {
+    vi.stubEnv("REFVID_BASE_URL", "");
+    vi.stubEnv("REFVID_API_KEY", "");
+    expect(() => createRefvidClient({ baseUrl: "http://127.0.0.1:9" })).toThrow(
+      /pass \{ apiKey \} to createRefvidClient or set REFVID_API_KEY/,
+    );
+    expect(() => createRefvidClient({ apiKey: API_KEY })).toThrow(
+      /pass \{ baseUrl \} to createRefvidClient or set REFVID_BASE_URL/,
+    );
+  });
+
+  it("reads no environment where there is none, or where reading it is refused", () => {
+    expect(readEnv("REFVID_API_KEY", {})).toBeUndefined();
+    expect(readEnv("REFVID_API_KEY", { process: {} })).toBeUndefined();
+    const denied = {
+      process: {
+        get env(): never {
+          throw new Error("PermissionDenied: requires env access"); // as Deno without --allow-env
+        },
+      },
+    };
+    expect(readEnv("REFVID_API_KEY", denied)).toBeUndefined();
+    expect(readEnv("REFVID_API_KEY", { process: { env: { REFVID_API_KEY: "sk-x" } } })).toBe("sk-x");
+  });
+});
+
+describe("withResponse", () => {
+  it("gives the data with the HTTP response and its request id, from the one request", async () => {
+    const server = await startServer((_req, res) =>
+      sendJson(res, 201, makeRun(), { "x-request-id": "req_submit", "idempotent-replayed": "true" }),
+    );
+    const client = createRefvidClient({ baseUrl: server.baseUrl, apiKey: API_KEY });
+    const call = client.submit(SLUG, { prompt: "x" });
+    expect(call).toBeInstanceOf(Promise);
+    const { data, response, requestId } = await call.withResponse();
+    expect(data).toEqual(makeRun());
+    expect(requestId).toBe("req_submit");
+    expect(response.status).toBe(201);
+    expect(response.headers.get("idempotent-replayed")).toBe("true");
+    // Awaiting the same call gives the same data without sending it again.
+    await expect(call).resolves.toEqual(makeRun());
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("rejects with the typed error, which carries the request id", async () => {
+    const server = await startServer((_req, res) =>
+      sendJson(
+        res,
+        404,
+        { error: { type: "run_not_found", code: 404, message: "no such run", request_id: "req_body" } },
+        { "x-request-id": "req_header" },
+      ),
+    );
+    const client = createRefvidClient({ baseUrl: server.baseUrl, apiKey: API_KEY });
+    await expect(client.getRun("run_1").withResponse()).rejects.toMatchObject({
+      name: "NotFoundError",
+      requestId: "req_header",
+    });
+  });
+
+  it("types the data by method", () => {
+    expectTypeOf<Awaited<ReturnType<RefvidClient["getRun"]>>>().toEqualTypeOf<Run>();
+    expectTypeOf<Awaited<ReturnType<ReturnType<RefvidClient["getRun"]>["withResponse"]>>>().toEqualTypeOf<
+      WithResponse<Run>
+    >();
+    expectTypeOf<Awaited<ReturnType<RefvidClient["searchRuns"]>>>().toEqualTypeOf<RunPage>();
+    expectTypeOf<Awaited<ReturnType<RefvidClient["getAccount"]>>>().toEqualTypeOf<Account>();
   });
 });

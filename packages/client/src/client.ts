@@ -1,12 +1,13 @@
 /**
- * The refvid client: openapi-fetch's typed client (`api`) with auth and retries built into its
- * fetch, plus helpers that return data and throw typed errors.
+ * The refvid client: openapi-fetch's typed client (`api`) with auth, retries and timeouts built
+ * into its fetch, plus helpers that return data and throw typed errors.
  */
-import { randomUUID } from "node:crypto";
 import type {
   Account,
   components,
+  Model,
   ModelInputs,
+  ModelList,
   ModelSlug,
   PricePreview,
   PricePreviewRequest,
@@ -14,9 +15,12 @@ import type {
   Run,
   RunPage,
   SearchRunsRequest,
+  WebhookSecret,
 } from "@refvid/api-types";
 import createClient, { type Client } from "openapi-fetch";
-import { errorFromResponse, RefvidError } from "./errors.js";
+import { ApiPromise, type WithResponse } from "./api-promise.js";
+import { readEnv } from "./env.js";
+import { errorFromResponse, RefvidError, RequestTimeoutError, RunFailedError } from "./errors.js";
 import {
   collectRuns,
   iterateRunPages,
@@ -24,35 +28,42 @@ import {
   type PaginationOptions,
   type RunFilters,
 } from "./pagination.js";
+import { randomUuid } from "./random.js";
 import { createRetryingFetch, type RetryOptions } from "./retry.js";
 import { type WaitOptions, waitForRun } from "./wait.js";
 
 /** The raw openapi-fetch client, typed by the refvid OpenAPI document. */
 export type RefvidApi = Client<paths>;
 
-/** Body of `GET /v1/webhooks/secret`. */
-export type WebhookSecret = components["schemas"]["WebhookSecret"];
-
 /** Options for {@link createRefvidClient}. */
 export interface RefvidClientOptions {
-  /** Root URL of the API, e.g. `https://api.example.com` (no `/v1`). */
-  baseUrl: string;
-  /** An `sk-live-…` or `sk-test-…` key. */
-  apiKey: string;
+  /** Root URL of the API, e.g. `https://api.example.com` (no `/v1`). Default: `REFVID_BASE_URL`. */
+  baseUrl?: string;
+  /** An `sk-live-…` or `sk-test-…` key. Default: `REFVID_API_KEY`. */
+  apiKey?: string;
   /** How the key is sent in `Authorization`: `Key sk-…` (default) or `Bearer sk-…`. */
   authScheme?: "Key" | "Bearer";
   /** The fetch to use. Default: `globalThis.fetch`, looked up on each request. */
   fetch?: typeof fetch;
-  /** Retry policy for 429, 5xx and network errors; `{ maxRetries: 0 }` turns it off. */
+  /** Retry policy for 429, 5xx, network errors and timeouts; `{ maxRetries: 0 }` turns it off. */
   retry?: RetryOptions;
+  /**
+   * How long one attempt of a request may take, response body included, before it fails with a
+   * {@link RequestTimeoutError} (after retries, when the request may be retried). A method's own
+   * `timeoutMs` overrides it. `0` for no limit. Default 600 000 (10 minutes), which also bounds
+   * each attempt of a `sync: true` submit.
+   */
+  timeoutMs?: number;
   /** `User-Agent` header. Default `refvid-client`. */
   userAgent?: string;
 }
 
-/** Options every helper accepts. */
+/** Options every single-request method accepts. */
 export interface RequestOptions {
   /** Aborting it cancels the request and any retry wait; the call rejects with `signal.reason`. */
   signal?: AbortSignal;
+  /** This call's {@link RefvidClientOptions.timeoutMs}: a limit on each attempt, `0` for none. */
+  timeoutMs?: number;
 }
 
 /** Options for {@link RefvidClient.submit}. */
@@ -73,35 +84,57 @@ export interface SubmitOptions extends RequestOptions {
 
 /**
  * Options for {@link RefvidClient.run}: submit options plus wait options. The one `signal` covers
- * both steps; `timeoutMs` covers the wait only, as the submit has the retry policy's bounds.
+ * both steps; `timeoutMs` is the wait's deadline ({@link WaitOptions.timeoutMs}), while the submit
+ * and each poll are bounded by the client's `timeoutMs`.
  */
-export type RunOptions = SubmitOptions & WaitOptions;
+export interface RunOptions extends Omit<SubmitOptions, "timeoutMs">, WaitOptions {
+  /**
+   * Whether a run that ends `failed` or `timeout` rejects with a {@link RunFailedError} (which
+   * carries the run). Default `true`; `false` resolves with such runs. A `cancelled` run always
+   * resolves, since cancelling is something a caller does on purpose; so does a terminal status
+   * newer than this client, which it cannot know to be a failure.
+   */
+  throwOnFailure?: boolean;
+}
 
-/** A refvid API client. Create it with {@link createRefvidClient}. */
+/**
+ * A refvid API client. Create it with {@link createRefvidClient}.
+ *
+ * Methods that send one request return an {@link ApiPromise}: await it for the data, or call
+ * `.withResponse()` for `{ data, response, requestId }`. API errors reject with a typed
+ * `RefvidError` (which carries `requestId` too), a timed-out request with a `RequestTimeoutError`.
+ */
 export interface RefvidClient {
-  /** The raw openapi-fetch client (auth and retries included); returns `{ data, error, response }`, never throws API errors. */
+  /** The raw openapi-fetch client (auth, retries and timeouts included); returns `{ data, error, response }`, never throws API errors. */
   readonly api: RefvidApi;
   /** Submits a run of model `slug`. Returns the queued run (the terminal run with `sync: true`). */
-  submit<S extends ModelSlug>(slug: S, input: ModelInputs[S], options?: SubmitOptions): Promise<Run>;
+  submit<S extends ModelSlug>(slug: S, input: ModelInputs[S], options?: SubmitOptions): ApiPromise<Run>;
   /** The run as it stands now. */
-  getRun(runId: string, options?: RequestOptions): Promise<Run>;
+  getRun(runId: string, options?: RequestOptions): ApiPromise<Run>;
   /** Cancels a queued or processing run; a run that already ended is a `ConflictError`. */
-  cancelRun(runId: string, options?: RequestOptions): Promise<Run>;
+  cancelRun(runId: string, options?: RequestOptions): ApiPromise<Run>;
   /** Status of the calling key and its organization: wallet, limits, usage. */
-  getAccount(options?: RequestOptions): Promise<Account>;
+  getAccount(options?: RequestOptions): ApiPromise<Account>;
   /** What a run of `slug` with `input` would reserve, without creating it. */
   previewPrice<S extends ModelSlug>(
     slug: S,
     input: ModelInputs[S],
     options?: RequestOptions,
-  ): Promise<PricePreview>;
+  ): ApiPromise<PricePreview>;
   /** One page of runs matching `request`, newest first. */
-  searchRuns(request?: SearchRunsRequest, options?: RequestOptions): Promise<RunPage>;
+  searchRuns(request?: SearchRunsRequest, options?: RequestOptions): ApiPromise<RunPage>;
+  /** Every model the server serves, with its input schema, limits and price table. */
+  listModels(options?: RequestOptions): ApiPromise<ModelList>;
+  /** One model by slug, `<lab>/<model>/<category>`; an unknown slug is a `NotFoundError`. */
+  getModel(slug: string, options?: RequestOptions): ApiPromise<Model>;
   /** The organization's webhook signing secret (`whsec_…`), for {@link verifyWebhook}. */
-  getWebhookSecret(options?: RequestOptions): Promise<WebhookSecret>;
-  /** Polls the run until it is terminal and returns it; see {@link WaitOptions}. */
+  getWebhookSecret(options?: RequestOptions): ApiPromise<WebhookSecret>;
+  /** Polls the run until it is terminal and returns it, whatever its status; see {@link WaitOptions}. */
   waitForRun(runId: string, options?: WaitOptions): Promise<Run>;
-  /** Submits a run, then waits for it to end; returns the terminal run whatever its status. */
+  /**
+   * Submits a run, then waits for it to end and returns it. Rejects with {@link RunFailedError}
+   * when it ends `failed` or `timeout`, unless `throwOnFailure: false`; see {@link RunOptions}.
+   */
   run<S extends ModelSlug>(slug: S, input: ModelInputs[S], options?: RunOptions): Promise<Run>;
   /** Every page of runs matching `filters`, fetched lazily. */
   iterateRunPages(
@@ -115,25 +148,48 @@ export interface RefvidClient {
 }
 
 const DEFAULT_USER_AGENT = "refvid-client";
+const DEFAULT_TIMEOUT_MS = 600_000;
 
 /**
- * Turns an openapi-fetch result into its data, or throws the typed error for the response.
- * Checks `response.ok` rather than `error`, because openapi-fetch leaves `error` undefined for
- * an empty error body.
+ * Turns an openapi-fetch result into data with its response, or throws the typed error for the
+ * response. Checks `response.ok` rather than `error`, because openapi-fetch leaves `error`
+ * undefined for an empty error body.
  */
-async function unwrap<T>(result: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
-  const { data, error, response } = await result;
+function toResult<T>({
+  data,
+  error,
+  response,
+}: {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}): WithResponse<T> {
   if (!response.ok) throw errorFromResponse(response, error);
+  const requestId = response.headers.get("x-request-id") || undefined;
   if (data === undefined) {
     throw new RefvidError({
       status: response.status,
       type: "empty_response",
       message: `HTTP ${response.status} with an empty body where JSON was expected`,
-      requestId: response.headers.get("x-request-id") ?? undefined,
+      requestId,
+      retryAfterSeconds: undefined,
       body: undefined,
     });
   }
-  return data;
+  return { data, response, requestId };
+}
+
+/**
+ * What a call that did not get a response rejects with: the caller's abort reason when they
+ * aborted, a {@link RequestTimeoutError} when the timeout struck while the body was read (the
+ * fetch layer reports one that struck earlier itself), else the error as it is.
+ */
+function failure(error: unknown, signal: AbortSignal | undefined, timeoutMs: number): unknown {
+  if (signal?.aborted) return signal.reason;
+  if (timeoutMs > 0 && (error as { name?: unknown } | null)?.name === "TimeoutError") {
+    return new RequestTimeoutError(timeoutMs);
+  }
+  return error;
 }
 
 /** Splits `<lab>/<model>/<category>` for the generic submit path. */
@@ -146,65 +202,87 @@ function splitSlug(slug: string): { lab: string; model: string; category: string
 }
 
 /**
- * Creates a refvid client.
+ * Creates a refvid client. `baseUrl` and `apiKey` default to the `REFVID_BASE_URL` and
+ * `REFVID_API_KEY` environment variables where the runtime has them (Node, Deno, Bun).
  *
  * @example
- * const refvid = createRefvidClient({ baseUrl: "https://api.example.com", apiKey: process.env.REFVID_KEY! });
+ * const refvid = createRefvidClient(); // REFVID_BASE_URL and REFVID_API_KEY
  * const run = await refvid.run("lab-a/model-a/reference-to-video", { prompt: "…" }, { timeoutMs: 600_000 });
+ *
+ * @throws {TypeError} when neither the option nor the variable gives a base URL or an API key.
  */
-export function createRefvidClient(options: RefvidClientOptions): RefvidClient {
-  if (!options.baseUrl) throw new TypeError("baseUrl is required");
-  if (!options.apiKey) throw new TypeError("apiKey is required");
+export function createRefvidClient(options: RefvidClientOptions = {}): RefvidClient {
+  const baseUrl = options.baseUrl ?? readEnv("REFVID_BASE_URL");
+  const apiKey = options.apiKey ?? readEnv("REFVID_API_KEY");
+  if (!baseUrl) {
+    throw new TypeError("no base URL: pass { baseUrl } to createRefvidClient or set REFVID_BASE_URL");
+  }
+  if (!apiKey) {
+    throw new TypeError("no API key: pass { apiKey } to createRefvidClient or set REFVID_API_KEY");
+  }
+  const clientTimeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
   const customFetch = options.fetch;
+  // Look the fetch up per request, so that a global fetch replaced after creation is honoured.
+  const retryingFetch = createRetryingFetch(() => customFetch ?? globalThis.fetch, options.retry);
   const api = createClient<paths>({
-    baseUrl: options.baseUrl,
-    // Look the fetch up per request, so that a global fetch replaced after creation is honoured.
-    fetch: createRetryingFetch(() => customFetch ?? globalThis.fetch, options.retry),
+    baseUrl,
+    fetch: (request) => retryingFetch(request, { timeoutMs: clientTimeoutMs }),
     headers: {
-      Authorization: `${options.authScheme ?? "Key"} ${options.apiKey}`,
+      Authorization: `${options.authScheme ?? "Key"} ${apiKey}`,
       Accept: "application/json",
       "User-Agent": options.userAgent ?? DEFAULT_USER_AGENT,
     },
   });
 
-  const getRun = (runId: string, requestOptions: RequestOptions = {}): Promise<Run> =>
-    unwrap(
-      api.GET("/v1/runs/{run_id}", { params: { path: { run_id: runId } }, signal: requestOptions.signal }),
+  /** Sends one request through `api` with this call's signal and timeout. */
+  const call = <T>(
+    send: (init: {
+      signal: AbortSignal | undefined;
+      fetch: (request: Request) => Promise<Response>;
+    }) => Promise<{
+      data?: T;
+      error?: unknown;
+      response: Response;
+    }>,
+    { signal, timeoutMs = clientTimeoutMs }: RequestOptions,
+  ): ApiPromise<T> =>
+    new ApiPromise(
+      send({ signal, fetch: (request) => retryingFetch(request, { timeoutMs }) }).then(toResult, (error) => {
+        throw failure(error, signal, timeoutMs);
+      }),
     );
 
-  const searchRuns = (
-    request: SearchRunsRequest = {},
-    requestOptions: RequestOptions = {},
-  ): Promise<RunPage> =>
-    unwrap(api.POST("/v1/runs/search", { body: request, signal: requestOptions.signal }));
+  const getRun = (runId: string, requestOptions: RequestOptions = {}) =>
+    call<Run>(
+      (init) => api.GET("/v1/runs/{run_id}", { params: { path: { run_id: runId } }, ...init }),
+      requestOptions,
+    );
 
-  const searchPage = (request: SearchRunsRequest, signal: AbortSignal | undefined) =>
-    searchRuns(request, { signal });
+  const searchRuns = (request: SearchRunsRequest = {}, requestOptions: RequestOptions = {}) =>
+    call<RunPage>((init) => api.POST("/v1/runs/search", { body: request, ...init }), requestOptions);
 
-  const submit = <S extends ModelSlug>(
-    slug: S,
-    input: ModelInputs[S],
-    submitOptions: SubmitOptions = {},
-  ): Promise<Run> => {
+  const submit = <S extends ModelSlug>(slug: S, input: ModelInputs[S], submitOptions: SubmitOptions = {}) => {
     // One key per submit call, not per attempt: the retrying fetch resends the same request,
     // so every retry carries this key and the server replays instead of creating a second run.
-    const key = submitOptions.idempotencyKey === undefined ? randomUUID() : submitOptions.idempotencyKey;
-    return unwrap(
-      api.POST("/v1/run/{lab}/{model}/{category}", {
-        params: {
-          path: splitSlug(slug),
-          header: key === false ? {} : { "Idempotency-Key": key },
-        },
-        body: {
-          // The generic operation types `input` as any object; the signature typed it by slug.
-          input,
-          webhook_url: submitOptions.webhookUrl,
-          sync: submitOptions.sync,
-          metadata: submitOptions.metadata,
-        },
-        signal: submitOptions.signal,
-      }),
+    const key = submitOptions.idempotencyKey === undefined ? randomUuid() : submitOptions.idempotencyKey;
+    return call<Run>(
+      (init) =>
+        api.POST("/v1/run/{lab}/{model}/{category}", {
+          params: {
+            path: splitSlug(slug),
+            header: key === false ? {} : { "Idempotency-Key": key },
+          },
+          body: {
+            // The generic operation types `input` as any object; the signature typed it by slug.
+            input,
+            webhook_url: submitOptions.webhookUrl,
+            sync: submitOptions.sync,
+            metadata: submitOptions.metadata,
+          },
+          ...init,
+        }),
+      submitOptions,
     );
   };
 
@@ -216,31 +294,49 @@ export function createRefvidClient(options: RefvidClientOptions): RefvidClient {
     submit,
     getRun,
     cancelRun: (runId, requestOptions = {}) =>
-      unwrap(
-        api.POST("/v1/runs/{run_id}/cancel", {
-          params: { path: { run_id: runId } },
-          signal: requestOptions.signal,
-        }),
+      call<Run>(
+        (init) => api.POST("/v1/runs/{run_id}/cancel", { params: { path: { run_id: runId } }, ...init }),
+        requestOptions,
       ),
-    getAccount: (requestOptions = {}) => unwrap(api.GET("/v1/account", { signal: requestOptions.signal })),
+    getAccount: (requestOptions = {}) =>
+      call<Account>((init) => api.GET("/v1/account", init), requestOptions),
     previewPrice: (slug, input, requestOptions = {}) =>
-      unwrap(
-        api.POST("/v1/pricing/preview", {
-          // TypeScript cannot correlate a generic slug with its union member; the signature already did.
-          body: { endpoint: slug, input } as PricePreviewRequest,
-          signal: requestOptions.signal,
-        }),
+      call<PricePreview>(
+        (init) =>
+          api.POST("/v1/pricing/preview", {
+            // TypeScript cannot correlate a generic slug with its union member; the signature already did.
+            body: { endpoint: slug, input } as PricePreviewRequest,
+            ...init,
+          }),
+        requestOptions,
       ),
     searchRuns,
+    listModels: (requestOptions = {}) =>
+      call<ModelList>((init) => api.GET("/v1/models", init), requestOptions),
+    getModel: (slug, requestOptions = {}) => {
+      const [lab = "", model = "", category = ""] = slug.split("/");
+      return call<Model>(
+        (init) =>
+          api.GET("/v1/models/{lab}/{model}/{category}", {
+            params: { path: { lab, model, category } },
+            ...init,
+          }),
+        requestOptions,
+      );
+    },
     getWebhookSecret: (requestOptions = {}) =>
-      unwrap(api.GET("/v1/webhooks/secret", { signal: requestOptions.signal })),
+      call<WebhookSecret>((init) => api.GET("/v1/webhooks/secret", init), requestOptions),
     waitForRun: (runId, waitOptions) => wait(runId, waitOptions),
     run: async (slug, input, runOptions = {}) => {
-      const submitted = await submit(slug, input, runOptions);
-      return wait(submitted.run_id, runOptions, submitted);
+      // `timeoutMs` is the wait's deadline here; the submit keeps the client's request timeout.
+      const submitted = await submit(slug, input, { ...runOptions, timeoutMs: undefined });
+      const run = await wait(submitted.run_id, runOptions, submitted);
+      const failed = run.status === "failed" || run.status === "timeout";
+      if (failed && (runOptions.throwOnFailure ?? true)) throw new RunFailedError(run);
+      return run;
     },
-    iterateRunPages: (filters, paginationOptions) => iterateRunPages(searchPage, filters, paginationOptions),
-    iterateRuns: (filters, paginationOptions) => iterateRuns(searchPage, filters, paginationOptions),
-    searchAll: (filters, paginationOptions) => collectRuns(searchPage, filters, paginationOptions),
+    iterateRunPages: (filters, paginationOptions) => iterateRunPages(searchRuns, filters, paginationOptions),
+    iterateRuns: (filters, paginationOptions) => iterateRuns(searchRuns, filters, paginationOptions),
+    searchAll: (filters, paginationOptions) => collectRuns(searchRuns, filters, paginationOptions),
   };
 }

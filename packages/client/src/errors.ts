@@ -1,9 +1,10 @@
 /**
  * Typed errors thrown by the client's helpers. The raw openapi-fetch client (`client.api`) never
- * throws these; it returns `{ data, error, response }` as openapi-fetch always does.
+ * throws the API errors; it returns `{ data, error, response }` as openapi-fetch always does.
+ * It does throw {@link RequestTimeoutError}, which the fetch layer raises.
  */
 import type { Run } from "@refvid/api-types";
-import { parseRetryAfter } from "./retry.js";
+import { parseRetryAfter } from "./retry-after.js";
 
 /** One problem with one request field, as listed by a `400 invalid_request`. */
 export interface FieldProblem {
@@ -21,6 +22,7 @@ interface RefvidErrorInit {
   type: string;
   message: string;
   requestId: string | undefined;
+  retryAfterSeconds: number | undefined;
   body: unknown;
 }
 
@@ -34,8 +36,17 @@ export class RefvidError extends Error {
   readonly status: number;
   /** Machine-readable code (`run_not_found`, `rate_limit_exceeded`, …), or `http_<status>` if the body had none. */
   readonly type: string;
-  /** The request's id (body `request_id` or `X-Request-Id` header); quote it when asking for help. */
+  /**
+   * The request's id, from the `X-Request-Id` response header (or the body's `request_id` when a
+   * proxy dropped the header); quote it when asking for support.
+   */
   readonly requestId: string | undefined;
+  /**
+   * Seconds the server asked us to wait before trying again (`Retry-After`, an HTTP-date rounded
+   * up), if it said: on 429s, and on 503s that say. When it is longer than the retry policy's
+   * `maxRetryDelayMs`, the client throws at once instead of waiting.
+   */
+  readonly retryAfterSeconds: number | undefined;
   /** The parsed response body (or its text when it was not JSON), for anything not lifted into fields. */
   readonly body: unknown;
 
@@ -44,6 +55,7 @@ export class RefvidError extends Error {
     this.status = init.status;
     this.type = init.type;
     this.requestId = init.requestId;
+    this.retryAfterSeconds = init.retryAfterSeconds;
     this.body = init.body;
   }
 }
@@ -76,34 +88,20 @@ export class ConcurrencyLimitError extends RefvidError {
   readonly scope: "organization" | "api_key";
   readonly limit: number;
   readonly inFlight: number;
-  /** Seconds the server asked us to wait (`Retry-After`), if it said. */
-  readonly retryAfterSeconds: number | undefined;
   constructor(
     init: RefvidErrorInit,
-    details: {
-      scope: "organization" | "api_key";
-      limit: number;
-      inFlight: number;
-      retryAfterSeconds: number | undefined;
-    },
+    details: { scope: "organization" | "api_key"; limit: number; inFlight: number },
   ) {
     super(init);
     this.scope = details.scope;
     this.limit = details.limit;
     this.inFlight = details.inFlight;
-    this.retryAfterSeconds = details.retryAfterSeconds;
   }
 }
 
-/** `429 rate_limit_exceeded`: the key made too many requests this minute. */
+/** `429 rate_limit_exceeded`: the key made too many requests this minute; see `retryAfterSeconds`. */
 export class RateLimitError extends RefvidError {
   override name = "RateLimitError";
-  /** Seconds the server asked us to wait (`Retry-After`), if it said. */
-  readonly retryAfterSeconds: number | undefined;
-  constructor(init: RefvidErrorInit, retryAfterSeconds: number | undefined) {
-    super(init);
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
 }
 
 /** `401 unauthorized`: the API key is missing, malformed, unknown or revoked. */
@@ -116,7 +114,7 @@ export class NotFoundError extends RefvidError {
   override name = "NotFoundError";
 }
 
-/** `409`: `run_not_cancellable`, or `idempotency_key_in_use` while the first submit is still handled. */
+/** `409`: e.g. `run_not_cancellable`, when cancelling a run that already ended. */
 export class ConflictError extends RefvidError {
   override name = "ConflictError";
 }
@@ -139,6 +137,34 @@ export class RunTimeoutError extends Error {
     this.runId = runId;
     this.timeoutMs = timeoutMs;
     this.lastRun = lastRun;
+  }
+}
+
+/**
+ * A request (one attempt, body included) took longer than `timeoutMs`, and retries, if any, did
+ * too. Distinct from the caller's own abort, which rejects with the signal's reason instead.
+ */
+export class RequestTimeoutError extends Error {
+  override name = "RequestTimeoutError";
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super(`the request did not complete within ${timeoutMs} ms`);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * `run()` saw the run end `failed` or `timeout` (its `error` says why). The request succeeded:
+ * this is the run's outcome, carried whole in `run`. Pass `throwOnFailure: false` to get such
+ * runs back instead.
+ */
+export class RunFailedError extends Error {
+  override name = "RunFailedError";
+  readonly run: Run;
+  constructor(run: Run) {
+    const reason = run.error ? `: ${run.error.message} (${run.error.type})` : "";
+    super(`run ${run.run_id} ended ${run.status}${reason}`);
+    this.run = run;
   }
 }
 
@@ -168,7 +194,7 @@ export function errorFromResponse(response: Response, body: unknown): RefvidErro
   const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
   // Retry-After is documented in seconds; expose it as such, rounding an HTTP-date up.
   const retryAfterSeconds = retryAfterMs === undefined ? undefined : Math.ceil(retryAfterMs / 1000);
-  const headerRequestId = response.headers.get("x-request-id") ?? undefined;
+  const headerRequestId = response.headers.get("x-request-id") || undefined;
   const fallbackMessage = `HTTP ${status}${response.statusText ? ` ${response.statusText}` : ""}`;
 
   // The rate-limit 429 keeps a legacy shape: `error` is a string and `message` sits beside it.
@@ -178,9 +204,10 @@ export function errorFromResponse(response: Response, body: unknown): RefvidErro
       type: body.error,
       message: stringOr(body.message, body.error),
       requestId: headerRequestId,
+      retryAfterSeconds,
       body,
     };
-    if (status === 429) return new RateLimitError(init, retryAfterSeconds);
+    if (status === 429) return new RateLimitError(init);
     return new RefvidError(init);
   }
 
@@ -193,7 +220,8 @@ export function errorFromResponse(response: Response, body: unknown): RefvidErro
     status,
     type,
     message: err ? stringOr(err.message, fallbackMessage) : stringOr(body, fallbackMessage),
-    requestId: typeof err?.request_id === "string" ? err.request_id : headerRequestId,
+    requestId: headerRequestId ?? (typeof err?.request_id === "string" ? err.request_id : undefined),
+    retryAfterSeconds,
     body,
   };
 
@@ -202,10 +230,9 @@ export function errorFromResponse(response: Response, body: unknown): RefvidErro
       scope: err.scope === "api_key" ? "api_key" : "organization",
       limit: typeof err.limit === "number" ? err.limit : 0,
       inFlight: typeof err.in_flight === "number" ? err.in_flight : 0,
-      retryAfterSeconds,
     });
   }
-  if (status === 429) return new RateLimitError(init, retryAfterSeconds);
+  if (status === 429) return new RateLimitError(init);
   if (status === 400 && type === "insufficient_balance") {
     return new InsufficientBalanceError(
       init,

@@ -1,21 +1,34 @@
 /**
- * @refvid/client: a typed fetch client for the refvid API, with retries, waiting, pagination
- * and webhook verification.
+ * @refvid/client: a typed fetch client for the refvid API, with retries, timeouts, waiting,
+ * pagination and webhook verification. It imports no Node module: it runs in Node 20+, browsers,
+ * Deno, Bun and edge runtimes (anything with fetch and Web Crypto).
  */
 
 export type {
   Account,
+  Billing,
+  Model,
+  ModelAInput,
+  ModelBInput,
+  ModelCInput,
+  ModelDInput,
   ModelInputs,
+  ModelList,
   ModelSlug,
   PricePreview,
   PricePreviewRequest,
   Run,
+  RunError,
+  RunOutput,
   RunPage,
   RunStatus,
   SearchRunsRequest,
+  Video,
   WebhookEvent,
+  WebhookSecret,
 } from "@refvid/api-types";
 export { TERMINAL_STATUSES } from "@refvid/api-types";
+export { ApiPromise, type WithResponse } from "./api-promise.js";
 export {
   createRefvidClient,
   type RefvidApi,
@@ -24,7 +37,6 @@ export {
   type RequestOptions,
   type RunOptions,
   type SubmitOptions,
-  type WebhookSecret,
 } from "./client.js";
 export {
   AuthenticationError,
@@ -36,11 +48,14 @@ export {
   NotFoundError,
   RateLimitError,
   RefvidError,
+  RequestTimeoutError,
+  RunFailedError,
   RunTimeoutError,
   ValidationError,
 } from "./errors.js";
 export type { PaginationOptions, RunFilters } from "./pagination.js";
-export { DEFAULT_RETRY_OPTIONS, parseRetryAfter, type RetryOptions } from "./retry.js";
+export { DEFAULT_RETRY_OPTIONS, type RetryEvent, type RetryOptions } from "./retry.js";
+export { parseRetryAfter } from "./retry-after.js";
 export { isTerminal, type WaitOptions } from "./wait.js";
 export {
   type SignWebhookOptions,

@@ -11,10 +11,12 @@ export type RunFilters = Omit<SearchRunsRequest, "cursor">;
 export interface PaginationOptions {
   /** Aborting it stops the walk; the pending request rejects with `signal.reason`. */
   signal?: AbortSignal;
+  /** Each page request's timeout (each attempt's, as the client's `timeoutMs`); `0` for none. */
+  timeoutMs?: number;
 }
 
 /** A function that fetches one page of search results. */
-export type SearchPage = (request: SearchRunsRequest, signal: AbortSignal | undefined) => Promise<RunPage>;
+export type SearchPage = (request: SearchRunsRequest, options: PaginationOptions) => Promise<RunPage>;
 
 /**
  * Yields each page of runs matching `filters`, newest first. Pages are fetched lazily, one per
@@ -28,7 +30,7 @@ export async function* iterateRunPages(
   let cursor: string | undefined;
   for (;;) {
     const request: SearchRunsRequest = cursor === undefined ? { ...filters } : { ...filters, cursor };
-    const page = await search(request, options.signal);
+    const page = await search(request, options);
     yield page;
     if (!page.has_more || page.next_cursor === null) return;
     // A server that hands back the cursor it was given would make this loop forever.

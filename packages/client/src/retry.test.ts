@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { API_KEY, dropConnection, FAST_RETRY, makeRun, sendJson, startServer } from "../test/server.js";
 import { createRefvidClient } from "./client.js";
-import { RateLimitError, RefvidError } from "./errors.js";
-import { backoffDelayMs, DEFAULT_RETRY_OPTIONS, isRetryableRequest, parseRetryAfter } from "./retry.js";
+import { ConflictError, RateLimitError, RefvidError } from "./errors.js";
+import { backoffDelayMs, DEFAULT_RETRY_OPTIONS, isRetryableRequest, type RetryEvent } from "./retry.js";
+import { parseRetryAfter } from "./retry-after.js";
 
 const RUN_PATH = "/v1/runs/run_1";
 const SLUG = "lab-a/model-a/reference-to-video";
@@ -26,7 +27,7 @@ describe("parseRetryAfter", () => {
 });
 
 describe("backoffDelayMs", () => {
-  const options = { maxRetries: 5, baseDelayMs: 100, maxDelayMs: 1000 };
+  const options = { baseDelayMs: 100, maxRetryDelayMs: 1000 };
   it.each([
     { attempt: 0, random: 0.999, retryAfterMs: undefined, expected: 99 },
     { attempt: 2, random: 0.5, retryAfterMs: undefined, expected: 200 },
@@ -38,8 +39,8 @@ describe("backoffDelayMs", () => {
     expect(backoffDelayMs(row.attempt, options, row.retryAfterMs, () => row.random)).toBe(row.expected);
   });
 
-  it("defaults to 3 retries", () => {
-    expect(DEFAULT_RETRY_OPTIONS.maxRetries).toBe(3);
+  it("defaults to 3 retries and waits of at most 20 s", () => {
+    expect(DEFAULT_RETRY_OPTIONS).toEqual({ maxRetries: 3, baseDelayMs: 500, maxRetryDelayMs: 20_000 });
   });
 });
 
@@ -93,13 +94,17 @@ describe("retrying over HTTP", () => {
     expect(server.requests).toHaveLength(2);
   });
 
-  it("waits at least Retry-After seconds, even beyond maxDelayMs", async () => {
+  it("waits at least Retry-After seconds, even beyond the backoff", async () => {
     const server = await startServer((_req, res, i) => {
       if (i === 0)
         sendJson(res, 429, { error: "rate_limit_exceeded", message: "slow down" }, { "retry-after": "1" });
       else sendJson(res, 200, makeRun());
     });
-    const client = createRefvidClient({ baseUrl: server.baseUrl, apiKey: API_KEY, retry: FAST_RETRY });
+    const client = createRefvidClient({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      retry: { ...FAST_RETRY, maxRetryDelayMs: 1000 },
+    });
     const started = performance.now();
     await client.getRun("run_1");
     const [first, second] = server.requests;
@@ -136,7 +141,11 @@ describe("retrying over HTTP", () => {
       );
       setTimeout(() => controller.abort(), 20);
     });
-    const client = createRefvidClient({ baseUrl: server.baseUrl, apiKey: API_KEY, retry: FAST_RETRY });
+    const client = createRefvidClient({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      retry: { ...FAST_RETRY, maxRetryDelayMs: 60_000 },
+    });
     const started = performance.now();
     const error = await client.getRun("run_1", { signal: controller.signal }).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: "AbortError" });
@@ -193,15 +202,13 @@ describe("retrying over HTTP", () => {
     expect(c).toBe("order-42");
   });
 
-  it("retries a keyed submit answered 409 idempotency_key_in_use until the first attempt's result is replayed", async () => {
-    const server = await startServer((_req, res, i) => {
-      if (i === 0)
-        sendJson(res, 409, { error: { type: "idempotency_key_in_use", code: 409, message: "busy" } });
-      else sendJson(res, 201, makeRun(), { "idempotent-replayed": "true" });
-    });
+  it("does not retry a keyed submit answered 409", async () => {
+    const server = await startServer((_req, res) =>
+      sendJson(res, 409, { error: { type: "idempotency_key_in_use", code: 409, message: "busy" } }),
+    );
     const client = createRefvidClient({ baseUrl: server.baseUrl, apiKey: API_KEY, retry: FAST_RETRY });
-    await expect(client.submit(SLUG, INPUT)).resolves.toMatchObject({ status: "queued" });
-    expect(server.requests).toHaveLength(2);
+    await expect(client.submit(SLUG, INPUT)).rejects.toBeInstanceOf(ConflictError);
+    expect(server.requests).toHaveLength(1);
   });
 
   it("retries through the raw openapi-fetch client too, which returns errors instead of throwing", async () => {
@@ -214,5 +221,87 @@ describe("retrying over HTTP", () => {
     expect(error).toMatchObject({ error: { type: "service_unavailable" } });
     expect(response.status).toBe(503);
     expect(server.requests).toHaveLength(1 + FAST_RETRY.maxRetries);
+  });
+
+  it.each([
+    {
+      name: "a 429",
+      status: 429,
+      body: { error: "rate_limit_exceeded", message: "slow down" },
+      errorClass: RateLimitError,
+    },
+    {
+      name: "a 503",
+      status: 503,
+      body: { error: { type: "service_unavailable", code: 503, message: "maintenance" } },
+      errorClass: RefvidError,
+    },
+  ])(
+    "throws $name at once, with retryAfterSeconds, when Retry-After exceeds maxRetryDelayMs",
+    async ({ status, body, errorClass }) => {
+      const server = await startServer((_req, res) =>
+        sendJson(res, status, body, { "retry-after": "60", "x-request-id": "req_later" }),
+      );
+      const retried: RetryEvent[] = [];
+      const client = createRefvidClient({
+        baseUrl: server.baseUrl,
+        apiKey: API_KEY,
+        retry: { ...FAST_RETRY, maxRetryDelayMs: 20_000, onRetry: (event) => retried.push(event) },
+      });
+      const started = performance.now();
+      const error = await client.getRun("run_1").catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(errorClass);
+      expect(error).toMatchObject({ status, retryAfterSeconds: 60, requestId: "req_later" });
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect(server.requests).toHaveLength(1);
+      expect(retried).toEqual([]);
+    },
+  );
+
+  it("calls onRetry before each retry with the attempt, the delay and the cause", async () => {
+    const server = await startServer((_req, res, i) => {
+      if (i === 0) sendJson(res, 503, {});
+      else if (i === 1) dropConnection(res);
+      else if (i === 2)
+        sendJson(res, 429, { error: "rate_limit_exceeded", message: "slow" }, { "retry-after": "0" });
+      else sendJson(res, 200, makeRun());
+    });
+    const retried: RetryEvent[] = [];
+    const client = createRefvidClient({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      retry: { ...FAST_RETRY, onRetry: (event) => retried.push(event) },
+    });
+    await expect(client.getRun("run_1")).resolves.toMatchObject({ status: "queued" });
+    expect(retried.map(({ attempt, status }) => ({ attempt, status }))).toEqual([
+      { attempt: 1, status: 503 },
+      { attempt: 2, status: undefined },
+      { attempt: 3, status: 429 },
+    ]);
+    expect(retried.map((event) => event.error === undefined)).toEqual([true, false, true]);
+    expect(retried[1]?.error).toBeInstanceOf(TypeError); // fetch's network error
+    // Full jitter below each attempt's cap: 1, 2 and 4 ms (FAST_RETRY's base of 1 ms, doubled).
+    retried.forEach((event, i) => {
+      expect(event.delayMs).toBeGreaterThanOrEqual(0);
+      expect(event.delayMs).toBeLessThan(2 ** i);
+    });
+    expect(retried[0]?.request.url).toBe(`${server.baseUrl}${RUN_PATH}`);
+    expect(server.requests).toHaveLength(4);
+  });
+
+  it("ends the call with the error onRetry throws", async () => {
+    const server = await startServer((_req, res) => sendJson(res, 503, {}));
+    const client = createRefvidClient({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      retry: {
+        ...FAST_RETRY,
+        onRetry: () => {
+          throw new Error("no retries today");
+        },
+      },
+    });
+    await expect(client.getRun("run_1")).rejects.toThrow("no retries today");
+    expect(server.requests).toHaveLength(1);
   });
 });

@@ -2,7 +2,7 @@
  * Waiting for a run to end by polling `GET /v1/runs/{run_id}` with a growing interval: quick
  * feedback for short runs without hammering the API (and the key's rate limit) for long ones.
  */
-import { type Run, TERMINAL_STATUSES } from "@refvid/api-types";
+import { type Run, type RunStatus, TERMINAL_STATUSES } from "@refvid/api-types";
 import { RunTimeoutError } from "./errors.js";
 import { sleep } from "./retry.js";
 
@@ -10,7 +10,11 @@ import { sleep } from "./retry.js";
 export interface WaitOptions {
   /** Aborting it stops waiting at once; the wait then rejects with `signal.reason` (an `AbortError`). */
   signal?: AbortSignal;
-  /** Give up after this long with a {@link RunTimeoutError}. Default: wait until the run ends. */
+  /**
+   * Give up after this long with a {@link RunTimeoutError}: a deadline for the whole wait, not
+   * for each poll (each poll is one request, bounded by the client's `timeoutMs`). Default: wait
+   * until the run ends.
+   */
   timeoutMs?: number;
   /** Called with the run each time its status or progress changes, the terminal state included. */
   onUpdate?: (run: Run) => void;
@@ -28,10 +32,18 @@ const DEFAULT_MAX_POLL_INTERVAL_MS = 10_000;
 const POLL_BACKOFF_FACTOR = 1.5;
 
 const terminal: ReadonlySet<string> = new Set(TERMINAL_STATUSES);
+const inFlight: ReadonlySet<string> = new Set(["queued", "processing"] satisfies RunStatus[]);
 
-/** Whether a run has ended (`succeeded`, `failed`, `timeout` or `cancelled`) and will never change again. */
-export function isTerminal(run: Pick<Run, "status">): boolean {
-  return terminal.has(run.status);
+/**
+ * Whether a run has ended and will never change again: `succeeded`, `failed`, `timeout` or
+ * `cancelled`. A status newer than this client (a server may add one) counts as ended when the
+ * run has a `completed_at`, which the server sets exactly when a run ends, and as in flight
+ * otherwise; so waiting neither stops early nor goes on forever because of it.
+ */
+export function isTerminal(run: Pick<Run, "status"> & { completed_at?: string | null }): boolean {
+  if (terminal.has(run.status)) return true;
+  if (inFlight.has(run.status)) return false;
+  return run.completed_at != null;
 }
 
 function changed(previous: Run | undefined, next: Run): boolean {
@@ -39,9 +51,10 @@ function changed(previous: Run | undefined, next: Run): boolean {
 }
 
 /**
- * Polls `fetchRun` until the run is terminal and returns the terminal run, whatever its status:
- * a failed run is a result, not an exception. `initial`, when given (the run a submit returned),
- * is reported first and saves one poll.
+ * Polls `fetchRun` until the run is terminal (see {@link isTerminal}, which covers statuses newer
+ * than this client) and returns the terminal run, whatever its status: a failed run is a result,
+ * not an exception. `initial`, when given (the run a submit returned), is reported first and
+ * saves one poll.
  *
  * @throws {RunTimeoutError} when `timeoutMs` passes first.
  * @throws the signal's reason (an `AbortError`) when `signal` aborts.

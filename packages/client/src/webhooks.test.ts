@@ -28,19 +28,27 @@ function signed(overrides: { body?: string; secret?: string; timestamp?: Date } 
   });
 }
 
-function rejection(fn: () => unknown): WebhookVerificationError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof WebhookVerificationError) return error;
-    throw error;
-  }
-  throw new Error("expected verification to fail");
+async function rejection(verification: Promise<unknown>): Promise<WebhookVerificationError> {
+  const error = await verification.then(
+    () => new Error("expected verification to fail"),
+    (e: unknown) => e,
+  );
+  if (error instanceof WebhookVerificationError) return error;
+  throw error;
 }
 
+// Signed once for the table of rejections below (signing is asynchronous; tables are not).
+const valid = await signed();
+const at = (seconds: number) => signed({ timestamp: new Date(NOW.getTime() + seconds * 1000) });
+const [stale, pastCustomTolerance, future] = await Promise.all([at(-301), at(-11), at(600)]);
+const withoutHeader = (name: keyof typeof valid) => {
+  const { [name]: _dropped, ...rest } = valid;
+  return rest;
+};
+
 describe("signWebhook", () => {
-  it("matches the Standard Webhooks reference vector", () => {
-    const headers = signWebhook('{"test": 2432232314}', "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", {
+  it("matches the Standard Webhooks reference vector", async () => {
+    const headers = await signWebhook('{"test": 2432232314}', "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", {
       id: "msg_p5jXN8AQM9LWM0D4loKWxJek",
       timestamp: new Date(1614265330 * 1000),
     });
@@ -51,48 +59,71 @@ describe("signWebhook", () => {
     });
   });
 
-  it("rejects a secret that is not base64", () => {
-    expect(() => signWebhook(BODY, "whsec_not base64!")).toThrow(TypeError);
+  it("rejects a secret that is not base64", async () => {
+    await expect(signWebhook(BODY, "whsec_not base64!")).rejects.toThrow(TypeError);
+  });
+
+  it("uses a fresh msg_<uuid> id and the current time by default", async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const [a, b] = await Promise.all([signWebhook(BODY, SECRET), signWebhook(BODY, SECRET)]);
+    expect(a["webhook-id"]).toMatch(
+      /^msg_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+    expect(a["webhook-id"]).not.toBe(b["webhook-id"]);
+    expect(Number(a["webhook-timestamp"])).toBeGreaterThanOrEqual(before);
+    await expect(verifyWebhook(BODY, a, SECRET)).resolves.toEqual(EVENT);
   });
 });
 
 describe("verifyWebhook", () => {
-  it("accepts a valid webhook and returns the typed event", () => {
-    const event = verifyWebhook(BODY, new Headers({ ...signed() }), SECRET, { now: NOW });
+  it("accepts a valid webhook and returns the typed event", async () => {
+    const event = await verifyWebhook(BODY, new Headers({ ...(await signed()) }), SECRET, { now: NOW });
     expect(event).toEqual(EVENT);
     expect(event.data.status).toBe("succeeded");
   });
 
-  it("accepts a Uint8Array body with Node-style headers in any case", () => {
-    const headers = signed();
+  it("accepts a Uint8Array body with Node-style headers in any case", async () => {
+    const headers = await signed();
     const nodeHeaders: WebhookRequestHeaders = {
       "Webhook-Id": headers["webhook-id"],
       "WEBHOOK-TIMESTAMP": headers["webhook-timestamp"],
       "webhook-signature": [headers["webhook-signature"]],
       "content-type": "application/json",
     };
-    expect(verifyWebhook(new TextEncoder().encode(BODY), nodeHeaders, SECRET, { now: NOW })).toEqual(EVENT);
+    await expect(
+      verifyWebhook(new TextEncoder().encode(BODY), nodeHeaders, SECRET, { now: NOW }),
+    ).resolves.toEqual(EVENT);
   });
 
-  it("accepts several signatures when one of them matches", () => {
-    const good = signed()["webhook-signature"];
-    const wrong = signed({ secret: OTHER_SECRET })["webhook-signature"];
-    const headers = { ...signed(), "webhook-signature": `${wrong} v1a,c29tZWtleQ== v1,short ${good}` };
-    expect(verifyWebhook(BODY, headers, SECRET, { now: NOW })).toEqual(EVENT);
+  it("accepts several signatures when one of them matches", async () => {
+    const good = (await signed())["webhook-signature"];
+    const wrong = (await signed({ secret: OTHER_SECRET }))["webhook-signature"];
+    const headers = {
+      ...(await signed()),
+      "webhook-signature": `${wrong} v1a,c29tZWtleQ== v1,short v1,!!! ${good}`,
+    };
+    await expect(verifyWebhook(BODY, headers, SECRET, { now: NOW })).resolves.toEqual(EVENT);
   });
 
-  it("accepts a timestamp within the tolerance either way", () => {
+  it("accepts a timestamp within the tolerance either way", async () => {
     for (const offset of [-300, 300]) {
       const timestamp = new Date(NOW.getTime() + offset * 1000);
-      expect(verifyWebhook(BODY, signed({ timestamp }), SECRET, { now: NOW })).toEqual(EVENT);
+      await expect(verifyWebhook(BODY, await signed({ timestamp }), SECRET, { now: NOW })).resolves.toEqual(
+        EVENT,
+      );
     }
   });
 
-  const valid = signed();
-  const withoutHeader = (name: keyof typeof valid) => {
-    const { [name]: _dropped, ...rest } = valid;
-    return rest;
-  };
+  it("accepts an event type and run status newer than this client", async () => {
+    const body = JSON.stringify({
+      ...EVENT,
+      type: "run.archived",
+      data: { ...EVENT.data, status: "archived" },
+    });
+    const event = await verifyWebhook(body, await signed({ body }), SECRET, { now: NOW });
+    expect(event).toMatchObject({ type: "run.archived", data: { status: "archived" } });
+  });
+
   it.each<{
     name: string;
     body?: string;
@@ -124,20 +155,20 @@ describe("verifyWebhook", () => {
     },
     {
       name: "a stale timestamp",
-      headers: signed({ timestamp: new Date(NOW.getTime() - 301_000) }),
+      headers: stale,
       reason: "timestamp_too_old",
       message: /301 s old/,
     },
     {
       name: "a timestamp beyond a custom tolerance",
-      headers: signed({ timestamp: new Date(NOW.getTime() - 11_000) }),
+      headers: pastCustomTolerance,
       toleranceSeconds: 10,
       reason: "timestamp_too_old",
       message: /tolerance 10 s/,
     },
     {
       name: "a timestamp in the future",
-      headers: signed({ timestamp: new Date(NOW.getTime() + 600_000) }),
+      headers: future,
       reason: "timestamp_too_new",
       message: /in the future/,
     },
@@ -184,8 +215,14 @@ describe("verifyWebhook", () => {
       reason: "invalid_secret",
       message: /whsec_/,
     },
-  ])("rejects $name ($reason)", ({ body, headers, secret, toleranceSeconds, reason, message }) => {
-    const error = rejection(() =>
+    {
+      name: "a signature that is not base64",
+      headers: { ...valid, "webhook-signature": "v1,%%%%" },
+      reason: "no_matching_signature",
+      message: /no v1 signature/,
+    },
+  ])("rejects $name ($reason)", async ({ body, headers, secret, toleranceSeconds, reason, message }) => {
+    const error = await rejection(
       verifyWebhook(body ?? BODY, headers, secret ?? SECRET, {
         now: NOW,
         ...(toleranceSeconds === undefined ? {} : { toleranceSeconds }),
@@ -198,8 +235,8 @@ describe("verifyWebhook", () => {
   it.each([
     { name: "not JSON", body: "not json" },
     { name: "JSON but not an event", body: '{"hello":"world"}' },
-  ])("rejects an authentic body that is $name (invalid_payload)", ({ body }) => {
-    const error = rejection(() => verifyWebhook(body, signed({ body }), SECRET, { now: NOW }));
+  ])("rejects an authentic body that is $name (invalid_payload)", async ({ body }) => {
+    const error = await rejection(verifyWebhook(body, await signed({ body }), SECRET, { now: NOW }));
     expect(error.reason).toBe("invalid_payload");
   });
 });

@@ -96,8 +96,11 @@ export function makeRun(overrides: Partial<Run> = {}): Run {
   };
 }
 
-/** A fast retry policy, so retry tests take milliseconds unless a `Retry-After` says otherwise. */
-export const FAST_RETRY = { maxRetries: 3, baseDelayMs: 1, maxDelayMs: 5 } as const;
+/**
+ * A fast retry policy, so retry tests take milliseconds. A `Retry-After` of 1 s or more exceeds
+ * its `maxRetryDelayMs`, so such answers are not retried unless a test raises it.
+ */
+export const FAST_RETRY = { maxRetries: 3, baseDelayMs: 1, maxRetryDelayMs: 5 } as const;
 
 /** Test API key. */
 export const API_KEY = "sk-test-0123456789abcdef";

@@ -4,9 +4,15 @@
  * client for a refvid server and its authentication.
  *
  * Everything under `./generated/` is produced by `npm run gen -w @refvid/sdk`; do not edit it.
- * Each generated operation validates its request and its (2xx JSON) response with the generated
- * zod schemas: an invalid request is rejected before it is sent, and a response that does not match
- * the interface rejects the returned promise with a `ZodError`.
+ * The types of the interface's schemas carry an `Api` prefix (`ApiRun`, `ApiRunStatus`,
+ * `ApiError`), so they neither shadow globals nor clash with `@refvid/client`'s exports.
+ *
+ * Each generated operation validates its request with the generated zod schemas: an invalid
+ * request rejects the returned promise with a `ZodError` before anything is sent. Responses are
+ * returned as the server sent them, without validation, so this SDK keeps working when the server
+ * adds a model, a run status or a field: code that switches on `ApiModelSlug` or `ApiRunStatus`
+ * should have a default branch. To check a response strictly, parse it with its exported schema,
+ * e.g. `zGetRunResponse.parse(data)`.
  */
 import { type Auth, type Client, type Config, createClient, createConfig } from "./generated/client/index.js";
 import * as operations from "./generated/sdk.gen.js";
@@ -18,7 +24,7 @@ export type {
   ClientOptions as FetchClientOptions,
   Config,
   CreateClientConfig,
-  RequestOptions,
+  RequestOptions as FetchRequestOptions,
   RequestResult,
   ResolvedRequestOptions,
   ResponseStyle,
@@ -28,7 +34,10 @@ export { createClient, createConfig } from "./generated/client/index.js";
 export { client } from "./generated/client.gen.js";
 /** The generated operation functions (one per operationId) and the interface's types. */
 export * from "./generated/index.js";
-/** The generated zod schemas (`zRun`, `zGetRunResponse`, `zSubmitModelARunBody`, …). */
+/**
+ * The generated zod schemas (`zRun`, `zGetRunResponse`, `zSubmitModelARunBody`, …). Their enums are
+ * closed and their objects strip unknown keys: they describe this SDK's version of the interface.
+ */
 export * from "./generated/zod.gen.js";
 
 /** How the API key is sent: `Authorization: Key sk-…` (native) or `Authorization: Bearer sk-…`. */
@@ -77,8 +86,11 @@ function authCallback(apiKey: string | undefined, authScheme: AuthScheme) {
   };
 }
 
-/** A generated fetch client configured for a refvid server and its authentication. */
-export function createRefvidClient(options: RefvidSdkOptions): Client {
+/**
+ * A generated fetch client configured for a refvid server and its authentication. (Named apart from
+ * `@refvid/client`'s `createRefvidClient`, which builds a different client.)
+ */
+export function createRefvidSdkClient(options: RefvidSdkOptions): Client {
   const { baseUrl, apiKey, authScheme = "Key", adminToken } = options;
   const config: Config<ClientOptions> = {
     baseUrl,
@@ -110,7 +122,7 @@ export function createRefvidClient(options: RefvidSdkOptions): Client {
  * const { data: run, error } = await sdk.getRun({ path: { run_id } });
  */
 export function createRefvidSdk(options: RefvidSdkOptions): RefvidSdk {
-  const client = createRefvidClient(options);
+  const client = createRefvidSdkClient(options);
   const bound: Record<string, unknown> = {};
   for (const [name, operation] of Object.entries(operations)) {
     if (typeof operation !== "function") continue;

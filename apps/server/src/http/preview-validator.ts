@@ -4,7 +4,7 @@
  * bodies without `allErrors` and reads `endpoint` before checking the body is an object, so this
  * one operation is checked here, with the same schemas from the same bundled document.
  */
-import { loadOpenapiDocument } from "@refvid/api-types";
+import { loadOpenapiDocument } from "@refvid/api-types/document";
 import { InvalidRequestError, isModelSlug, MODEL_SLUGS, MODELS } from "@refvid/core";
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";

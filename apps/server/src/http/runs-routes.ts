@@ -1,11 +1,12 @@
-/** Routes of the run API (interface, "Endpoints"): submit, poll, cancel, search, preview, account. */
+/** Routes of the run API (interface, "Endpoints"): submit, poll, cancel, search, preview, account, models. */
 import type { PricePreviewRequest, Run, SearchRunsRequest, SubmitRunRequest } from "@refvid/api-types";
-import { isModelSlug, MODEL_SLUGS, NotFoundError } from "@refvid/core";
+import { isModelSlug } from "@refvid/core";
 import { type Request, type Response, Router } from "express";
 import type { AppDeps } from "../deps.js";
 import { getAccount } from "../services/account.js";
 import { cancelRun } from "../services/cancel-run.js";
 import { getRun } from "../services/get-run.js";
+import { modelCatalog, modelNotFound } from "../services/models.js";
 import { previewPrice } from "../services/preview-price.js";
 import { searchRuns } from "../services/search-runs.js";
 import { submitRun, syncResult } from "../services/submit-run.js";
@@ -14,11 +15,11 @@ import { callerOf } from "./auth.js";
 /** `shutdown` aborts sync waits when the server stops. */
 export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
   const router = Router();
+  const models = modelCatalog();
 
   router.post("/v1/run/:lab/:model/:category", async (req: Request, res: Response) => {
     const slug = `${req.params.lab}/${req.params.model}/${req.params.category}`;
-    if (!isModelSlug(slug))
-      throw new NotFoundError("model_not_found", `No model ${slug}. Models: ${MODEL_SLUGS.join(", ")}.`);
+    if (!isModelSlug(slug)) throw modelNotFound(slug);
     const caller = callerOf(res);
     const body = req.body as SubmitRunRequest;
     const idempotencyKey = req.get("idempotency-key");
@@ -63,6 +64,14 @@ export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
 
   router.post("/v1/pricing/preview", (req, res) => {
     res.status(201).json(previewPrice(req.body as PricePreviewRequest));
+  });
+
+  router.get("/v1/models", (_req, res) => {
+    res.json(models.list());
+  });
+
+  router.get("/v1/models/:lab/:model/:category", (req, res) => {
+    res.json(models.get(`${req.params.lab}/${req.params.model}/${req.params.category}`));
   });
 
   router.get("/v1/account", async (_req, res) => {

@@ -6,7 +6,7 @@
  * parsed and before OpenAPI validation; offenders are `400 invalid_request` naming each field.
  * Bodies nested deeper than any operation needs are refused here too, before anything recurses.
  */
-import { loadOpenapiDocument } from "@refvid/api-types";
+import { loadOpenapiDocument } from "@refvid/api-types/document";
 import { type FieldProblem, InvalidRequestError } from "@refvid/core";
 import type { RequestHandler } from "express";
 

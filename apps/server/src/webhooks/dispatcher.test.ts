@@ -87,7 +87,7 @@ describe("the webhook dispatcher", () => {
       expect(attempt.headers["webhook-id"]).toBe(`msg_${runId.replace(/^run_/, "")}`);
       expect(attempt.body).toBe(first?.body);
       const sentAt = new Date(Number(attempt.headers["webhook-timestamp"]) * 1000);
-      const event = verifyWebhook(attempt.body, attempt.headers, SECRET, { now: sentAt });
+      const event = await verifyWebhook(attempt.body, attempt.headers, SECRET, { now: sentAt });
       expect(event).toMatchObject({ type: "run.failed", data: { run_id: runId, status: "failed" } });
     }
   });

@@ -90,7 +90,10 @@ export class WebhookDispatcher {
     const run = await deps.store.getRun(delivery.organizationId, delivery.runId);
     if (!org || !run) return;
     const payload = delivery.payload ?? this.render(delivery, run);
-    const headers = signWebhook(payload, org.webhookSecret, { id: delivery.id, timestamp: deps.clock.now() });
+    const headers = await signWebhook(payload, org.webhookSecret, {
+      id: delivery.id,
+      timestamp: deps.clock.now(),
+    });
     let error: string | null = null;
     try {
       const response = await guardedFetch(

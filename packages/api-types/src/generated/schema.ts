@@ -134,6 +134,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List models
+         * @description Every model this server serves, with its input schema, limits and prices: enough to build a
+         *     form, validate an input or show a price table without reading the spec.
+         */
+        get: operations["listModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{lab}/{model}/{category}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example lab-d */
+                lab: string;
+                /** @example model-d */
+                model: string;
+                /** @example reference-to-video */
+                category: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a model
+         * @description One model by its slug, `<lab>/<model>/<category>`: input schema, limits and prices.
+         */
+        get: operations["getModel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{run_id}": {
         parameters: {
             query?: never;
@@ -1037,6 +1085,109 @@ export interface components {
             metadata?: components["schemas"]["Metadata"];
         };
         /**
+         * ModelLimits
+         * @description What a model accepts beyond its input schema; reference files are checked once downloaded.
+         */
+        ModelLimits: {
+            /** @description Longest video the model makes; `duration` `auto` (model-a) is reserved at this length. */
+            max_duration_seconds: number;
+            /** @description At most this many reference files across all kinds; `null` when only the schema limits them. */
+            max_total_references: number | null;
+            /** @description One entry per kind of reference file the model takes. */
+            references: {
+                /**
+                 * @description `image`, `video` or `audio`.
+                 * @example image
+                 */
+                kind: string;
+                /**
+                 * @description The input field that holds URLs of this kind.
+                 * @example image_urls
+                 */
+                field: string;
+                /** @description Accepted formats, by content; empty when any image format the model reads is fine. */
+                formats: string[];
+                /** @description Largest file accepted. */
+                max_bytes?: number;
+                /** @description Shortest clip accepted. */
+                min_seconds?: number;
+                /** @description Longest clip accepted. */
+                max_seconds?: number;
+                /** @description Longest total of all clips of this kind. */
+                max_total_seconds?: number;
+            }[];
+        };
+        /**
+         * ModelPricing
+         * @description Per-second prices. A run reserves the price of the requested seconds at admission and is charged
+         *     for the seconds delivered; `POST /v1/pricing/preview` prices one input exactly.
+         */
+        ModelPricing: {
+            /** @enum {string} */
+            currency: "usd";
+            /** @enum {string} */
+            unit: "second";
+            /** @description Every price the model has, with the input that selects it. */
+            tiers: {
+                /**
+                 * @description The tier's label, as shown by price preview.
+                 * @example 720p, no video input
+                 */
+                tier: string;
+                /**
+                 * @description What selects this tier: an input `resolution`, and for model-a whether video references are given (`video_references`).
+                 * @example {
+                 *       "resolution": "720p",
+                 *       "video_references": false
+                 *     }
+                 */
+                when: {
+                    [key: string]: unknown;
+                };
+                usd_per_second: components["schemas"]["Money"];
+            }[];
+        };
+        /**
+         * Model
+         * @description A model refvid serves: what to send it (`input_schema`), what it accepts beyond the schema
+         *     (`limits`) and what it costs (`pricing`). Submit runs to `run_path`.
+         */
+        Model: {
+            slug: components["schemas"]["ModelSlug"];
+            /**
+             * @description Short name used in messages and price tiers.
+             * @example model-d
+             */
+            name: string;
+            /**
+             * @description One line on what the model does and its range.
+             * @example Image references only, 4 to 8 s, 720p or 1080p.
+             */
+            summary: string;
+            /**
+             * @description Where to submit runs: `POST {base_url}{run_path}`.
+             * @example /v1/run/lab-d/model-d/reference-to-video
+             */
+            run_path: string;
+            /**
+             * @description JSON Schema (2020-12) of the model's `input`, as the spec defines it, with every `$ref`
+             *     resolved: field types, limits, defaults, enums and descriptions. Build forms or validate
+             *     inputs from it.
+             */
+            input_schema: {
+                [key: string]: unknown;
+            };
+            limits: components["schemas"]["ModelLimits"];
+            pricing: components["schemas"]["ModelPricing"];
+        };
+        /**
+         * ModelList
+         * @description Every model this server serves.
+         */
+        ModelList: {
+            data: components["schemas"]["Model"][];
+        };
+        /**
          * SearchRunsRequest
          * @description Filters and paging for run search. All filters are optional and combine with AND. Results are
          *     the caller's organization's runs, newest first.
@@ -1461,8 +1612,8 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description No such run in the caller's organization (`run_not_found`). Another organization's run is reported the same way. */
-        RunNotFound: {
+        /** @description The slug names no model (`model_not_found`). */
+        ModelNotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
@@ -1482,6 +1633,16 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["RateLimitError"];
+            };
+        };
+        /** @description No such run in the caller's organization (`run_not_found`). Another organization's run is reported the same way. */
+        RunNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description The request does not match the operation (`invalid_request`); every field problem is listed. */
@@ -1859,17 +2020,67 @@ export interface operations {
             };
             400: components["responses"]["SubmitBadRequest"];
             401: components["responses"]["Unauthorized"];
-            /** @description The slug names no model (`model_not_found`). */
-            404: {
+            404: components["responses"]["ModelNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["SubmitTooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The models. */
+            200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ModelList"];
                 };
             };
-            413: components["responses"]["PayloadTooLarge"];
-            429: components["responses"]["SubmitTooManyRequests"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example lab-d */
+                lab: string;
+                /** @example model-d */
+                model: string;
+                /** @example reference-to-video */
+                category: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The model. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Model"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ModelNotFound"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

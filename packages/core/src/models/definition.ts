@@ -31,10 +31,21 @@ export interface NormalizedRequest {
   references: Record<ReferenceKind, string[]>;
 }
 
+/** One per-second price and the input that selects it. */
+export interface PriceTier {
+  /** The label price preview shows: "720p, no video input". */
+  tier: string;
+  /** What selects it: the input's resolution, and whether video references are given (model-a). */
+  when: { resolution?: string; video_references?: boolean };
+  unitPrice: Micros;
+}
+
 export interface ModelDefinition<S extends ModelSlug = ModelSlug> {
   slug: S;
   /** Short name used in messages and price tiers: `model-a`. */
   name: string;
+  /** One line on what the model does and its range, for the models list. */
+  summary: string;
   /** Stem of the model's schema names in the spec: `ModelA` for `ModelAInput`, `PricePreviewModelARequest`. */
   schemaName: string;
   /** Input field holding each kind of reference; absent kinds are not accepted. */
@@ -52,13 +63,24 @@ export interface ModelDefinition<S extends ModelSlug = ModelSlug> {
   outputFileDetails: boolean;
   /** Reads a schema-valid input into a NormalizedRequest, filling in the defaults. */
   normalize(input: ModelInputs[S]): NormalizedRequest;
-  /** Every per-second price the model has, as the spec documents them, in micro-USD. */
-  prices: readonly Micros[];
+  /** Every per-second price the model has (as the spec documents them) and what selects it. */
+  priceTable: readonly PriceTier[];
   /** The per-second price of a request and its tier label, for people: "720p, with video input". */
   unitPrice(request: NormalizedRequest): { unitPrice: Micros; tier: string };
 }
 
 export const MB = 1024 * 1024;
+
+/** A price table with one tier per resolution. */
+export const tiersByResolution = (
+  table: Readonly<Record<string, Micros>>,
+  extra: { label?: string; when?: PriceTier["when"] } = {},
+): PriceTier[] =>
+  Object.entries(table).map(([resolution, unitPrice]) => ({
+    tier: extra.label ? `${resolution}, ${extra.label}` : resolution,
+    when: { resolution, ...extra.when },
+    unitPrice,
+  }));
 
 export function lookupPrice(table: Readonly<Record<string, Micros>>, resolution: string): Micros {
   const price = table[resolution];

@@ -1,6 +1,6 @@
 /** model-a: multimodal reference-to-video, up to 30 s, 480p to 1080p, native audio. */
 import type { ModelAInput } from "@refvid/api-types";
-import { lookupPrice, MB, type ModelDefinition } from "./definition.js";
+import { lookupPrice, MB, type ModelDefinition, tiersByResolution } from "./definition.js";
 
 /** Per-second prices by resolution; with video references every tier is 0.6x. */
 const PRICES = {
@@ -11,6 +11,7 @@ const PRICES = {
 export const modelA: ModelDefinition<"lab-a/model-a/reference-to-video"> = {
   slug: "lab-a/model-a/reference-to-video",
   name: "model-a",
+  summary: "Multimodal references (images, video, audio), up to 30 s, 480p to 1080p, native audio.",
   schemaName: "ModelA",
   referenceFields: { image: "image_urls", video: "video_urls", audio: "audio_urls" },
   maxTotalReferences: 50,
@@ -38,7 +39,10 @@ export const modelA: ModelDefinition<"lab-a/model-a/reference-to-video"> = {
     generateAudio: a.generate_audio ?? true,
     references: { image: a.image_urls ?? [], video: a.video_urls ?? [], audio: a.audio_urls ?? [] },
   }),
-  prices: [...Object.values(PRICES.plain), ...Object.values(PRICES.withVideo)],
+  priceTable: [
+    ...tiersByResolution(PRICES.plain, { label: "no video input", when: { video_references: false } }),
+    ...tiersByResolution(PRICES.withVideo, { label: "with video input", when: { video_references: true } }),
+  ],
   unitPrice(request) {
     const withVideo = request.references.video.length > 0;
     return {

@@ -7,6 +7,7 @@ const PRICE = 56_000;
 export const modelB: ModelDefinition<"lab-b/model-b/reference-to-video"> = {
   slug: "lab-b/model-b/reference-to-video",
   name: "model-b",
+  summary: "Image, video and audio references, up to 15 s, one price at every resolution.",
   schemaName: "ModelB",
   referenceFields: {
     image: "reference_image_urls",
@@ -35,6 +36,6 @@ export const modelB: ModelDefinition<"lab-b/model-b/reference-to-video"> = {
       audio: b.reference_audio_urls ?? [],
     },
   }),
-  prices: [PRICE],
+  priceTable: [{ tier: "all resolutions", when: {}, unitPrice: PRICE }],
   unitPrice: () => ({ unitPrice: PRICE, tier: "all resolutions" }),
 };

@@ -1,12 +1,13 @@
 /** model-c: image references only, up to 15 s, 480p or 720p. */
 import type { ModelCInput } from "@refvid/api-types";
-import { lookupPrice, type ModelDefinition } from "./definition.js";
+import { lookupPrice, type ModelDefinition, tiersByResolution } from "./definition.js";
 
 const PRICES = { "480p": 35_000, "720p": 49_000 } as const;
 
 export const modelC: ModelDefinition<"lab-c/model-c/reference-to-video"> = {
   slug: "lab-c/model-c/reference-to-video",
   name: "model-c",
+  summary: "Image references only, up to 15 s, 480p or 720p.",
   schemaName: "ModelC",
   referenceFields: { image: "reference_image_urls" },
   audioNeedsVisual: false,
@@ -23,6 +24,6 @@ export const modelC: ModelDefinition<"lab-c/model-c/reference-to-video"> = {
     generateAudio: true,
     references: { image: c.reference_image_urls, video: [], audio: [] },
   }),
-  prices: Object.values(PRICES),
+  priceTable: tiersByResolution(PRICES),
   unitPrice: (request) => ({ unitPrice: lookupPrice(PRICES, request.resolution), tier: request.resolution }),
 };

@@ -1,12 +1,13 @@
 /** model-d: image references only, 4 to 8 s, 720p or 1080p. */
 import type { ModelDInput } from "@refvid/api-types";
-import { lookupPrice, type ModelDefinition } from "./definition.js";
+import { lookupPrice, type ModelDefinition, tiersByResolution } from "./definition.js";
 
 const PRICES = { "720p": 71_000, "1080p": 106_000 } as const;
 
 export const modelD: ModelDefinition<"lab-d/model-d/reference-to-video"> = {
   slug: "lab-d/model-d/reference-to-video",
   name: "model-d",
+  summary: "Image references only, 4 to 8 s, 720p or 1080p.",
   schemaName: "ModelD",
   referenceFields: { image: "image_urls" },
   audioNeedsVisual: false,
@@ -23,6 +24,6 @@ export const modelD: ModelDefinition<"lab-d/model-d/reference-to-video"> = {
     generateAudio: d.generate_audio ?? true,
     references: { image: d.image_urls, video: [], audio: [] },
   }),
-  prices: Object.values(PRICES),
+  priceTable: tiersByResolution(PRICES),
   unitPrice: (request) => ({ unitPrice: lookupPrice(PRICES, request.resolution), tier: request.resolution }),
 };

@@ -1,8 +1,17 @@
 /** The prices the spec documents for each model are the prices core charges. */
-import { loadOpenapiDocument } from "@refvid/api-types";
+import type { ModelInputs } from "@refvid/api-types";
+import { loadOpenapiDocument } from "@refvid/api-types/document";
 import { describe, expect, it } from "vitest";
-import { MODEL_SLUGS, MODELS } from "../catalog.js";
+import { MODEL_SLUGS, MODELS, type ModelSlug, normalizeInput } from "../catalog.js";
 import { parseUsd } from "../money.js";
+
+const IMAGE = "https://example.com/a.png";
+const MINIMAL: { [S in ModelSlug]: ModelInputs[S] } = {
+  "lab-a/model-a/reference-to-video": { prompt: "p", image_urls: [IMAGE] },
+  "lab-b/model-b/reference-to-video": { prompt: "p", reference_image_urls: [IMAGE] },
+  "lab-c/model-c/reference-to-video": { prompt: "p", reference_image_urls: [IMAGE] },
+  "lab-d/model-d/reference-to-video": { prompt: "p", image_urls: [IMAGE] },
+};
 
 const paths = loadOpenapiDocument().paths as Record<string, { post?: { description?: string } }>;
 
@@ -13,6 +22,22 @@ describe.each(MODEL_SLUGS)("%s", (slug) => {
     expect(line, "a 'Price:' line in the operation's description").toBeDefined();
     const documented = [...(line ?? "").matchAll(/\b\d+\.\d{2,6}\b/g)].map(([usd]) => parseUsd(usd));
     const sorted = (prices: readonly (number | null)[]) => [...prices].sort((a, b) => (a ?? 0) - (b ?? 0));
-    expect(sorted(documented)).toEqual(sorted(MODELS[slug].prices));
+    expect(sorted(documented)).toEqual(sorted(MODELS[slug].priceTable.map((t) => t.unitPrice)));
+  });
+
+  it("prices an input the way its price table says", () => {
+    const model = MODELS[slug];
+    const base = normalizeInput(slug, MINIMAL[slug]);
+    for (const tier of model.priceTable) {
+      const request = {
+        ...base,
+        resolution: tier.when.resolution ?? base.resolution,
+        references: {
+          ...base.references,
+          video: tier.when.video_references ? ["https://example.com/v.mp4"] : [],
+        },
+      };
+      expect(model.unitPrice(request), tier.tier).toEqual({ unitPrice: tier.unitPrice, tier: tier.tier });
+    }
   });
 });

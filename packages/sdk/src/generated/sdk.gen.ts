@@ -5,8 +5,8 @@ import * as z from 'zod';
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CancelRunData, CancelRunErrors, CancelRunResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses } from './types.gen.js';
-import { zCancelRunPath, zCancelRunResponse, zCreateApiKeyBody, zCreateApiKeyPath, zCreateApiKeyResponse, zCreateOrganizationBody, zCreateOrganizationResponse, zCreateTopUpBody, zCreateTopUpPath, zCreateTopUpResponse, zGetAccountResponse, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetFileResponse, zGetHealthResponse, zGetOrganizationPath, zGetOrganizationResponse, zGetReadinessResponse, zGetRunPath, zGetRunResponse, zGetWebhookSecretResponse, zPreviewPriceBody, zPreviewPriceResponse, zRevokeApiKeyPath, zRevokeApiKeyResponse, zSearchRunsBody, zSearchRunsResponse, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelARunResponse, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelBRunResponse, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelCRunResponse, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitModelDRunResponse, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zSubmitRunResponse, zUpdateApiKeyBody, zUpdateApiKeyPath, zUpdateApiKeyResponse } from './zod.gen.js';
+import type { CancelRunData, CancelRunErrors, CancelRunResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListModelsData, ListModelsErrors, ListModelsResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses } from './types.gen.js';
+import { zCancelRunPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpPath, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zPreviewPriceBody, zRevokeApiKeyPath, zSearchRunsBody, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateApiKeyBody, zUpdateApiKeyPath } from './zod.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -41,7 +41,6 @@ export const submitModelARun = <ThrowOnError extends boolean = false>(options: O
         path: z.never().optional(),
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zSubmitModelARunResponse.parseAsync(data),
     security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
     url: '/v1/run/lab-a/model-a/reference-to-video',
     ...options,
@@ -70,7 +69,6 @@ export const submitModelBRun = <ThrowOnError extends boolean = false>(options: O
         path: z.never().optional(),
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zSubmitModelBRunResponse.parseAsync(data),
     security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
     url: '/v1/run/lab-b/model-b/reference-to-video',
     ...options,
@@ -99,7 +97,6 @@ export const submitModelCRun = <ThrowOnError extends boolean = false>(options: O
         path: z.never().optional(),
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zSubmitModelCRunResponse.parseAsync(data),
     security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
     url: '/v1/run/lab-c/model-c/reference-to-video',
     ...options,
@@ -128,7 +125,6 @@ export const submitModelDRun = <ThrowOnError extends boolean = false>(options: O
         path: z.never().optional(),
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zSubmitModelDRunResponse.parseAsync(data),
     security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
     url: '/v1/run/lab-d/model-d/reference-to-video',
     ...options,
@@ -153,7 +149,6 @@ export const submitRun = <ThrowOnError extends boolean = false>(options: Options
         path: zSubmitRunPath,
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zSubmitRunResponse.parseAsync(data),
     security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
     url: '/v1/run/{lab}/{model}/{category}',
     ...options,
@@ -161,6 +156,40 @@ export const submitRun = <ThrowOnError extends boolean = false>(options: Options
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * List models
+ *
+ * Every model this server serves, with its input schema, limits and prices: enough to build a
+ * form, validate an input or show a price table without reading the spec.
+ *
+ */
+export const listModels = <ThrowOnError extends boolean = false>(options?: Options<ListModelsData, ThrowOnError>) => (options?.client ?? client).get<ListModelsResponses, ListModelsErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: z.never().optional(),
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/models',
+    ...options
+});
+
+/**
+ * Get a model
+ *
+ * One model by its slug, `<lab>/<model>/<category>`: input schema, limits and prices.
+ */
+export const getModel = <ThrowOnError extends boolean = false>(options: Options<GetModelData, ThrowOnError>) => (options.client ?? client).get<GetModelResponses, GetModelErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: zGetModelPath,
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/models/{lab}/{model}/{category}',
+    ...options
 });
 
 /**
@@ -176,7 +205,6 @@ export const getRun = <ThrowOnError extends boolean = false>(options: Options<Ge
         path: zGetRunPath,
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zGetRunResponse.parseAsync(data),
     security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
     url: '/v1/runs/{run_id}',
     ...options
@@ -196,7 +224,6 @@ export const cancelRun = <ThrowOnError extends boolean = false>(options: Options
         path: zCancelRunPath,
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zCancelRunResponse.parseAsync(data),
     security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
     url: '/v1/runs/{run_id}/cancel',
     ...options
@@ -216,7 +243,6 @@ export const searchRuns = <ThrowOnError extends boolean = false>(options?: Optio
         path: z.never().optional(),
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zSearchRunsResponse.parseAsync(data),
     security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
     url: '/v1/runs/search',
     ...options,
@@ -239,7 +265,6 @@ export const getAccount = <ThrowOnError extends boolean = false>(options?: Optio
         path: z.never().optional(),
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zGetAccountResponse.parseAsync(data),
     security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
     url: '/v1/account',
     ...options
@@ -258,7 +283,6 @@ export const previewPrice = <ThrowOnError extends boolean = false>(options: Opti
         path: z.never().optional(),
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zPreviewPriceResponse.parseAsync(data),
     security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
     url: '/v1/pricing/preview',
     ...options,
@@ -282,7 +306,6 @@ export const getWebhookSecret = <ThrowOnError extends boolean = false>(options?:
         path: z.never().optional(),
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zGetWebhookSecretResponse.parseAsync(data),
     security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
     url: '/v1/webhooks/secret',
     ...options
@@ -303,7 +326,6 @@ export const getFile = <ThrowOnError extends boolean = false>(options: Options<G
         path: zGetFilePath,
         query: zGetFileQuery
     }).parseAsync(data),
-    responseValidator: async (data) => await zGetFileResponse.parseAsync(data),
     url: '/v1/files/{file_id}',
     ...options
 });
@@ -319,7 +341,6 @@ export const getHealth = <ThrowOnError extends boolean = false>(options?: Option
         path: z.never().optional(),
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zGetHealthResponse.parseAsync(data),
     url: '/healthz',
     ...options
 });
@@ -338,7 +359,6 @@ export const getReadiness = <ThrowOnError extends boolean = false>(options?: Opt
         path: z.never().optional(),
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zGetReadinessResponse.parseAsync(data),
     url: '/readyz',
     ...options
 });
@@ -354,7 +374,6 @@ export const createOrganization = <ThrowOnError extends boolean = false>(options
         path: z.never().optional(),
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zCreateOrganizationResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/admin/v1/organizations',
     ...options,
@@ -375,7 +394,6 @@ export const getOrganization = <ThrowOnError extends boolean = false>(options: O
         path: zGetOrganizationPath,
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zGetOrganizationResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/admin/v1/organizations/{organization_id}',
     ...options
@@ -394,7 +412,6 @@ export const createApiKey = <ThrowOnError extends boolean = false>(options: Opti
         path: zCreateApiKeyPath,
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zCreateApiKeyResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/admin/v1/organizations/{organization_id}/api-keys',
     ...options,
@@ -417,7 +434,6 @@ export const createTopUp = <ThrowOnError extends boolean = false>(options: Optio
         path: zCreateTopUpPath,
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zCreateTopUpResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/admin/v1/organizations/{organization_id}/top-ups',
     ...options,
@@ -440,7 +456,6 @@ export const revokeApiKey = <ThrowOnError extends boolean = false>(options: Opti
         path: zRevokeApiKeyPath,
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zRevokeApiKeyResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/admin/v1/api-keys/{api_key_id}',
     ...options
@@ -457,7 +472,6 @@ export const updateApiKey = <ThrowOnError extends boolean = false>(options: Opti
         path: zUpdateApiKeyPath,
         query: z.never().optional()
     }).parseAsync(data),
-    responseValidator: async (data) => await zUpdateApiKeyResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/admin/v1/api-keys/{api_key_id}',
     ...options,

@@ -13,7 +13,7 @@ export type Webhooks = RunTerminalWebhookWebhookRequest;
  * allows local URLs.
  *
  */
-export type ReferenceUrl = string;
+export type ApiReferenceUrl = string;
 
 /**
  * ModelAInput
@@ -36,7 +36,7 @@ export type ReferenceUrl = string;
  * does not change the cost.
  *
  */
-export type ModelAInput = {
+export type ApiModelAInput = {
     /**
      * What to generate. Cite references as `@Image1`, `@Video1`, `@Audio1` (1-based, per modality).
      */
@@ -50,15 +50,15 @@ export type ModelAInput = {
     /**
      * Audio references, MP3 or WAV; each 1.8 to 30.2 s, together at most 30.2 s. Never the only reference.
      */
-    audio_urls?: Array<ReferenceUrl>;
+    audio_urls?: Array<ApiReferenceUrl>;
     /**
      * Image references, JPG, PNG, WebP, BMP, TIFF, GIF, HEIC or HEIF, at most 30 MB each.
      */
-    image_urls?: Array<ReferenceUrl>;
+    image_urls?: Array<ApiReferenceUrl>;
     /**
      * Video references, MP4 or MOV, at most 200 MB each; each 1.8 to 30.2 s, together at most 30.2 s. Selects the with-video-input price tiers.
      */
-    video_urls?: Array<ReferenceUrl>;
+    video_urls?: Array<ApiReferenceUrl>;
     /**
      * Output resolution.
      */
@@ -87,7 +87,7 @@ export type ModelAInput = {
  * allows local URLs.
  *
  */
-export type WebhookUrl = string;
+export type ApiWebhookUrl = string;
 
 /**
  * When true the response is held until the run is terminal and carries the terminal Run. The
@@ -95,7 +95,7 @@ export type WebhookUrl = string;
  * admitted, so a client that gives up waiting still knows its run.
  *
  */
-export type SyncFlag = boolean;
+export type ApiSyncFlag = boolean;
 
 /**
  * Metadata
@@ -104,7 +104,7 @@ export type SyncFlag = boolean;
  * 16 keys of up to 40 characters, each with a string value of up to 500 characters.
  *
  */
-export type Metadata = {
+export type ApiMetadata = {
     [key: string]: string;
 };
 
@@ -113,11 +113,11 @@ export type Metadata = {
  *
  * Body of a submit to model-a.
  */
-export type SubmitModelARunRequest = {
-    input: ModelAInput;
-    webhook_url?: WebhookUrl;
-    sync?: SyncFlag;
-    metadata?: Metadata;
+export type ApiSubmitModelARunRequest = {
+    input: ApiModelAInput;
+    webhook_url?: ApiWebhookUrl;
+    sync?: ApiSyncFlag;
+    metadata?: ApiMetadata;
 };
 
 /**
@@ -130,12 +130,12 @@ export type SubmitModelARunRequest = {
  * concurrency caps, counted apart from live runs.
  *
  */
-export type Environment = 'live' | 'test';
+export type ApiEnvironment = 'live' | 'test';
 
 /**
  * A model slug, `<lab>/<model>/reference-to-video`.
  */
-export type ModelSlug = 'lab-a/model-a/reference-to-video' | 'lab-b/model-b/reference-to-video' | 'lab-c/model-c/reference-to-video' | 'lab-d/model-d/reference-to-video';
+export type ApiModelSlug = 'lab-a/model-a/reference-to-video' | 'lab-b/model-b/reference-to-video' | 'lab-c/model-c/reference-to-video' | 'lab-d/model-d/reference-to-video';
 
 /**
  * `queued` and `processing` are in flight and count against both concurrency caps. `succeeded`,
@@ -144,14 +144,14 @@ export type ModelSlug = 'lab-a/model-a/reference-to-video' | 'lab-b/model-b/refe
  * `processing` to `succeeded`, `failed`, `timeout` or `cancelled`.
  *
  */
-export type RunStatus = 'queued' | 'processing' | 'succeeded' | 'failed' | 'timeout' | 'cancelled';
+export type ApiRunStatus = 'queued' | 'processing' | 'succeeded' | 'failed' | 'timeout' | 'cancelled';
 
 /**
  * Video
  *
  * A generated video. model-c outputs carry only `url`.
  */
-export type Video = {
+export type ApiVideo = {
     /**
      * Signed, expiring URL of the MP4 file; supports HTTP Range requests.
      */
@@ -171,12 +171,12 @@ export type Video = {
  *
  * The result of a succeeded run.
  */
-export type RunOutput = {
+export type ApiRunOutput = {
     /**
      * One video result.
      */
     videos: [
-        Video
+        ApiVideo
     ];
 };
 
@@ -187,7 +187,7 @@ export type RunOutput = {
  * `timeout`, `cancelled`, `internal_error`; `code` is the matching HTTP status.
  *
  */
-export type RunError = {
+export type ApiRunError = {
     /**
      * Machine-readable error code.
      */
@@ -205,17 +205,17 @@ export type RunError = {
 /**
  * An amount of US dollars as a decimal string with 2 to 6 decimals. Never a float.
  */
-export type Money = string;
+export type ApiMoney = string;
 
 /**
  * Billing
  *
  * What a terminal run cost. Failed, timed-out and cancelled runs cost `"0.00"`.
  */
-export type Billing = {
-    amount: Money;
+export type ApiBilling = {
+    amount: ApiMoney;
     currency: 'usd';
-    unit_price?: Money;
+    unit_price?: ApiMoney;
     /**
      * Whole seconds charged (the delivered length, rounded up); `0` unless succeeded.
      */
@@ -230,13 +230,13 @@ export type Billing = {
  * terminal. Every field is always present; those that do not apply yet are `null`.
  *
  */
-export type Run = {
+export type ApiRun = {
     /**
      * Unique run identifier, `run_<uuid>`. Used for polling and in webhooks.
      */
     run_id: string;
-    environment: Environment;
-    endpoint: ModelSlug;
+    environment: ApiEnvironment;
+    endpoint: ApiModelSlug;
     /**
      * Model category name; `reference-to-video` on these endpoints.
      */
@@ -249,20 +249,20 @@ export type Run = {
      * `reference-to-video` on these endpoints.
      */
     mode: string;
-    status: RunStatus;
+    status: ApiRunStatus;
     /**
      * The result; present when `status` is `succeeded`, otherwise `null`.
      */
-    output: RunOutput | null;
+    output: ApiRunOutput | null;
     /**
      * Why the run did not succeed; `null` unless it `failed`, timed out or was cancelled.
      */
-    error: RunError | null;
+    error: ApiRunError | null;
     /**
      * `null` while the run is in flight; on a terminal run, the charge (`"0.00"` unless it succeeded). A test run shows what it would cost; nothing is taken from the wallet.
      */
-    billing: Billing | null;
-    metadata: Metadata;
+    billing: ApiBilling | null;
+    metadata: ApiMetadata;
     /**
      * Fraction of the work done while `processing`, when the provider reports it; `1` when succeeded; otherwise `null`.
      */
@@ -288,7 +288,7 @@ export type Run = {
 /**
  * FieldProblem
  */
-export type FieldProblem = {
+export type ApiFieldProblem = {
     /**
      * Dotted path of the field in the request: `body.input.duration`, `body.input.image_urls[2]`, `header.idempotency-key`.
      */
@@ -308,7 +308,7 @@ export type FieldProblem = {
  *
  * `400 invalid_request`: the request does not match the operation; `fields` lists every problem.
  */
-export type ValidationError = {
+export type ApiValidationError = {
     error: {
         type: 'invalid_request';
         code: 400;
@@ -319,7 +319,7 @@ export type ValidationError = {
         /**
          * Every problem found, one entry per field.
          */
-        fields: Array<FieldProblem>;
+        fields: Array<ApiFieldProblem>;
         request_id?: string;
     };
 };
@@ -329,13 +329,13 @@ export type ValidationError = {
  *
  * `400 insufficient_balance`: the wallet cannot cover the price of the run. Nothing was reserved.
  */
-export type InsufficientBalanceError = {
+export type ApiInsufficientBalanceError = {
     error: {
         type: 'insufficient_balance';
         code: 400;
         message: string;
-        required_usd: Money;
-        available_usd: Money;
+        required_usd: ApiMoney;
+        available_usd: ApiMoney;
         request_id?: string;
     };
 };
@@ -345,7 +345,7 @@ export type InsufficientBalanceError = {
  *
  * The body of every error response except the two `429`s.
  */
-export type Error = {
+export type ApiError = {
     error: {
         /**
          * Machine-readable error code: `invalid_request`, `insufficient_balance`, `unauthorized`,
@@ -379,7 +379,7 @@ export type Error = {
  * `limit` runs in flight. Note that `error.code` is a string here. Retry after a run ends.
  *
  */
-export type ConcurrencyLimitError = {
+export type ApiConcurrencyLimitError = {
     error: {
         code: 'concurrency_limit_exceeded';
         message: string;
@@ -394,7 +394,7 @@ export type ConcurrencyLimitError = {
  *
  * `429`: the key made more than `rate_limit_per_minute` requests this minute. Here `error` is a string.
  */
-export type RateLimitError = {
+export type ApiRateLimitError = {
     error: 'rate_limit_exceeded';
     message: string;
 };
@@ -416,7 +416,7 @@ export type RateLimitError = {
  * The prompt refers to references by modality and order: `Image 1`, `Image 2`, `Video 1`, `Audio 1`.
  *
  */
-export type ModelBInput = {
+export type ApiModelBInput = {
     /**
      * What to generate. Refer to references as `Image 1`, `Video 1`, `Audio 1`.
      */
@@ -440,15 +440,15 @@ export type ModelBInput = {
     /**
      * Subject or style references.
      */
-    reference_image_urls?: Array<ReferenceUrl>;
+    reference_image_urls?: Array<ApiReferenceUrl>;
     /**
      * Motion references; each clip 2 to 15 s, together at most 15 s.
      */
-    reference_video_urls?: Array<ReferenceUrl>;
+    reference_video_urls?: Array<ApiReferenceUrl>;
     /**
      * Audio references; each clip 2 to 15 s, together at most 15 s. Never the only reference.
      */
-    reference_audio_urls?: Array<ReferenceUrl>;
+    reference_audio_urls?: Array<ApiReferenceUrl>;
     /**
      * Screen the output for unsafe content.
      */
@@ -464,11 +464,11 @@ export type ModelBInput = {
  *
  * Body of a submit to model-b.
  */
-export type SubmitModelBRunRequest = {
-    input: ModelBInput;
-    webhook_url?: WebhookUrl;
-    sync?: SyncFlag;
-    metadata?: Metadata;
+export type ApiSubmitModelBRunRequest = {
+    input: ApiModelBInput;
+    webhook_url?: ApiWebhookUrl;
+    sync?: ApiSyncFlag;
+    metadata?: ApiMetadata;
 };
 
 /**
@@ -482,7 +482,7 @@ export type SubmitModelBRunRequest = {
  * `reference_image_urls: [url]` instead.
  *
  */
-export type ModelCInput = {
+export type ApiModelCInput = {
     /**
      * What to generate. Cite images as `@Image1`, `@Image2` (1-based).
      */
@@ -502,7 +502,7 @@ export type ModelCInput = {
     /**
      * One to seven image references, cited in the prompt as `@Image1` and so on.
      */
-    reference_image_urls: Array<ReferenceUrl>;
+    reference_image_urls: Array<ApiReferenceUrl>;
 };
 
 /**
@@ -510,11 +510,11 @@ export type ModelCInput = {
  *
  * Body of a submit to model-c.
  */
-export type SubmitModelCRunRequest = {
-    input: ModelCInput;
-    webhook_url?: WebhookUrl;
-    sync?: SyncFlag;
-    metadata?: Metadata;
+export type ApiSubmitModelCRunRequest = {
+    input: ApiModelCInput;
+    webhook_url?: ApiWebhookUrl;
+    sync?: ApiSyncFlag;
+    metadata?: ApiMetadata;
 };
 
 /**
@@ -524,7 +524,7 @@ export type SubmitModelCRunRequest = {
  * or 8 s, 720p or 1080p, optional audio.
  *
  */
-export type ModelDInput = {
+export type ApiModelDInput = {
     /**
      * What to generate.
      */
@@ -536,7 +536,7 @@ export type ModelDInput = {
     /**
      * One to four image references.
      */
-    image_urls: Array<ReferenceUrl>;
+    image_urls: Array<ApiReferenceUrl>;
     /**
      * Output resolution.
      */
@@ -556,11 +556,11 @@ export type ModelDInput = {
  *
  * Body of a submit to model-d.
  */
-export type SubmitModelDRunRequest = {
-    input: ModelDInput;
-    webhook_url?: WebhookUrl;
-    sync?: SyncFlag;
-    metadata?: Metadata;
+export type ApiSubmitModelDRunRequest = {
+    input: ApiModelDInput;
+    webhook_url?: ApiWebhookUrl;
+    sync?: ApiSyncFlag;
+    metadata?: ApiMetadata;
 };
 
 /**
@@ -570,16 +570,136 @@ export type SubmitModelDRunRequest = {
  * path once the slug is known; an unknown slug is `404 model_not_found`.
  *
  */
-export type SubmitRunRequest = {
+export type ApiSubmitRunRequest = {
     /**
      * The model's input; see the model's own submit operation.
      */
     input: {
         [key: string]: unknown;
     };
-    webhook_url?: WebhookUrl;
-    sync?: SyncFlag;
-    metadata?: Metadata;
+    webhook_url?: ApiWebhookUrl;
+    sync?: ApiSyncFlag;
+    metadata?: ApiMetadata;
+};
+
+/**
+ * ModelLimits
+ *
+ * What a model accepts beyond its input schema; reference files are checked once downloaded.
+ */
+export type ApiModelLimits = {
+    /**
+     * Longest video the model makes; `duration` `auto` (model-a) is reserved at this length.
+     */
+    max_duration_seconds: number;
+    /**
+     * At most this many reference files across all kinds; `null` when only the schema limits them.
+     */
+    max_total_references: number | null;
+    /**
+     * One entry per kind of reference file the model takes.
+     */
+    references: Array<{
+        /**
+         * `image`, `video` or `audio`.
+         */
+        kind: string;
+        /**
+         * The input field that holds URLs of this kind.
+         */
+        field: string;
+        /**
+         * Accepted formats, by content; empty when any image format the model reads is fine.
+         */
+        formats: Array<string>;
+        /**
+         * Largest file accepted.
+         */
+        max_bytes?: number;
+        /**
+         * Shortest clip accepted.
+         */
+        min_seconds?: number;
+        /**
+         * Longest clip accepted.
+         */
+        max_seconds?: number;
+        /**
+         * Longest total of all clips of this kind.
+         */
+        max_total_seconds?: number;
+    }>;
+};
+
+/**
+ * ModelPricing
+ *
+ * Per-second prices. A run reserves the price of the requested seconds at admission and is charged
+ * for the seconds delivered; `POST /v1/pricing/preview` prices one input exactly.
+ *
+ */
+export type ApiModelPricing = {
+    currency: 'usd';
+    unit: 'second';
+    /**
+     * Every price the model has, with the input that selects it.
+     */
+    tiers: Array<{
+        /**
+         * The tier's label, as shown by price preview.
+         */
+        tier: string;
+        /**
+         * What selects this tier: an input `resolution`, and for model-a whether video references are given (`video_references`).
+         */
+        when: {
+            [key: string]: unknown;
+        };
+        usd_per_second: ApiMoney;
+    }>;
+};
+
+/**
+ * Model
+ *
+ * A model refvid serves: what to send it (`input_schema`), what it accepts beyond the schema
+ * (`limits`) and what it costs (`pricing`). Submit runs to `run_path`.
+ *
+ */
+export type ApiModel = {
+    slug: ApiModelSlug;
+    /**
+     * Short name used in messages and price tiers.
+     */
+    name: string;
+    /**
+     * One line on what the model does and its range.
+     */
+    summary: string;
+    /**
+     * Where to submit runs: `POST {base_url}{run_path}`.
+     */
+    run_path: string;
+    /**
+     * JSON Schema (2020-12) of the model's `input`, as the spec defines it, with every `$ref`
+     * resolved: field types, limits, defaults, enums and descriptions. Build forms or validate
+     * inputs from it.
+     *
+     */
+    input_schema: {
+        [key: string]: unknown;
+    };
+    limits: ApiModelLimits;
+    pricing: ApiModelPricing;
+};
+
+/**
+ * ModelList
+ *
+ * Every model this server serves.
+ */
+export type ApiModelList = {
+    data: Array<ApiModel>;
 };
 
 /**
@@ -589,12 +709,12 @@ export type SubmitRunRequest = {
  * the caller's organization's runs, newest first.
  *
  */
-export type SearchRunsRequest = {
+export type ApiSearchRunsRequest = {
     /**
      * Keep runs in any of these statuses.
      */
-    status?: Array<RunStatus>;
-    endpoint?: ModelSlug;
+    status?: Array<ApiRunStatus>;
+    endpoint?: ApiModelSlug;
     /**
      * Keep runs created at or after this instant.
      */
@@ -603,7 +723,7 @@ export type SearchRunsRequest = {
      * Keep runs created strictly before this instant.
      */
     created_before?: string;
-    metadata?: Metadata;
+    metadata?: ApiMetadata;
     /**
      * Page size.
      */
@@ -619,8 +739,8 @@ export type SearchRunsRequest = {
  *
  * One page of runs, newest first.
  */
-export type RunPage = {
-    data: Array<Run>;
+export type ApiRunPage = {
+    data: Array<ApiRun>;
     /**
      * Whether another page follows.
      */
@@ -636,7 +756,7 @@ export type RunPage = {
  *
  * Who is calling.
  */
-export type AccountIdentity = {
+export type ApiAccountIdentity = {
     organization_name: string;
     /**
      * The name given to the key when it was created.
@@ -655,12 +775,12 @@ export type AccountIdentity = {
  * flight; `available_usd = balance_usd - reserved_usd` and is never negative.
  *
  */
-export type Wallet = {
-    balance_usd: Money;
-    reserved_usd: Money;
-    available_usd: Money;
-    total_spent_usd: Money;
-    lifetime_top_ups_usd?: Money;
+export type ApiWallet = {
+    balance_usd: ApiMoney;
+    reserved_usd: ApiMoney;
+    available_usd: ApiMoney;
+    total_spent_usd: ApiMoney;
+    lifetime_top_ups_usd?: ApiMoney;
     currency: 'usd';
 };
 
@@ -669,26 +789,26 @@ export type Wallet = {
  * (at least 350 USD, 25), `pro` (at least 1400 USD, 50), `scale` (at least 7000 USD, 100).
  *
  */
-export type Tier = 'starter' | 'growth' | 'pro' | 'scale';
+export type ApiTier = 'starter' | 'growth' | 'pro' | 'scale';
 
 /**
  * Account
  *
  * Status of the calling key and its organization.
  */
-export type Account = {
+export type ApiAccount = {
     organization_id: string;
     api_key_id: string;
-    environment: Environment;
-    identity: AccountIdentity;
-    wallet: Wallet;
+    environment: ApiEnvironment;
+    identity: ApiAccountIdentity;
+    wallet: ApiWallet;
     /**
      * OrganizationConcurrency
      *
      * The organization's concurrency, shared by all its keys.
      */
     concurrency: {
-        tier: Tier;
+        tier: ApiTier;
         /**
          * Runs the organization may have in flight, by tier.
          */
@@ -745,33 +865,33 @@ export type Account = {
 /**
  * PricePreviewModelARequest
  */
-export type PricePreviewModelARequest = {
+export type ApiPricePreviewModelARequest = {
     endpoint: 'lab-a/model-a/reference-to-video';
-    input: ModelAInput;
+    input: ApiModelAInput;
 };
 
 /**
  * PricePreviewModelBRequest
  */
-export type PricePreviewModelBRequest = {
+export type ApiPricePreviewModelBRequest = {
     endpoint: 'lab-b/model-b/reference-to-video';
-    input: ModelBInput;
+    input: ApiModelBInput;
 };
 
 /**
  * PricePreviewModelCRequest
  */
-export type PricePreviewModelCRequest = {
+export type ApiPricePreviewModelCRequest = {
     endpoint: 'lab-c/model-c/reference-to-video';
-    input: ModelCInput;
+    input: ApiModelCInput;
 };
 
 /**
  * PricePreviewModelDRequest
  */
-export type PricePreviewModelDRequest = {
+export type ApiPricePreviewModelDRequest = {
     endpoint: 'lab-d/model-d/reference-to-video';
-    input: ModelDInput;
+    input: ApiModelDInput;
 };
 
 /**
@@ -779,15 +899,15 @@ export type PricePreviewModelDRequest = {
  *
  * A model slug and an input for that model, validated exactly as a submit of that model would be.
  */
-export type PricePreviewRequest = ({
+export type ApiPricePreviewRequest = ({
     endpoint: 'lab-a/model-a/reference-to-video';
-} & PricePreviewModelARequest) | ({
+} & ApiPricePreviewModelARequest) | ({
     endpoint: 'lab-b/model-b/reference-to-video';
-} & PricePreviewModelBRequest) | ({
+} & ApiPricePreviewModelBRequest) | ({
     endpoint: 'lab-c/model-c/reference-to-video';
-} & PricePreviewModelCRequest) | ({
+} & ApiPricePreviewModelCRequest) | ({
     endpoint: 'lab-d/model-d/reference-to-video';
-} & PricePreviewModelDRequest);
+} & ApiPricePreviewModelDRequest);
 
 /**
  * PricePreview
@@ -796,15 +916,15 @@ export type PricePreviewRequest = ({
  * that is the 30 s maximum; the run is then charged for the seconds delivered.
  *
  */
-export type PricePreview = {
-    endpoint: ModelSlug;
+export type ApiPricePreview = {
+    endpoint: ApiModelSlug;
     currency: 'usd';
-    unit_price: Money;
+    unit_price: ApiMoney;
     /**
      * Whole seconds priced.
      */
     billable_seconds: number;
-    amount: Money;
+    amount: ApiMoney;
     /**
      * The price tier that applies.
      */
@@ -814,7 +934,7 @@ export type PricePreview = {
 /**
  * WebhookSecret
  */
-export type WebhookSecret = {
+export type ApiWebhookSecret = {
     /**
      * The organization's Standard Webhooks signing secret.
      */
@@ -824,7 +944,7 @@ export type WebhookSecret = {
 /**
  * Health
  */
-export type Health = {
+export type ApiHealth = {
     status: 'ok' | 'unavailable';
     /**
      * Readiness of each dependency: `store` (the database answers) and `listen` (the connection
@@ -849,7 +969,7 @@ export type Health = {
 /**
  * CreateOrganizationRequest
  */
-export type CreateOrganizationRequest = {
+export type ApiCreateOrganizationRequest = {
     /**
      * Display name.
      */
@@ -861,23 +981,23 @@ export type CreateOrganizationRequest = {
  *
  * An organization, its wallet and its tier.
  */
-export type Organization = {
+export type ApiOrganization = {
     organization_id: string;
     name: string;
-    tier: Tier;
+    tier: ApiTier;
     /**
      * Runs the organization may have in flight, from its tier.
      */
     concurrency_limit: number;
-    wallet: Wallet;
+    wallet: ApiWallet;
     created_at: string;
 };
 
 /**
  * CreateApiKeyRequest
  */
-export type CreateApiKeyRequest = {
-    environment?: Environment;
+export type ApiCreateApiKeyRequest = {
+    environment?: ApiEnvironment;
     /**
      * A label to tell keys apart.
      */
@@ -897,11 +1017,11 @@ export type CreateApiKeyRequest = {
  *
  * An API key. The secret itself is shown only once, when the key is created.
  */
-export type ApiKey = {
+export type ApiApiKey = {
     api_key_id: string;
     organization_id: string;
     name: string | null;
-    environment: Environment;
+    environment: ApiEnvironment;
     /**
      * The first characters of the secret, enough to tell keys apart.
      */
@@ -920,7 +1040,7 @@ export type ApiKey = {
  *
  * A new API key with its secret. Store `key` now; it is never shown again.
  */
-export type CreatedApiKey = ApiKey & {
+export type ApiCreatedApiKey = ApiApiKey & {
     /**
      * The secret. Send it as `Authorization: Key <key>` or `Bearer <key>`.
      */
@@ -930,7 +1050,7 @@ export type CreatedApiKey = ApiKey & {
 /**
  * CreateTopUpRequest
  */
-export type CreateTopUpRequest = {
+export type ApiCreateTopUpRequest = {
     /**
      * Amount to add, a positive decimal string in USD with at most 6 decimals.
      */
@@ -946,13 +1066,13 @@ export type CreateTopUpRequest = {
  *
  * A top-up and the organization as it stands after it (wallet and tier).
  */
-export type TopUp = {
+export type ApiTopUp = {
     top_up_id: string;
     organization_id: string;
-    amount_usd: Money;
+    amount_usd: ApiMoney;
     note: string | null;
     created_at: string;
-    organization: Organization;
+    organization: ApiOrganization;
 };
 
 /**
@@ -960,7 +1080,7 @@ export type TopUp = {
  *
  * The fields to change; the others keep their values.
  */
-export type UpdateApiKeyRequest = {
+export type ApiUpdateApiKeyRequest = {
     name?: string;
     /**
      * Runs this key may have in flight. Lowering it below the runs in flight stops new admissions until enough end.
@@ -974,13 +1094,13 @@ export type UpdateApiKeyRequest = {
  *
  * Sent once per run, when it reaches a terminal state.
  */
-export type WebhookEvent = {
+export type ApiWebhookEvent = {
     type: 'run.succeeded' | 'run.failed' | 'run.timeout' | 'run.cancelled';
     /**
      * When the event happened (the run's `completed_at`).
      */
     timestamp: string;
-    data: Run;
+    data: ApiRun;
 };
 
 /**
@@ -992,19 +1112,19 @@ export type WebhookEvent = {
  * scoped to your organization.
  *
  */
-export type IdempotencyKey = string;
+export type ApiIdempotencyKey = string;
 
 /**
  * The run's `run_id`.
  */
-export type RunId = string;
+export type ApiRunId = string;
 
-export type OrganizationId = string;
+export type ApiOrganizationId = string;
 
-export type ApiKeyId = string;
+export type ApiApiKeyId = string;
 
 export type SubmitModelARunData = {
-    body: SubmitModelARunRequest;
+    body: ApiSubmitModelARunRequest;
     headers?: {
         /**
          * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
@@ -1028,37 +1148,37 @@ export type SubmitModelARunErrors = {
      * `insufficient_balance`: the wallet's `available_usd` cannot cover the run. Nothing is reserved.
      *
      */
-    400: ValidationError | InsufficientBalanceError;
+    400: ApiValidationError | ApiInsufficientBalanceError;
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
-    413: Error;
+    413: ApiError;
     /**
      * The `Idempotency-Key` was used with a different body (`idempotency_key_reused`).
      */
-    422: Error;
+    422: ApiError;
     /**
      * The organization or the key is at its concurrency cap (`concurrency_limit_exceeded`, with
      * `scope`), or the key exceeded its rate limit (`rate_limit_exceeded`). Back off exponentially
      * and honour `Retry-After`.
      *
      */
-    429: ConcurrencyLimitError | RateLimitError;
+    429: ApiConcurrencyLimitError | ApiRateLimitError;
     /**
      * An unexpected failure on the server (`internal_error`). Retry with backoff.
      */
-    500: Error;
+    500: ApiError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type SubmitModelARunError = SubmitModelARunErrors[keyof SubmitModelARunErrors];
@@ -1069,13 +1189,13 @@ export type SubmitModelARunResponses = {
      * headers are sent at admission, the body when the run ends).
      *
      */
-    201: Run;
+    201: ApiRun;
 };
 
 export type SubmitModelARunResponse = SubmitModelARunResponses[keyof SubmitModelARunResponses];
 
 export type SubmitModelBRunData = {
-    body: SubmitModelBRunRequest;
+    body: ApiSubmitModelBRunRequest;
     headers?: {
         /**
          * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
@@ -1099,37 +1219,37 @@ export type SubmitModelBRunErrors = {
      * `insufficient_balance`: the wallet's `available_usd` cannot cover the run. Nothing is reserved.
      *
      */
-    400: ValidationError | InsufficientBalanceError;
+    400: ApiValidationError | ApiInsufficientBalanceError;
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
-    413: Error;
+    413: ApiError;
     /**
      * The `Idempotency-Key` was used with a different body (`idempotency_key_reused`).
      */
-    422: Error;
+    422: ApiError;
     /**
      * The organization or the key is at its concurrency cap (`concurrency_limit_exceeded`, with
      * `scope`), or the key exceeded its rate limit (`rate_limit_exceeded`). Back off exponentially
      * and honour `Retry-After`.
      *
      */
-    429: ConcurrencyLimitError | RateLimitError;
+    429: ApiConcurrencyLimitError | ApiRateLimitError;
     /**
      * An unexpected failure on the server (`internal_error`). Retry with backoff.
      */
-    500: Error;
+    500: ApiError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type SubmitModelBRunError = SubmitModelBRunErrors[keyof SubmitModelBRunErrors];
@@ -1140,13 +1260,13 @@ export type SubmitModelBRunResponses = {
      * headers are sent at admission, the body when the run ends).
      *
      */
-    201: Run;
+    201: ApiRun;
 };
 
 export type SubmitModelBRunResponse = SubmitModelBRunResponses[keyof SubmitModelBRunResponses];
 
 export type SubmitModelCRunData = {
-    body: SubmitModelCRunRequest;
+    body: ApiSubmitModelCRunRequest;
     headers?: {
         /**
          * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
@@ -1170,37 +1290,37 @@ export type SubmitModelCRunErrors = {
      * `insufficient_balance`: the wallet's `available_usd` cannot cover the run. Nothing is reserved.
      *
      */
-    400: ValidationError | InsufficientBalanceError;
+    400: ApiValidationError | ApiInsufficientBalanceError;
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
-    413: Error;
+    413: ApiError;
     /**
      * The `Idempotency-Key` was used with a different body (`idempotency_key_reused`).
      */
-    422: Error;
+    422: ApiError;
     /**
      * The organization or the key is at its concurrency cap (`concurrency_limit_exceeded`, with
      * `scope`), or the key exceeded its rate limit (`rate_limit_exceeded`). Back off exponentially
      * and honour `Retry-After`.
      *
      */
-    429: ConcurrencyLimitError | RateLimitError;
+    429: ApiConcurrencyLimitError | ApiRateLimitError;
     /**
      * An unexpected failure on the server (`internal_error`). Retry with backoff.
      */
-    500: Error;
+    500: ApiError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type SubmitModelCRunError = SubmitModelCRunErrors[keyof SubmitModelCRunErrors];
@@ -1211,13 +1331,13 @@ export type SubmitModelCRunResponses = {
      * headers are sent at admission, the body when the run ends).
      *
      */
-    201: Run;
+    201: ApiRun;
 };
 
 export type SubmitModelCRunResponse = SubmitModelCRunResponses[keyof SubmitModelCRunResponses];
 
 export type SubmitModelDRunData = {
-    body: SubmitModelDRunRequest;
+    body: ApiSubmitModelDRunRequest;
     headers?: {
         /**
          * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
@@ -1241,37 +1361,37 @@ export type SubmitModelDRunErrors = {
      * `insufficient_balance`: the wallet's `available_usd` cannot cover the run. Nothing is reserved.
      *
      */
-    400: ValidationError | InsufficientBalanceError;
+    400: ApiValidationError | ApiInsufficientBalanceError;
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
-    413: Error;
+    413: ApiError;
     /**
      * The `Idempotency-Key` was used with a different body (`idempotency_key_reused`).
      */
-    422: Error;
+    422: ApiError;
     /**
      * The organization or the key is at its concurrency cap (`concurrency_limit_exceeded`, with
      * `scope`), or the key exceeded its rate limit (`rate_limit_exceeded`). Back off exponentially
      * and honour `Retry-After`.
      *
      */
-    429: ConcurrencyLimitError | RateLimitError;
+    429: ApiConcurrencyLimitError | ApiRateLimitError;
     /**
      * An unexpected failure on the server (`internal_error`). Retry with backoff.
      */
-    500: Error;
+    500: ApiError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type SubmitModelDRunError = SubmitModelDRunErrors[keyof SubmitModelDRunErrors];
@@ -1282,13 +1402,13 @@ export type SubmitModelDRunResponses = {
      * headers are sent at admission, the body when the run ends).
      *
      */
-    201: Run;
+    201: ApiRun;
 };
 
 export type SubmitModelDRunResponse = SubmitModelDRunResponses[keyof SubmitModelDRunResponses];
 
 export type SubmitRunData = {
-    body: SubmitRunRequest;
+    body: ApiSubmitRunRequest;
     headers?: {
         /**
          * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
@@ -1316,33 +1436,33 @@ export type SubmitRunErrors = {
      * `insufficient_balance`: the wallet's `available_usd` cannot cover the run. Nothing is reserved.
      *
      */
-    400: ValidationError | InsufficientBalanceError;
+    400: ApiValidationError | ApiInsufficientBalanceError;
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The slug names no model (`model_not_found`).
      */
-    404: Error;
+    404: ApiError;
     /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
-    413: Error;
+    413: ApiError;
     /**
      * The organization or the key is at its concurrency cap (`concurrency_limit_exceeded`, with
      * `scope`), or the key exceeded its rate limit (`rate_limit_exceeded`). Back off exponentially
      * and honour `Retry-After`.
      *
      */
-    429: ConcurrencyLimitError | RateLimitError;
+    429: ApiConcurrencyLimitError | ApiRateLimitError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type SubmitRunError = SubmitRunErrors[keyof SubmitRunErrors];
@@ -1351,10 +1471,90 @@ export type SubmitRunResponses = {
     /**
      * The run was admitted (see the model's own submit operation).
      */
-    201: Run;
+    201: ApiRun;
 };
 
 export type SubmitRunResponse = SubmitRunResponses[keyof SubmitRunResponses];
+
+export type ListModelsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/models';
+};
+
+export type ListModelsErrors = {
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     */
+    429: ApiRateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type ListModelsError = ListModelsErrors[keyof ListModelsErrors];
+
+export type ListModelsResponses = {
+    /**
+     * The models.
+     */
+    200: ApiModelList;
+};
+
+export type ListModelsResponse = ListModelsResponses[keyof ListModelsResponses];
+
+export type GetModelData = {
+    body?: never;
+    path: {
+        lab: string;
+        model: string;
+        category: string;
+    };
+    query?: never;
+    url: '/v1/models/{lab}/{model}/{category}';
+};
+
+export type GetModelErrors = {
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The slug names no model (`model_not_found`).
+     */
+    404: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     */
+    429: ApiRateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type GetModelError = GetModelErrors[keyof GetModelErrors];
+
+export type GetModelResponses = {
+    /**
+     * The model.
+     */
+    200: ApiModel;
+};
+
+export type GetModelResponse = GetModelResponses[keyof GetModelResponses];
 
 export type GetRunData = {
     body?: never;
@@ -1372,22 +1572,22 @@ export type GetRunErrors = {
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * No such run in the caller's organization (`run_not_found`). Another organization's run is reported the same way.
      */
-    404: Error;
+    404: ApiError;
     /**
      * The key made more than `rate_limit_per_minute` requests in the current minute.
      */
-    429: RateLimitError;
+    429: ApiRateLimitError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type GetRunError = GetRunErrors[keyof GetRunErrors];
@@ -1396,7 +1596,7 @@ export type GetRunResponses = {
     /**
      * The run.
      */
-    200: Run;
+    200: ApiRun;
 };
 
 export type GetRunResponse = GetRunResponses[keyof GetRunResponses];
@@ -1417,30 +1617,30 @@ export type CancelRunErrors = {
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * No such run in the caller's organization (`run_not_found`). Another organization's run is reported the same way.
      */
-    404: Error;
+    404: ApiError;
     /**
      * The run already reached a terminal state (`run_not_cancellable`).
      */
-    409: Error;
+    409: ApiError;
     /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
-    413: Error;
+    413: ApiError;
     /**
      * The key made more than `rate_limit_per_minute` requests in the current minute.
      */
-    429: RateLimitError;
+    429: ApiRateLimitError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type CancelRunError = CancelRunErrors[keyof CancelRunErrors];
@@ -1449,13 +1649,13 @@ export type CancelRunResponses = {
     /**
      * The cancelled run.
      */
-    200: Run;
+    200: ApiRun;
 };
 
 export type CancelRunResponse = CancelRunResponses[keyof CancelRunResponses];
 
 export type SearchRunsData = {
-    body?: SearchRunsRequest;
+    body?: ApiSearchRunsRequest;
     path?: never;
     query?: never;
     url: '/v1/runs/search';
@@ -1465,26 +1665,26 @@ export type SearchRunsErrors = {
     /**
      * The request does not match the operation (`invalid_request`); every field problem is listed.
      */
-    400: ValidationError;
+    400: ApiValidationError;
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
-    413: Error;
+    413: ApiError;
     /**
      * The key made more than `rate_limit_per_minute` requests in the current minute.
      */
-    429: RateLimitError;
+    429: ApiRateLimitError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type SearchRunsError = SearchRunsErrors[keyof SearchRunsErrors];
@@ -1493,7 +1693,7 @@ export type SearchRunsResponses = {
     /**
      * A page of runs.
      */
-    201: RunPage;
+    201: ApiRunPage;
 };
 
 export type SearchRunsResponse = SearchRunsResponses[keyof SearchRunsResponses];
@@ -1509,18 +1709,18 @@ export type GetAccountErrors = {
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The key made more than `rate_limit_per_minute` requests in the current minute.
      */
-    429: RateLimitError;
+    429: ApiRateLimitError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type GetAccountError = GetAccountErrors[keyof GetAccountErrors];
@@ -1529,13 +1729,13 @@ export type GetAccountResponses = {
     /**
      * The account.
      */
-    200: Account;
+    200: ApiAccount;
 };
 
 export type GetAccountResponse = GetAccountResponses[keyof GetAccountResponses];
 
 export type PreviewPriceData = {
-    body: PricePreviewRequest;
+    body: ApiPricePreviewRequest;
     path?: never;
     query?: never;
     url: '/v1/pricing/preview';
@@ -1545,26 +1745,26 @@ export type PreviewPriceErrors = {
     /**
      * The request does not match the operation (`invalid_request`); every field problem is listed.
      */
-    400: ValidationError;
+    400: ApiValidationError;
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
-    413: Error;
+    413: ApiError;
     /**
      * The key made more than `rate_limit_per_minute` requests in the current minute.
      */
-    429: RateLimitError;
+    429: ApiRateLimitError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type PreviewPriceError = PreviewPriceErrors[keyof PreviewPriceErrors];
@@ -1573,7 +1773,7 @@ export type PreviewPriceResponses = {
     /**
      * The price.
      */
-    201: PricePreview;
+    201: ApiPricePreview;
 };
 
 export type PreviewPriceResponse = PreviewPriceResponses[keyof PreviewPriceResponses];
@@ -1589,18 +1789,18 @@ export type GetWebhookSecretErrors = {
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The key made more than `rate_limit_per_minute` requests in the current minute.
      */
-    429: RateLimitError;
+    429: ApiRateLimitError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type GetWebhookSecretError = GetWebhookSecretErrors[keyof GetWebhookSecretErrors];
@@ -1609,7 +1809,7 @@ export type GetWebhookSecretResponses = {
     /**
      * The secret.
      */
-    200: WebhookSecret;
+    200: ApiWebhookSecret;
 };
 
 export type GetWebhookSecretResponse = GetWebhookSecretResponses[keyof GetWebhookSecretResponses];
@@ -1642,15 +1842,15 @@ export type GetFileErrors = {
     /**
      * The signature does not match (`invalid_file_signature`) or the URL expired (`file_url_expired`).
      */
-    403: Error;
+    403: ApiError;
     /**
      * No such file, or it was deleted after its retention period (`file_not_found`).
      */
-    404: Error;
+    404: ApiError;
     /**
      * The range starts past the end of the file (`range_not_satisfiable`).
      */
-    416: Error;
+    416: ApiError;
 };
 
 export type GetFileError = GetFileErrors[keyof GetFileErrors];
@@ -1679,7 +1879,7 @@ export type GetHealthErrors = {
     /**
      * The process is shutting down.
      */
-    503: Health;
+    503: ApiHealth;
 };
 
 export type GetHealthError = GetHealthErrors[keyof GetHealthErrors];
@@ -1688,7 +1888,7 @@ export type GetHealthResponses = {
     /**
      * The process is alive.
      */
-    200: Health;
+    200: ApiHealth;
 };
 
 export type GetHealthResponse = GetHealthResponses[keyof GetHealthResponses];
@@ -1704,7 +1904,7 @@ export type GetReadinessErrors = {
     /**
      * Not ready; `checks` names what failed.
      */
-    503: Health;
+    503: ApiHealth;
 };
 
 export type GetReadinessError = GetReadinessErrors[keyof GetReadinessErrors];
@@ -1713,13 +1913,13 @@ export type GetReadinessResponses = {
     /**
      * Ready.
      */
-    200: Health;
+    200: ApiHealth;
 };
 
 export type GetReadinessResponse = GetReadinessResponses[keyof GetReadinessResponses];
 
 export type CreateOrganizationData = {
-    body: CreateOrganizationRequest;
+    body: ApiCreateOrganizationRequest;
     path?: never;
     query?: never;
     url: '/admin/v1/organizations';
@@ -1729,26 +1929,26 @@ export type CreateOrganizationErrors = {
     /**
      * The request does not match the operation (`invalid_request`); every field problem is listed.
      */
-    400: ValidationError;
+    400: ApiValidationError;
     /**
      * Missing or wrong admin token (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
      */
-    403: Error;
+    403: ApiError;
     /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
-    413: Error;
+    413: ApiError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type CreateOrganizationError = CreateOrganizationErrors[keyof CreateOrganizationErrors];
@@ -1757,7 +1957,7 @@ export type CreateOrganizationResponses = {
     /**
      * The new organization.
      */
-    201: Organization;
+    201: ApiOrganization;
 };
 
 export type CreateOrganizationResponse = CreateOrganizationResponses[keyof CreateOrganizationResponses];
@@ -1775,22 +1975,22 @@ export type GetOrganizationErrors = {
     /**
      * Missing or wrong admin token (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
      */
-    403: Error;
+    403: ApiError;
     /**
      * No such organization (`organization_not_found`).
      */
-    404: Error;
+    404: ApiError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type GetOrganizationError = GetOrganizationErrors[keyof GetOrganizationErrors];
@@ -1799,13 +1999,13 @@ export type GetOrganizationResponses = {
     /**
      * The organization.
      */
-    200: Organization;
+    200: ApiOrganization;
 };
 
 export type GetOrganizationResponse = GetOrganizationResponses[keyof GetOrganizationResponses];
 
 export type CreateApiKeyData = {
-    body?: CreateApiKeyRequest;
+    body?: ApiCreateApiKeyRequest;
     path: {
         organization_id: string;
     };
@@ -1817,30 +2017,30 @@ export type CreateApiKeyErrors = {
     /**
      * The request does not match the operation (`invalid_request`); every field problem is listed.
      */
-    400: ValidationError;
+    400: ApiValidationError;
     /**
      * Missing or wrong admin token (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
      */
-    403: Error;
+    403: ApiError;
     /**
      * No such organization (`organization_not_found`).
      */
-    404: Error;
+    404: ApiError;
     /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
-    413: Error;
+    413: ApiError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type CreateApiKeyError = CreateApiKeyErrors[keyof CreateApiKeyErrors];
@@ -1849,13 +2049,13 @@ export type CreateApiKeyResponses = {
     /**
      * The new key with its secret.
      */
-    201: CreatedApiKey;
+    201: ApiCreatedApiKey;
 };
 
 export type CreateApiKeyResponse = CreateApiKeyResponses[keyof CreateApiKeyResponses];
 
 export type CreateTopUpData = {
-    body: CreateTopUpRequest;
+    body: ApiCreateTopUpRequest;
     path: {
         organization_id: string;
     };
@@ -1867,30 +2067,30 @@ export type CreateTopUpErrors = {
     /**
      * The request does not match the operation (`invalid_request`); every field problem is listed.
      */
-    400: ValidationError;
+    400: ApiValidationError;
     /**
      * Missing or wrong admin token (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
      */
-    403: Error;
+    403: ApiError;
     /**
      * No such organization (`organization_not_found`).
      */
-    404: Error;
+    404: ApiError;
     /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
-    413: Error;
+    413: ApiError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type CreateTopUpError = CreateTopUpErrors[keyof CreateTopUpErrors];
@@ -1899,7 +2099,7 @@ export type CreateTopUpResponses = {
     /**
      * The top-up and the organization's wallet and tier after it.
      */
-    201: TopUp;
+    201: ApiTopUp;
 };
 
 export type CreateTopUpResponse = CreateTopUpResponses[keyof CreateTopUpResponses];
@@ -1917,22 +2117,22 @@ export type RevokeApiKeyErrors = {
     /**
      * Missing or wrong admin token (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
      */
-    403: Error;
+    403: ApiError;
     /**
      * No such API key (`api_key_not_found`).
      */
-    404: Error;
+    404: ApiError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type RevokeApiKeyError = RevokeApiKeyErrors[keyof RevokeApiKeyErrors];
@@ -1941,13 +2141,13 @@ export type RevokeApiKeyResponses = {
     /**
      * The revoked key.
      */
-    200: ApiKey;
+    200: ApiApiKey;
 };
 
 export type RevokeApiKeyResponse = RevokeApiKeyResponses[keyof RevokeApiKeyResponses];
 
 export type UpdateApiKeyData = {
-    body: UpdateApiKeyRequest;
+    body: ApiUpdateApiKeyRequest;
     path: {
         api_key_id: string;
     };
@@ -1959,30 +2159,30 @@ export type UpdateApiKeyErrors = {
     /**
      * The request does not match the operation (`invalid_request`); every field problem is listed.
      */
-    400: ValidationError;
+    400: ApiValidationError;
     /**
      * Missing or wrong admin token (`unauthorized`).
      */
-    401: Error;
+    401: ApiError;
     /**
      * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
      */
-    403: Error;
+    403: ApiError;
     /**
      * No such API key (`api_key_not_found`).
      */
-    404: Error;
+    404: ApiError;
     /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
-    413: Error;
+    413: ApiError;
     /**
      * The service lost its database connection for a moment (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
      */
-    503: Error;
+    503: ApiError;
 };
 
 export type UpdateApiKeyError = UpdateApiKeyErrors[keyof UpdateApiKeyErrors];
@@ -1991,12 +2191,12 @@ export type UpdateApiKeyResponses = {
     /**
      * The key as it now stands.
      */
-    200: ApiKey;
+    200: ApiApiKey;
 };
 
 export type UpdateApiKeyResponse = UpdateApiKeyResponses[keyof UpdateApiKeyResponses];
 
-export type RunTerminalWebhookWebhookPayload = WebhookEvent;
+export type RunTerminalWebhookWebhookPayload = ApiWebhookEvent;
 
 export type RunTerminalWebhookWebhookRequest = {
     body: RunTerminalWebhookWebhookPayload;

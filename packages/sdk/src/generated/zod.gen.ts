@@ -455,6 +455,68 @@ export const zSubmitRunRequest = z.object({
 });
 
 /**
+ * ModelLimits
+ *
+ * What a model accepts beyond its input schema; reference files are checked once downloaded.
+ */
+export const zModelLimits = z.object({
+    max_duration_seconds: z.int().gte(1),
+    max_total_references: z.int().gte(1).nullable(),
+    references: z.array(z.object({
+        kind: z.string(),
+        field: z.string(),
+        formats: z.array(z.string()),
+        max_bytes: z.int().optional(),
+        min_seconds: z.number().optional(),
+        max_seconds: z.number().optional(),
+        max_total_seconds: z.number().optional()
+    }))
+});
+
+/**
+ * ModelPricing
+ *
+ * Per-second prices. A run reserves the price of the requested seconds at admission and is charged
+ * for the seconds delivered; `POST /v1/pricing/preview` prices one input exactly.
+ *
+ */
+export const zModelPricing = z.object({
+    currency: z.enum(['usd']),
+    unit: z.enum(['second']),
+    tiers: z.array(z.object({
+        tier: z.string(),
+        when: z.record(z.string(), z.unknown()),
+        usd_per_second: zMoney
+    }))
+});
+
+/**
+ * Model
+ *
+ * A model refvid serves: what to send it (`input_schema`), what it accepts beyond the schema
+ * (`limits`) and what it costs (`pricing`). Submit runs to `run_path`.
+ *
+ */
+export const zModel = z.object({
+    slug: zModelSlug,
+    name: z.string(),
+    summary: z.string(),
+    run_path: z.string(),
+    input_schema: z.record(z.string(), z.unknown()),
+    limits: zModelLimits,
+    pricing: zModelPricing
+});
+
+/**
+ * ModelList
+ *
+ * Every model this server serves.
+ */
+export const zModelList = z.object({
+    data: z.array(zModel)
+});
+
+/**
  * SearchRunsRequest
  *
  * Filters and paging for run search. All filters are optional and combine with AND. Results are
@@ -838,6 +900,22 @@ export const zSubmitRunPath = z.object({
  * The run was admitted (see the model's own submit operation).
  */
 export const zSubmitRunResponse = zRun;
+
+/**
+ * The models.
+ */
+export const zListModelsResponse = zModelList;
+
+export const zGetModelPath = z.object({
+    lab: z.string(),
+    model: z.string(),
+    category: z.string()
+});
+
+/**
+ * The model.
+ */
+export const zGetModelResponse = zModel;
 
 export const zGetRunPath = z.object({
     run_id: z.string().min(1).max(100)

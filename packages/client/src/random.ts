@@ -1,0 +1,15 @@
+/** Random ids from Web Crypto, which every supported runtime has as `globalThis.crypto`. */
+
+/**
+ * A random (version 4) UUID. `crypto.randomUUID` exists only in secure contexts in browsers
+ * (https or localhost), so a page served over plain http builds one from `getRandomValues`.
+ */
+export function randomUuid(): string {
+  const { crypto } = globalThis;
+  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40; // version 4
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80; // RFC 9562 variant
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

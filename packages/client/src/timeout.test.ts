@@ -1,0 +1,124 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { API_KEY, FAST_RETRY, makeRun, sendJson, startServer } from "../test/server.js";
+import { createRefvidClient } from "./client.js";
+import { RequestTimeoutError } from "./errors.js";
+import type { RetryEvent } from "./retry.js";
+
+const NO_RETRY = { maxRetries: 0 };
+/** A handler that never answers (the test server closes the connection when the test ends). */
+const silent = () => undefined;
+
+describe("timeoutMs", () => {
+  it("fails a request that gets no answer in time with RequestTimeoutError", async () => {
+    const server = await startServer(silent);
+    const client = createRefvidClient({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      retry: NO_RETRY,
+      timeoutMs: 50,
+    });
+    const started = performance.now();
+    const error = await client.getRun("run_1").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RequestTimeoutError);
+    expect(error).toMatchObject({ name: "RequestTimeoutError", timeoutMs: 50 });
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("bounds each attempt, retrying one that timed out", async () => {
+    const server = await startServer((_req, res, i) => {
+      if (i > 0) sendJson(res, 200, makeRun({ status: "processing" }));
+    });
+    const retried: RetryEvent[] = [];
+    const client = createRefvidClient({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      retry: { ...FAST_RETRY, onRetry: (event) => retried.push(event) },
+      timeoutMs: 50,
+    });
+    await expect(client.getRun("run_1")).resolves.toMatchObject({ status: "processing" });
+    expect(server.requests).toHaveLength(2);
+    expect(retried).toHaveLength(1);
+    expect(retried[0]?.error).toBeInstanceOf(RequestTimeoutError);
+  });
+
+  it("covers the response body too", async () => {
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"run_id":'); // and never the rest
+    });
+    const client = createRefvidClient({ baseUrl: server.baseUrl, apiKey: API_KEY, retry: NO_RETRY });
+    const error = await client.getRun("run_1", { timeoutMs: 50 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RequestTimeoutError);
+  });
+
+  it("takes a call's own timeoutMs over the client's", async () => {
+    const server = await startServer(silent);
+    const client = createRefvidClient({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      retry: NO_RETRY,
+      timeoutMs: 0,
+    });
+    await expect(client.getAccount({ timeoutMs: 40 })).rejects.toMatchObject({ timeoutMs: 40 });
+    await expect(client.searchRuns({}, { timeoutMs: 30 })).rejects.toMatchObject({ timeoutMs: 30 });
+  });
+
+  it("applies to the raw openapi-fetch client", async () => {
+    const server = await startServer(silent);
+    const client = createRefvidClient({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      retry: NO_RETRY,
+      timeoutMs: 50,
+    });
+    await expect(client.api.GET("/v1/account")).rejects.toBeInstanceOf(RequestTimeoutError);
+  });
+
+  it("keeps the caller's abort distinct from a timeout: the call rejects with the signal's reason", async () => {
+    const server = await startServer(silent);
+    const client = createRefvidClient({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      retry: FAST_RETRY,
+      timeoutMs: 5000,
+    });
+    const controller = new AbortController();
+    const pending = client.getRun("run_1", { signal: controller.signal });
+    const reason = new Error("user navigated away");
+    setTimeout(() => controller.abort(reason), 20);
+    await expect(pending).rejects.toBe(reason);
+    // A caller's deadline is the caller's abort too, even though it is a `TimeoutError` DOMException.
+    const deadline = await client
+      .getRun("run_1", { signal: AbortSignal.timeout(20) })
+      .catch((e: unknown) => e);
+    expect(deadline).not.toBeInstanceOf(RequestTimeoutError);
+    expect(deadline).toMatchObject({ name: "TimeoutError" });
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it("still fires while the garbage collector runs, for a pending request and a pending body", async () => {
+    // undici holds a Request's signal wiring weakly: collected, a timeout would never arrive.
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const collecting = setInterval(gc, 5);
+    onTestFinished(() => clearInterval(collecting));
+    const server = await startServer((req, res) => {
+      if (req.url.endsWith("/run_body")) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write("{");
+      }
+    });
+    const client = createRefvidClient({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      retry: NO_RETRY,
+      timeoutMs: 100,
+    });
+    for (const runId of ["run_silent", "run_body"]) {
+      await expect(client.getRun(runId)).rejects.toBeInstanceOf(RequestTimeoutError);
+    }
+  });
+});
