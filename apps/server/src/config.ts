@@ -44,6 +44,8 @@ export interface Config {
   headersTimeoutMs: number;
   /** Open connections the HTTP server takes at once; more are closed as they arrive. */
   maxConnections: number;
+  /** REFVID_MAX_STREAMS_PER_KEY: run event streams one key may hold open in this process. */
+  maxStreamsPerKey: number;
 }
 
 /** What one process does: serve the API, run the worker side (worker, sweeper, webhooks), or both. */
@@ -109,6 +111,7 @@ const schema = z.object({
   REFVID_REQUEST_TIMEOUT_MS: int(1).default(30_000),
   REFVID_HEADERS_TIMEOUT_MS: int(1).default(10_000),
   REFVID_MAX_CONNECTIONS: int(1).default(1000),
+  REFVID_MAX_STREAMS_PER_KEY: int(1).default(20),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().optional(),
 });
@@ -153,6 +156,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     requestTimeoutMs: e.REFVID_REQUEST_TIMEOUT_MS,
     headersTimeoutMs: e.REFVID_HEADERS_TIMEOUT_MS,
     maxConnections: e.REFVID_MAX_CONNECTIONS,
+    maxStreamsPerKey: e.REFVID_MAX_STREAMS_PER_KEY,
   };
 }
 

@@ -105,6 +105,9 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
           case "ended":
             deps.events.runEndedElsewhere(event.runId);
             break;
+          case "changed":
+            for (const runId of event.runIds) deps.events.runChanged(runId);
+            break;
           case "subscription":
             listen = event.state;
             if (event.state === "reconnecting") {

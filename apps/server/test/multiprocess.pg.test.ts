@@ -8,6 +8,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, startReceiver } from "./harness.js";
 import { type Fleet, fleet, type RefvidProcess, walletInSql } from "./processes.js";
+import { stream } from "./sse.js";
 
 const SUBMIT = "/v1/run/lab-d/model-d/reference-to-video";
 const input = (prompt: string) => ({ prompt, image_urls: ["https://example.com/a.png"], duration: "4s" });
@@ -137,6 +138,20 @@ describe("two API and two worker processes on one database", () => {
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ status: "succeeded", billing: { amount: "0.284" } });
     expect(Date.now() - started).toBeLessThan(10_000);
+  }, 30_000);
+
+  it("streams a run's start, progress and end to an API process from a worker process", async () => {
+    const t = await tenant(1, 5);
+    const res = await submit(api[0] as RefvidProcess, t.keys[0] as string, {
+      input: input("streamed [simulate:delay=1500]"),
+    });
+    const { events } = await stream((api[1] as RefvidProcess).url, t.keys[0] as string, res.body.run_id);
+    const states = events.map((e) => e.data.status as string);
+    expect(states.at(-1)).toBe("succeeded");
+    expect(events.at(-1)?.event).toBe("done");
+    // The worker process's progress reached the stream on the other API process.
+    const progress = events.filter((e) => e.data.status === "processing" && e.data.progress > 0);
+    expect(progress.length).toBeGreaterThan(1);
   }, 30_000);
 
   it("delivers each webhook exactly once with two dispatchers running", async () => {

@@ -42,3 +42,16 @@ export class WorkerOnlyError extends HttpError {
     super("This process runs the worker side only (REFVID_ROLE=worker).");
   }
 }
+
+/** A key holds REFVID_MAX_STREAMS_PER_KEY run event streams open already. */
+export class TooManyStreamsError extends HttpError {
+  readonly status = 429;
+  readonly type = "too_many_streams";
+  constructor(limit: number) {
+    super(
+      `This API key already holds ${limit} open run event streams, the most allowed. ` +
+        "Close one, or poll GET /v1/runs/{run_id} instead.",
+    );
+    this.headers["Retry-After"] = "5";
+  }
+}

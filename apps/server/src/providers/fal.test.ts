@@ -143,7 +143,7 @@ describeProviderContract(
 
 describe("FalProvider: one request, end to end", () => {
   it("submits the mapped input once, records the request before it finishes, reports progress, and brings home the video", async () => {
-    fal.knobs.latencyMs = 200;
+    fal.knobs.latencyMs = 500; // long enough for several status polls, even on a busy machine
     const submits = fal.stats.submits;
     const events: string[] = [];
     const { ctx, progress, recorded } = context({ deadlineInMs: 10_000 });
@@ -384,7 +384,8 @@ describe("FalProvider: retries and deadlines", () => {
       .run(await job(), ctx)
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(VendorError);
-    expect((error as Error).message).toMatch(/did not finish by the run's deadline/);
+    // Either the deadline found the request running, or it cut the status call in flight (on a busy machine).
+    expect((error as Error).message).toMatch(/did not finish by the run's deadline|no answer in time/);
     expect(onlyJob(recorded[0])).toMatchObject({ cancelled: true, cancelledIn: "IN_PROGRESS" });
   });
 });

@@ -16,6 +16,16 @@ export class RunEvents {
     this.emitter.emit("queued");
   }
 
+  /** The run started, or its progress moved: its event streams send it on. */
+  runChanged(runId: string): void {
+    this.emitter.emit(`changed:${runId}`);
+  }
+
+  onRunChanged(runId: string, listener: () => void): () => void {
+    this.emitter.on(`changed:${runId}`, listener);
+    return () => this.emitter.off(`changed:${runId}`, listener);
+  }
+
   runEnded(runId: string): void {
     this.emitter.emit(`ended:${runId}`);
     this.emitter.emit("ended");

@@ -102,7 +102,10 @@ export class Worker {
       if (runs.length === 0) return;
       // Claimed while stopping: leave them; their leases expire and they return to the queue.
       if (this.stopped) return;
-      for (const run of runs) this.track(run);
+      for (const run of runs) {
+        this.deps.events.runChanged(run.id); // its event streams say it started
+        this.track(run);
+      }
     }
   }
 
@@ -259,7 +262,10 @@ export class Worker {
     const onProgress = (fraction: number) => {
       if (!(fraction - lastProgress >= 0.05)) return;
       lastProgress = fraction;
-      void deps.store.setProgress(run.id, Math.round(Math.min(fraction, 1) * 100) / 100).catch(() => {});
+      void deps.store
+        .setProgress(run.id, Math.round(Math.min(fraction, 1) * 100) / 100)
+        .then(() => deps.events.runChanged(run.id))
+        .catch(() => {});
     };
     let result: ProviderResult | undefined;
     for (let i = Math.max(resumeAt, 0); i < routes.length && !result; i++) {

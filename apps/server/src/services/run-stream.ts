@@ -1,0 +1,124 @@
+/**
+ * `GET /v1/runs/{run_id}/events`: a run's changes as server-sent events. The stream sends the run
+ * as it stands, then an `event: run` on each change of status or progress (at most one per
+ * THROTTLE_MS), and ends with an `event: done` holding the terminal run. Changes come from the
+ * run events this process hears (its own worker, or other processes through the store's
+ * subscription), with the store read again as a backstop, so a missed event costs latency only.
+ *
+ * Each event's id is the state it shows (`processing:0.45`): a client that reconnects with
+ * `Last-Event-ID` is sent the run again only if it changed meanwhile.
+ */
+import type { Run } from "@refvid/api-types";
+import { isTerminal } from "@refvid/core";
+import type { Request, Response } from "express";
+import type { CancelTimer } from "../clock.js";
+import type { AppDeps } from "../deps.js";
+import { TooManyStreamsError } from "../http/http-errors.js";
+import { getRun } from "./get-run.js";
+import type { Caller } from "./request-context.js";
+import { isConnectionLost } from "./store-errors.js";
+
+export const THROTTLE_MS = 250;
+export const HEARTBEAT_MS = 15_000;
+/** The backstop read of the store: from THROTTLE_MS, doubling up to this while nothing wakes it. */
+const BACKSTOP_MAX_MS = 5_000;
+
+/** Open streams per API key in this process, held to a cap. */
+export class StreamSlots {
+  private readonly open = new Map<string, number>();
+  constructor(private readonly max: number) {}
+
+  /** Takes a slot for `apiKeyId`, or throws the 429. Returns the release. */
+  take(apiKeyId: string): () => void {
+    const held = this.open.get(apiKeyId) ?? 0;
+    if (held >= this.max) throw new TooManyStreamsError(this.max);
+    this.open.set(apiKeyId, held + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.open.get(apiKeyId) ?? 1) - 1;
+      if (left > 0) this.open.set(apiKeyId, left);
+      else this.open.delete(apiKeyId);
+    };
+  }
+}
+
+export const eventIdOf = (run: Pick<Run, "status" | "progress">) => `${run.status}:${run.progress ?? ""}`;
+
+/** Serves one stream until the run ends, the client goes, or the process shuts down. */
+export async function streamRunEvents(
+  deps: AppDeps,
+  caller: Caller,
+  runId: string,
+  req: Request,
+  res: Response,
+  { slots, shutdown }: { slots: StreamSlots; shutdown: AbortSignal },
+): Promise<void> {
+  const first = await getRun(deps, caller, runId); // a 404 before any byte of the stream
+  const release = slots.take(caller.apiKey.id);
+  const closed = new AbortController();
+  const stop = () => closed.abort();
+  res.on("close", stop);
+  shutdown.addEventListener("abort", stop, { once: true });
+
+  let wake: () => void = () => {};
+  const woken = () => wake();
+  const unsubscribe = [deps.events.onRunChanged(runId, woken), deps.events.onRunEnded(runId, woken)];
+  let cancelHeartbeat: CancelTimer = () => {};
+  const heartbeat = () => {
+    res.write(": keep-alive\n\n");
+    cancelHeartbeat = deps.scheduler.setTimeout(heartbeat, HEARTBEAT_MS);
+  };
+  try {
+    res.writeHead(200, {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-cache, no-transform",
+      "X-Accel-Buffering": "no",
+    });
+    res.flushHeaders();
+    cancelHeartbeat = deps.scheduler.setTimeout(heartbeat, HEARTBEAT_MS);
+
+    let lastId = req.get("last-event-id") ?? null;
+    let sentAt = Number.NEGATIVE_INFINITY;
+    let run: Run | undefined = first;
+    for (let delay = THROTTLE_MS; !closed.signal.aborted; ) {
+      if (run && (eventIdOf(run) !== lastId || isTerminal(run.status))) {
+        const done = isTerminal(run.status);
+        lastId = eventIdOf(run);
+        res.write(`id: ${lastId}\nevent: ${done ? "done" : "run"}\ndata: ${JSON.stringify(run)}\n\n`);
+        sentAt = deps.clock.now().getTime();
+        delay = THROTTLE_MS;
+        if (done) break;
+      }
+      // Wait for a wake-up or the backstop, and never send again within THROTTLE_MS.
+      await new Promise<void>((resolve) => {
+        const cancel = deps.scheduler.setTimeout(() => finish(), delay);
+        const finish = () => {
+          cancel();
+          wake = () => {};
+          closed.signal.removeEventListener("abort", finish);
+          resolve();
+        };
+        wake = finish;
+        closed.signal.addEventListener("abort", finish, { once: true });
+      });
+      const sinceSent = deps.clock.now().getTime() - sentAt;
+      if (sinceSent < THROTTLE_MS && !closed.signal.aborted) {
+        await new Promise<void>((resolve) => deps.scheduler.setTimeout(resolve, THROTTLE_MS - sinceSent));
+      }
+      if (closed.signal.aborted) break;
+      delay = Math.min(delay * 2, BACKSTOP_MAX_MS);
+      run = await getRun(deps, caller, runId).catch((err: unknown) => {
+        if (!isConnectionLost(err)) throw err;
+        return undefined; // read again at the next wake-up or backstop
+      });
+    }
+  } finally {
+    cancelHeartbeat();
+    for (const off of unsubscribe) off();
+    shutdown.removeEventListener("abort", stop);
+    release();
+    if (!res.writableEnded) res.end();
+  }
+}
