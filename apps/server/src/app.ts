@@ -22,6 +22,7 @@ import { readJsonBody } from "./http/request-body.js";
 import { requestLog } from "./http/request-log.js";
 import { runsRouter } from "./http/runs-routes.js";
 import { refuseUnstorableText } from "./http/text-guard.js";
+import { webhooksRouter } from "./http/webhooks-routes.js";
 
 export interface AppOptions {
   /** False in a worker-only process: it answers the health probes and nothing else. */
@@ -95,6 +96,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
       ignorePaths: /^\/(healthz|readyz|docs)/,
     }),
   );
+  app.use(webhooksRouter(deps));
   app.use(runsRouter(deps, shutdown));
   app.use(adminRouter(deps));
   app.use((req, _res, next) => next(new RouteNotFoundError(req.method, req.path)));

@@ -128,6 +128,7 @@ function expectReport(report: ConsumerReport) {
   expect(report.run).toMatchObject({ status: "succeeded", amount: "0.284" });
   expect(report.run.videoUrl).toMatch(/\/v1\/files\//);
   expect(report.failure).toBe("RunFailedError failed");
+  expect(report.streamed.at(-1)).toBe("succeeded");
   expect(report.listed).toHaveLength(3);
   expect(new Set(report.listed).size).toBe(3);
   expect(report.webhook).toEqual({ type: "run.succeeded", runId: report.run.id });
@@ -204,12 +205,14 @@ describe("the packed client in a browser", () => {
       "/__consumer/client/": join(modules, "@refvid/client/dist/"),
       "/__consumer/api-types/": join(modules, "@refvid/api-types/dist/"),
       "/__consumer/openapi-fetch.js": join(modules, "openapi-fetch/dist/index.mjs"),
+      "/__consumer/eventsource-parser.js": join(modules, "eventsource-parser/dist/index.js"),
     };
     const importMap = {
       imports: {
         "@refvid/client": "/__consumer/client/index.js",
         "@refvid/api-types": "/__consumer/api-types/index.js",
         "openapi-fetch": "/__consumer/openapi-fetch.js",
+        "eventsource-parser": "/__consumer/eventsource-parser.js",
       },
     };
     // The page and the installed modules are served on refvid's own origin, so the client's calls

@@ -54,6 +54,16 @@ export interface Model extends Schema<"Model"> {}
 export interface ModelList extends Schema<"ModelList"> {
   data: Model[];
 }
+/** One webhook event of a run and every attempt to deliver it (`GET /v1/webhooks/deliveries`). */
+export interface WebhookDelivery extends Schema<"WebhookDelivery"> {
+  attempts: WebhookDeliveryAttempt[];
+}
+/** One attempt to deliver a webhook: when, the receiver's status or the error, how long. */
+export interface WebhookDeliveryAttempt extends Schema<"WebhookDeliveryAttempt"> {}
+/** One page of the webhook delivery log, newest first. */
+export interface WebhookDeliveryPage extends Schema<"WebhookDeliveryPage"> {
+  data: WebhookDelivery[];
+}
 /** The organization's webhook signing secret. */
 export interface WebhookSecret extends Schema<"WebhookSecret"> {}
 /** Input of `lab-a/model-a/reference-to-video`. */

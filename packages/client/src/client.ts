@@ -15,6 +15,8 @@ import type {
   Run,
   RunPage,
   SearchRunsRequest,
+  WebhookDelivery,
+  WebhookDeliveryPage,
   WebhookSecret,
 } from "@refvid/api-types";
 import createClient, { type Client } from "openapi-fetch";
@@ -30,6 +32,7 @@ import {
 } from "./pagination.js";
 import { randomUuid } from "./random.js";
 import { createRetryingFetch, type RetryOptions } from "./retry.js";
+import { type ConnectStream, type StreamOptions, streamRun, waitByStream } from "./stream.js";
 import { type WaitOptions, waitForRun } from "./wait.js";
 
 /** The raw openapi-fetch client, typed by the refvid OpenAPI document. */
@@ -95,6 +98,12 @@ export interface RunOptions extends Omit<SubmitOptions, "timeoutMs">, WaitOption
    * newer than this client, which it cannot know to be a failure.
    */
   throwOnFailure?: boolean;
+  /**
+   * Called with the run as it stands, on each change of status or progress, and at its end. With
+   * it, `run()` follows the run's live event stream (polling a server that has none) instead of
+   * polling.
+   */
+  onProgress?: (run: Run) => void;
 }
 
 /**
@@ -129,6 +138,26 @@ export interface RefvidClient {
   getModel(slug: string, options?: RequestOptions): ApiPromise<Model>;
   /** The organization's webhook signing secret (`whsec_…`), for {@link verifyWebhook}. */
   getWebhookSecret(options?: RequestOptions): ApiPromise<WebhookSecret>;
+  /**
+   * A new signing secret. The previous one keeps signing beside it for 24 h (a second `v1,`
+   * signature), so receivers can switch without missing a delivery.
+   */
+  rotateWebhookSecret(options?: RequestOptions): ApiPromise<WebhookSecret>;
+  /** One page of the webhook delivery log, newest first, with every attempt of each delivery. */
+  listWebhookDeliveries(
+    filters?: { run_id?: string; state?: WebhookDelivery["state"]; limit?: number; cursor?: string },
+    options?: RequestOptions,
+  ): ApiPromise<WebhookDeliveryPage>;
+  /** One delivery (`msg_…`) and its attempts. */
+  getWebhookDelivery(deliveryId: string, options?: RequestOptions): ApiPromise<WebhookDelivery>;
+  /** Sends the delivery once more now: the same `webhook-id` and body, freshly signed. */
+  redeliverWebhook(deliveryId: string, options?: RequestOptions): ApiPromise<WebhookDelivery>;
+  /**
+   * Follows the run live over its event stream: yields the run as it stands, each change of
+   * status or progress, and the terminal run, then ends. Falls back to polling on a server
+   * without the stream; resumes a dropped connection.
+   */
+  streamRun(runId: string, options?: StreamOptions): AsyncGenerator<Run, void, undefined>;
   /** Polls the run until it is terminal and returns it, whatever its status; see {@link WaitOptions}. */
   waitForRun(runId: string, options?: WaitOptions): Promise<Run>;
   /**
@@ -289,6 +318,20 @@ export function createRefvidClient(options: RefvidClientOptions = {}): RefvidCli
   const wait = (runId: string, waitOptions: WaitOptions = {}, initial?: Run): Promise<Run> =>
     waitForRun((id, signal) => getRun(id, { signal }), runId, waitOptions, initial);
 
+  /** Opens a run's event stream; a stream has no per-request timeout (it lasts as long as the run). */
+  const connectStream: ConnectStream = async (runId, lastEventId, signal) => {
+    const { response, error } = await api.GET("/v1/runs/{run_id}/events", {
+      params: { path: { run_id: runId }, header: lastEventId ? { "Last-Event-ID": lastEventId } : {} },
+      headers: { Accept: "text/event-stream" },
+      parseAs: "stream",
+      signal,
+      fetch: (request: Request) => retryingFetch(request, { timeoutMs: 0 }),
+    });
+    if (!response.ok) throw errorFromResponse(response, error);
+    return response;
+  };
+  const fetchRun = (id: string, signal: AbortSignal | undefined) => getRun(id, { signal });
+
   return {
     api,
     submit,
@@ -326,11 +369,40 @@ export function createRefvidClient(options: RefvidClientOptions = {}): RefvidCli
     },
     getWebhookSecret: (requestOptions = {}) =>
       call<WebhookSecret>((init) => api.GET("/v1/webhooks/secret", init), requestOptions),
+    rotateWebhookSecret: (requestOptions = {}) =>
+      call<WebhookSecret>((init) => api.POST("/v1/webhooks/secret/rotate", init), requestOptions),
+    listWebhookDeliveries: (filters = {}, requestOptions = {}) =>
+      call<WebhookDeliveryPage>(
+        (init) => api.GET("/v1/webhooks/deliveries", { params: { query: filters }, ...init }),
+        requestOptions,
+      ),
+    getWebhookDelivery: (deliveryId, requestOptions = {}) =>
+      call<WebhookDelivery>(
+        (init) =>
+          api.GET("/v1/webhooks/deliveries/{delivery_id}", {
+            params: { path: { delivery_id: deliveryId } },
+            ...init,
+          }),
+        requestOptions,
+      ),
+    redeliverWebhook: (deliveryId, requestOptions = {}) =>
+      call<WebhookDelivery>(
+        (init) =>
+          api.POST("/v1/webhooks/deliveries/{delivery_id}/redeliver", {
+            params: { path: { delivery_id: deliveryId } },
+            ...init,
+          }),
+        requestOptions,
+      ),
+    streamRun: (runId, streamOptions) => streamRun(connectStream, fetchRun, runId, streamOptions),
     waitForRun: (runId, waitOptions) => wait(runId, waitOptions),
     run: async (slug, input, runOptions = {}) => {
       // `timeoutMs` is the wait's deadline here; the submit keeps the client's request timeout.
       const submitted = await submit(slug, input, { ...runOptions, timeoutMs: undefined });
-      const run = await wait(submitted.run_id, runOptions, submitted);
+      const { onProgress } = runOptions;
+      const run = onProgress
+        ? await waitByStream(connectStream, fetchRun, submitted.run_id, { ...runOptions, onProgress })
+        : await wait(submitted.run_id, runOptions, submitted);
       const failed = run.status === "failed" || run.status === "timeout";
       if (failed && (runOptions.throwOnFailure ?? true)) throw new RunFailedError(run);
       return run;

@@ -24,6 +24,9 @@ export type {
   RunStatus,
   SearchRunsRequest,
   Video,
+  WebhookDelivery,
+  WebhookDeliveryAttempt,
+  WebhookDeliveryPage,
   WebhookEvent,
   WebhookSecret,
 } from "@refvid/api-types";
@@ -56,6 +59,7 @@ export {
 export type { PaginationOptions, RunFilters } from "./pagination.js";
 export { DEFAULT_RETRY_OPTIONS, type RetryEvent, type RetryOptions } from "./retry.js";
 export { parseRetryAfter } from "./retry-after.js";
+export type { StreamOptions } from "./stream.js";
 export { isTerminal, type WaitOptions } from "./wait.js";
 export {
   type SignWebhookOptions,

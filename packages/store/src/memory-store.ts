@@ -60,6 +60,7 @@ export class MemoryStore implements Store {
       inFlight: 0,
       testInFlight: 0,
       webhookSecret: input.webhookSecret,
+      previousWebhookSecret: null,
     };
     this.organizations.set(org.id, org);
     return copy(org);
@@ -124,6 +125,18 @@ export class MemoryStore implements Store {
     const apiKey = id ? this.apiKeys.get(id) : undefined;
     const organization = apiKey ? this.organizations.get(apiKey.organizationId) : undefined;
     return apiKey && organization ? { apiKey: copy(apiKey), organization: copy(organization) } : null;
+  }
+
+  async rotateWebhookSecret({
+    organizationId,
+    secret,
+    previousExpiresAt,
+  }: Parameters<T.Store["rotateWebhookSecret"]>[0]) {
+    const org = this.organizations.get(organizationId);
+    if (!org) return null;
+    org.previousWebhookSecret = { secret: org.webhookSecret, expiresAt: previousExpiresAt };
+    org.webhookSecret = secret;
+    return copy(org);
   }
 
   async countRequest(apiKeyId: string, limit: number, now: Date) {
@@ -333,6 +346,18 @@ export class MemoryStore implements Store {
 
   async listWebhookDeliveries(runId: string) {
     return this.outbox.list(runId).map(copy);
+  }
+
+  async searchWebhookDeliveries(search: T.WebhookDeliverySearch) {
+    return this.outbox.search(search);
+  }
+
+  async getWebhookDelivery(organizationId: string, id: string) {
+    return this.outbox.get(organizationId, id);
+  }
+
+  async redeliverWebhook(input: Parameters<T.Store["redeliverWebhook"]>[0]) {
+    return this.outbox.redeliver(input);
   }
 
   /** The run, when it is processing under this worker's lease. */

@@ -19,6 +19,8 @@ import type {
   UpstreamRecord,
   WebhookAttemptResult,
   WebhookDelivery,
+  WebhookDeliveryLog,
+  WebhookDeliverySearch,
 } from "./types.js";
 
 /** Organizations, their keys and wallets (the admin API and authentication). */
@@ -51,6 +53,16 @@ export interface AccountStore {
   findApiKeyByHash(
     keyHash: string,
   ): Promise<{ apiKey: ApiKeyRecord; organization: OrganizationRecord } | null>;
+  /**
+   * Makes `secret` the organization's webhook secret; the one it replaces becomes the previous
+   * secret until `previousExpiresAt` (an earlier previous one is dropped). Null when there is no
+   * such organization.
+   */
+  rotateWebhookSecret(input: {
+    organizationId: string;
+    secret: string;
+    previousExpiresAt: Date;
+  }): Promise<OrganizationRecord | null>;
 }
 
 /** The per-key rate limit. */
@@ -134,11 +146,27 @@ export interface RunStore {
   }): Promise<{ requeued: string[]; exhausted: RunRecord[] }>;
 }
 
-/** The webhook outbox, written with each terminal transition. */
+/** The webhook outbox, written with each terminal transition, and its delivery log. */
 export interface OutboxStore {
   claimWebhookDeliveries(input: { now: Date; limit: number; leaseMs: number }): Promise<WebhookDelivery[]>;
+  /** Counts and logs one attempt of a pending delivery; nothing when it is no longer pending. */
   recordWebhookAttempt(id: string, result: WebhookAttemptResult): Promise<void>;
   listWebhookDeliveries(runId: string): Promise<WebhookDelivery[]>;
+  /** The log: one organization's deliveries of one environment, newest first by `(createdAt, id)`. */
+  searchWebhookDeliveries(search: WebhookDeliverySearch): Promise<WebhookDeliveryLog[]>;
+  /** A delivery of the organization (of either environment), or null. */
+  getWebhookDelivery(organizationId: string, id: string): Promise<WebhookDeliveryLog | null>;
+  /**
+   * Queues one more attempt, due at `now`: a delivered or failed delivery becomes pending for one
+   * attempt (`redelivery`); a pending one is just due now. Null when the organization has no such
+   * delivery in `environment`.
+   */
+  redeliverWebhook(input: {
+    organizationId: string;
+    environment: Environment;
+    id: string;
+    now: Date;
+  }): Promise<WebhookDeliveryLog | null>;
 }
 
 /** Every concern of the store in one port, as each adapter implements it. */

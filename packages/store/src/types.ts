@@ -35,7 +35,10 @@ export interface OrganizationRecord {
   inFlight: number;
   /** Test runs queued or processing: held to the same cap, counted apart from live runs. */
   testInFlight: number;
+  /** Signs every webhook delivery. */
   webhookSecret: string;
+  /** The secret the last rotation replaced, signing alongside `webhookSecret` until `expiresAt`. */
+  previousWebhookSecret: { secret: string; expiresAt: Date } | null;
 }
 
 export interface ApiKeyRecord {
@@ -190,6 +193,10 @@ export interface WebhookDelivery {
   id: string;
   runId: string;
   organizationId: string;
+  /** The run's environment: only keys of this environment see the delivery. */
+  environment: Environment;
+  /** When it was queued (the run's end): the delivery log's order, with `id`. */
+  createdAt: Date;
   url: string;
   eventType: WebhookEventType;
   /** The exact body, fixed at the first attempt so every retry sends the same bytes. */
@@ -198,16 +205,60 @@ export interface WebhookDelivery {
   nextAttemptAt: Date;
   state: "pending" | "delivered" | "failed";
   lastError: string | null;
+  /** When an attempt was last acknowledged. */
   deliveredAt: Date | null;
+  /** The pending attempt is a redelivery (`redeliverWebhook`) of an ended delivery: it is made once, never retried. */
+  redelivery: boolean;
 }
 
-export type WebhookAttemptResult =
-  | { ok: true; payload: string; now: Date }
-  | { ok: false; payload: string; error: string; now: Date /** null: give up */; retryAt: Date | null };
+/** One request sent to a delivery's receiver. */
+export interface WebhookAttempt {
+  /** When it was sent. */
+  at: Date;
+  /** The receiver's HTTP status; null when no answer came. */
+  status: number | null;
+  /** Why it failed; null when acknowledged. */
+  error: string | null;
+  durationMs: number;
+}
+
+/** A delivery as its log shows it: with every attempt recorded, oldest first. */
+export interface WebhookDeliveryLog extends WebhookDelivery {
+  history: WebhookAttempt[];
+}
+
+export interface WebhookDeliverySearch {
+  organizationId: string;
+  environment: Environment;
+  runId?: string;
+  state?: WebhookDelivery["state"];
+  limit: number;
+  /** Keyset position: return deliveries strictly older than this (createdAt, id). */
+  after?: { createdAt: Date; id: string };
+}
+
+/** How an attempt went: `now` is when it ended; `status` the receiver's HTTP status, when it answered. */
+export type WebhookAttemptResult = {
+  payload: string;
+  now: Date;
+  startedAt: Date;
+  durationMs: number;
+  status: number | null;
+} & (
+  | { ok: true }
+  | {
+      ok: false;
+      error: string;
+      /** When to try again; null: give up. */
+      retryAt: Date | null;
+    }
+);
 
 export type StoreEvent =
   | { kind: "queued" }
   | { kind: "ended"; runId: string }
+  /** Runs a worker started, or whose progress moved: live event streams send them on. */
+  | { kind: "changed"; runIds: string[] }
   /**
    * The subscription itself: "reconnecting" once its connection is lost (events are missed
    * until it is back), "ok" once it listens again; then re-check whatever may have been missed.

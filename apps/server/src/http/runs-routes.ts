@@ -8,6 +8,7 @@ import { cancelRun } from "../services/cancel-run.js";
 import { getRun } from "../services/get-run.js";
 import { modelCatalog, modelNotFound } from "../services/models.js";
 import { previewPrice } from "../services/preview-price.js";
+import { StreamSlots, streamRunEvents } from "../services/run-stream.js";
 import { searchRuns } from "../services/search-runs.js";
 import { submitRun, syncResult } from "../services/submit-run.js";
 import { callerOf } from "./auth.js";
@@ -16,6 +17,7 @@ import { callerOf } from "./auth.js";
 export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
   const router = Router();
   const models = modelCatalog();
+  const streamSlots = new StreamSlots(deps.config.maxStreamsPerKey);
 
   router.post("/v1/run/:lab/:model/:category", async (req: Request, res: Response) => {
     const slug = `${req.params.lab}/${req.params.model}/${req.params.category}`;
@@ -54,6 +56,10 @@ export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
     res.json(await getRun(deps, callerOf(res), req.params.run_id));
   });
 
+  router.get("/v1/runs/:run_id/events", async (req, res) => {
+    await streamRunEvents(deps, callerOf(res), req.params.run_id, req, res, { slots: streamSlots, shutdown });
+  });
+
   router.post("/v1/runs/:run_id/cancel", async (req, res) => {
     res.json(await cancelRun(deps, callerOf(res), req.params.run_id));
   });
@@ -76,10 +82,6 @@ export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
 
   router.get("/v1/account", async (_req, res) => {
     res.json(await getAccount(deps, callerOf(res), res.locals.rate));
-  });
-
-  router.get("/v1/webhooks/secret", (_req, res) => {
-    res.json({ secret: callerOf(res).organization.webhookSecret });
   });
 
   return router;

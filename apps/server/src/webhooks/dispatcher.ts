@@ -1,16 +1,19 @@
 /**
- * Delivers the webhook outbox: Standard Webhooks signatures with the
- * organization's secret, the same `webhook-id` and body on every attempt, retries on non-2xx,
- * timeouts and redirects (never followed) on the configured schedule. Delivery goes through the
- * guarded fetcher, so a host that resolves into the operator's network is refused at connect time.
+ * Delivers the webhook outbox: Standard Webhooks signatures with each of the organization's
+ * active secrets (signing.ts), the same `webhook-id` and body on every attempt, retries on non-2xx,
+ * timeouts and redirects (never followed) on the configured schedule; a redelivery asked for
+ * through the API is tried once. Each attempt is recorded with its time, status and duration.
+ * Delivery goes through the guarded fetcher, so a host that resolves into the operator's network
+ * is refused at connect time.
  */
+import { performance } from "node:perf_hooks";
 import type { WebhookEvent } from "@refvid/api-types";
-import { signWebhook } from "@refvid/client";
 import type { WebhookDelivery } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
 import { PeriodicTask } from "../periodic-task.js";
 import { toApiRun } from "../services/run-view.js";
+import { signingSecrets, signWithEach } from "./signing.js";
 
 /** A receiver's answer is read (and discarded) up to this size. */
 const RECEIVER_BODY_LIMIT = 1024 * 1024;
@@ -90,10 +93,14 @@ export class WebhookDispatcher {
     const run = await deps.store.getRun(delivery.organizationId, delivery.runId);
     if (!org || !run) return;
     const payload = delivery.payload ?? this.render(delivery, run);
-    const headers = await signWebhook(payload, org.webhookSecret, {
+    const startedAt = deps.clock.now();
+    const headers = await signWithEach(payload, signingSecrets(org, startedAt), {
       id: delivery.id,
-      timestamp: deps.clock.now(),
+      timestamp: startedAt,
     });
+    // The duration is of real I/O, so it is measured on the monotonic clock, not the Clock port.
+    const started = performance.now();
+    let status: number | null = null;
     let error: string | null = null;
     try {
       const response = await guardedFetch(
@@ -110,6 +117,7 @@ export class WebhookDispatcher {
           maxRedirects: 0,
         },
       );
+      status = response.status;
       if (response.status < 200 || response.status > 299) {
         error =
           response.status >= 300 && response.status < 400
@@ -125,15 +133,17 @@ export class WebhookDispatcher {
           : `connection failed: ${(err as Error).message}`;
     }
     const now = deps.clock.now();
+    const attempt = { payload, now, startedAt, status, durationMs: Math.round(performance.now() - started) };
     if (error === null) {
-      await deps.store.recordWebhookAttempt(delivery.id, { ok: true, payload, now });
+      await deps.store.recordWebhookAttempt(delivery.id, { ...attempt, ok: true });
       log.info({ attempt: delivery.attempts + 1 }, "webhook delivered");
       return;
     }
-    // The schedule's first entry is the first attempt; entry n+1 is the wait before retry n.
-    const delay = deps.config.webhookRetryDelaysMs[delivery.attempts + 1];
+    // The schedule's first entry is the first attempt; entry n+1 is the wait before retry n. A
+    // redelivery is one attempt, never retried.
+    const delay = delivery.redelivery ? undefined : deps.config.webhookRetryDelaysMs[delivery.attempts + 1];
     const retryAt = delay === undefined ? null : new Date(now.getTime() + delay);
-    await deps.store.recordWebhookAttempt(delivery.id, { ok: false, payload, error, now, retryAt });
+    await deps.store.recordWebhookAttempt(delivery.id, { ...attempt, ok: false, error, retryAt });
     log.warn(
       { attempt: delivery.attempts + 1, error, retryAt },
       retryAt ? "webhook attempt failed; will retry" : "webhook given up",

@@ -26,6 +26,8 @@ export interface ConsumerReport {
   models: string[];
   run: { id: string; status: RunStatus; amount: string | undefined; videoUrl: string | undefined };
   failure: string;
+  /** The statuses `onProgress` saw, over the run's live event stream. */
+  streamed: string[];
   listed: string[];
   webhook: { type: string; runId: string };
 }
@@ -36,10 +38,11 @@ export async function main(options: ConsumerOptions): Promise<ConsumerReport> {
   const batch = `b${Date.now()}`;
   const input = { prompt: "Packaged", image_urls: ["https://example.com/a.png"], duration: "4s" as const };
 
+  const streamed: string[] = [];
   const run: Run = await refvid.run("lab-d/model-d/reference-to-video", input, {
     webhookUrl: options.webhookUrl,
     metadata: { batch },
-    pollIntervalMs: 50,
+    onProgress: (update) => streamed.push(update.status),
   });
   // The types came through the install: a status is a union of strings, never `any` (a package
   // whose dependency did not resolve turns it into `any`, and this line would then compile).
@@ -77,6 +80,7 @@ export async function main(options: ConsumerOptions): Promise<ConsumerReport> {
       videoUrl: run.output?.videos[0]?.url,
     },
     failure,
+    streamed,
     listed,
     webhook: { type: event.type, runId: event.data.run_id },
   };

@@ -209,6 +209,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{run_id}/events": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `id` of the last event received, when reconnecting. The run is sent again first only if
+                 *     it changed since; a terminal run is always sent (as `done`).
+                 */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /**
+                 * @description The run's `run_id`.
+                 * @example run_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
+                 */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Follow a run live (server-sent events)
+         * @description A `text/event-stream` of the run's changes, instead of polling:
+         *
+         *     - first the run as it stands (`event: run`);
+         *     - then an `event: run` on each change of status or progress, at most every 250 ms;
+         *     - finally `event: done` with the terminal run, and the stream closes.
+         *
+         *     Each event's `data` is a Run (JSON) and its `id` names the state it shows; send it back as
+         *     `Last-Event-ID` when reconnecting. A comment line (`: keep-alive`) every 15 s keeps proxies
+         *     from closing an idle stream. Opening a stream is one request against the rate limit; a key
+         *     may hold at most `REFVID_MAX_STREAMS_PER_KEY` (20 by default) open at once per server
+         *     process, and gets `429 too_many_streams` beyond that.
+         */
+        get: operations["streamRunEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{run_id}/cancel": {
         parameters: {
             query?: never;
@@ -312,11 +354,117 @@ export interface paths {
          * Get the webhook signing secret
          * @description The organization's Standard Webhooks secret. Verify each delivery by computing
          *     HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` with the base64-decoded part
-         *     after `whsec_`, and comparing it with the `v1,` signatures in `webhook-signature`.
+         *     after `whsec_`, and comparing it with the `v1,` signatures in `webhook-signature`. For 24 hours
+         *     after `POST /v1/webhooks/secret/rotate`, the secret it replaced still signs too and is
+         *     answered as `previous_secret`.
          */
         get: operations["getWebhookSecret"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the webhook signing secret
+         * @description Makes a new signing secret for the organization and answers it. For 24 hours the secret it
+         *     replaces keeps signing alongside it: each delivery's `webhook-signature` carries one `v1,`
+         *     signature by each secret, so receivers still holding the old secret keep verifying while you
+         *     deploy the new one. After that only the new secret signs. Rotating again within the 24 hours
+         *     ends the older secret at once; only the one just replaced keeps signing.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook deliveries
+         * @description The delivery log: the webhook events of the organization's runs in the caller's environment,
+         *     newest first, each with every attempt made to deliver it. Filter by run or by state. Pages are
+         *     keyset-paginated: pass `next_cursor` back as `cursor` (with the same filters) until `has_more`
+         *     is false.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The delivery's `id`, the `webhook-id` its requests carry.
+                 * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a webhook delivery
+         * @description One delivery of the delivery log, with every attempt made to deliver it: when it was sent,
+         *     the receiver's HTTP status or why it failed, and how long it took.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The delivery's `id`, the `webhook-id` its requests carry.
+                 * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver a webhook
+         * @description Queues one more attempt, due now, with the same `webhook-id` and the same body bytes, signed
+         *     afresh (a new `webhook-timestamp`). A `delivered` or `failed` delivery becomes `pending` for
+         *     that one attempt, which is not retried if it fails; a `pending` delivery's next attempt just
+         *     moves to now and its retries go on as scheduled. Receivers that drop duplicates by
+         *     `webhook-id` will drop a redelivery of an event they acknowledged.
+         */
+        post: operations["redeliverWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -867,10 +1015,10 @@ export interface components {
                 /**
                  * @description Machine-readable error code: `invalid_request`, `insufficient_balance`, `unauthorized`,
                  *     `admin_api_disabled`, `model_not_found`, `run_not_found`, `file_not_found`,
-                 *     `organization_not_found`, `api_key_not_found`, `run_not_cancellable`,
+                 *     `organization_not_found`, `api_key_not_found`, `delivery_not_found`, `run_not_cancellable`,
                  *     `idempotency_key_reused`, `invalid_file_signature`,
                  *     `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `request_timeout`,
-                 *     `header_fields_too_large`, `internal_error`, `service_unavailable`.
+                 *     `header_fields_too_large`, `too_many_streams`, `internal_error`, `service_unavailable`.
                  * @example run_not_found
                  */
                 type: string;
@@ -1381,6 +1529,86 @@ export interface components {
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
              */
             secret: string;
+            /**
+             * @description The secret the last rotation replaced, present while it still signs: until
+             *     `previous_secret_expires_at`, every delivery carries a `v1,` signature by each secret.
+             */
+            previous_secret?: string;
+            /**
+             * Format: date-time
+             * @description When `previous_secret` stops signing (24 hours after the rotation).
+             */
+            previous_secret_expires_at?: string;
+        };
+        /**
+         * WebhookDeliveryAttempt
+         * @description One request sent to the receiver.
+         */
+        WebhookDeliveryAttempt: {
+            /**
+             * Format: date-time
+             * @description When the request was sent.
+             */
+            attempted_at: string;
+            /** @description The receiver's HTTP status; `null` when no answer came (connection failed, timeout, refused address). */
+            status: number | null;
+            /** @description Why the attempt failed (`HTTP 500`, `no answer within 10000 ms`, …); `null` when a `2xx` acknowledged it. */
+            error: string | null;
+            /** @description From sending the request to the receiver's answer, or to the failure. */
+            duration_ms: number;
+        };
+        /**
+         * WebhookDelivery
+         * @description The webhook event of one run and every attempt to deliver it, newest last. Every attempt, the
+         *     automatic retries and redeliveries alike, sends the same `webhook-id` and the same body bytes,
+         *     each with a fresh signature.
+         */
+        WebhookDelivery: {
+            /**
+             * @description The event's `webhook-id` header, the same on every attempt.
+             * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
+             */
+            id: string;
+            /** @description The run the event is about. */
+            run_id: string;
+            environment: components["schemas"]["Environment"];
+            /** @description Where the event is sent: the run's `webhook_url`. */
+            url: string;
+            /**
+             * @description The event's `type`.
+             * @enum {string}
+             */
+            event_type: "run.succeeded" | "run.failed" | "run.timeout" | "run.cancelled";
+            /**
+             * @description `pending` while an attempt is due or scheduled; `delivered` once a `2xx` acknowledged the
+             *     last attempt; `failed` once the last attempt failed and none is scheduled (the retries were
+             *     used up, or a redelivery failed).
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed";
+            /**
+             * Format: date-time
+             * @description When the event was queued (the run's end).
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; `null` unless `state` is `pending`.
+             */
+            next_attempt_at: string | null;
+            /** @description Every attempt so far, oldest first. */
+            attempts: components["schemas"]["WebhookDeliveryAttempt"][];
+        };
+        /**
+         * WebhookDeliveryPage
+         * @description One page of webhook deliveries, newest first.
+         */
+        WebhookDeliveryPage: {
+            data: components["schemas"]["WebhookDelivery"][];
+            /** @description Whether another page follows. */
+            has_more: boolean;
+            /** @description Pass as `cursor` to get the next page; `null` on the last page. */
+            next_cursor: string | null;
         };
         /** Health */
         Health: {
@@ -1655,6 +1883,20 @@ export interface components {
                 "application/json": components["schemas"]["ValidationError"];
             };
         };
+        /**
+         * @description No such webhook delivery in the caller's organization and environment (`delivery_not_found`).
+         *     Another organization's delivery, and one of a run of the other environment, are reported the
+         *     same way.
+         */
+        DeliveryNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Missing or wrong admin token (`unauthorized`). */
         AdminUnauthorized: {
             headers: {
@@ -1712,6 +1954,11 @@ export interface components {
          * @example run_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
          */
         RunId: string;
+        /**
+         * @description The delivery's `id`, the `webhook-id` its requests carry.
+         * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
+         */
+        DeliveryId: string;
         /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
         OrganizationId: string;
         /** @example key_9c2d4e6f8a0b4c1d9e3f5a7b9c1d3e5f */
@@ -2116,6 +2363,66 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    streamRunEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `id` of the last event received, when reconnecting. The run is sent again first only if
+                 *     it changed since; a terminal run is always sent (as `done`).
+                 */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /**
+                 * @description The run's `run_id`.
+                 * @example run_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
+                 */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: processing:0.4
+                     *     event: run
+                     *     data: {"run_id":"run_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41","status":"processing","progress":0.4,…}
+                     *
+                     *     id: succeeded:1
+                     *     event: done
+                     *     data: {"run_id":"run_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41","status":"succeeded","progress":1,…}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["RunNotFound"];
+            /**
+             * @description Over the rate limit (`rate_limit_exceeded`, as on every endpoint), or the key already holds
+             *     the most open streams (`too_many_streams`, with `Retry-After`).
+             */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"] | components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     cancelRun: {
         parameters: {
             query?: never;
@@ -2266,6 +2573,138 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret, and the one it replaced with when that stops signing. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Keep the delivery of this run.
+                 * @example run_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
+                 */
+                run_id?: string;
+                /**
+                 * @description Keep deliveries in this state.
+                 * @example failed
+                 */
+                state?: "pending" | "delivered" | "failed";
+                /** @description Page size. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. Send the same filters with it. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The delivery's `id`, the `webhook-id` its requests carry.
+                 * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["DeliveryNotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The delivery's `id`, the `webhook-id` its requests carry.
+                 * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, with its next attempt due now. */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["DeliveryNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -5,8 +5,8 @@ import * as z from 'zod';
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CancelRunData, CancelRunErrors, CancelRunResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListModelsData, ListModelsErrors, ListModelsResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses } from './types.gen.js';
-import { zCancelRunPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpPath, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zPreviewPriceBody, zRevokeApiKeyPath, zSearchRunsBody, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateApiKeyBody, zUpdateApiKeyPath } from './zod.gen.js';
+import type { CancelRunData, CancelRunErrors, CancelRunResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses } from './types.gen.js';
+import { zCancelRunPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpPath, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zGetWebhookDeliveryPath, zListWebhookDeliveriesQuery, zPreviewPriceBody, zRedeliverWebhookPath, zRevokeApiKeyPath, zSearchRunsBody, zStreamRunEventsHeaders, zStreamRunEventsPath, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateApiKeyBody, zUpdateApiKeyPath } from './zod.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -211,6 +211,34 @@ export const getRun = <ThrowOnError extends boolean = false>(options: Options<Ge
 });
 
 /**
+ * Follow a run live (server-sent events)
+ *
+ * A `text/event-stream` of the run's changes, instead of polling:
+ *
+ * - first the run as it stands (`event: run`);
+ * - then an `event: run` on each change of status or progress, at most every 250 ms;
+ * - finally `event: done` with the terminal run, and the stream closes.
+ *
+ * Each event's `data` is a Run (JSON) and its `id` names the state it shows; send it back as
+ * `Last-Event-ID` when reconnecting. A comment line (`: keep-alive`) every 15 s keeps proxies
+ * from closing an idle stream. Opening a stream is one request against the rate limit; a key
+ * may hold at most `REFVID_MAX_STREAMS_PER_KEY` (20 by default) open at once per server
+ * process, and gets `429 too_many_streams` beyond that.
+ *
+ */
+export const streamRunEvents = <ThrowOnError extends boolean = false>(options: Options<StreamRunEventsData, ThrowOnError, StreamRunEventsResponse>) => (options.client ?? client).sse.get<StreamRunEventsResponses, StreamRunEventsErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        headers: zStreamRunEventsHeaders.optional(),
+        path: zStreamRunEventsPath,
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/runs/{run_id}/events',
+    ...options
+});
+
+/**
  * Cancel a run
  *
  * Ends a `queued` or `processing` run as `cancelled`. It is charged nothing, its reservation is
@@ -297,7 +325,9 @@ export const previewPrice = <ThrowOnError extends boolean = false>(options: Opti
  *
  * The organization's Standard Webhooks secret. Verify each delivery by computing
  * HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` with the base64-decoded part
- * after `whsec_`, and comparing it with the `v1,` signatures in `webhook-signature`.
+ * after `whsec_`, and comparing it with the `v1,` signatures in `webhook-signature`. For 24 hours
+ * after `POST /v1/webhooks/secret/rotate`, the secret it replaced still signs too and is
+ * answered as `previous_secret`.
  *
  */
 export const getWebhookSecret = <ThrowOnError extends boolean = false>(options?: Options<GetWebhookSecretData, ThrowOnError>) => (options?.client ?? client).get<GetWebhookSecretResponses, GetWebhookSecretErrors, ThrowOnError>({
@@ -308,6 +338,86 @@ export const getWebhookSecret = <ThrowOnError extends boolean = false>(options?:
     }).parseAsync(data),
     security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
     url: '/v1/webhooks/secret',
+    ...options
+});
+
+/**
+ * Rotate the webhook signing secret
+ *
+ * Makes a new signing secret for the organization and answers it. For 24 hours the secret it
+ * replaces keeps signing alongside it: each delivery's `webhook-signature` carries one `v1,`
+ * signature by each secret, so receivers still holding the old secret keep verifying while you
+ * deploy the new one. After that only the new secret signs. Rotating again within the 24 hours
+ * ends the older secret at once; only the one just replaced keeps signing.
+ *
+ */
+export const rotateWebhookSecret = <ThrowOnError extends boolean = false>(options?: Options<RotateWebhookSecretData, ThrowOnError>) => (options?.client ?? client).post<RotateWebhookSecretResponses, RotateWebhookSecretErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: z.never().optional(),
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks/secret/rotate',
+    ...options
+});
+
+/**
+ * List webhook deliveries
+ *
+ * The delivery log: the webhook events of the organization's runs in the caller's environment,
+ * newest first, each with every attempt made to deliver it. Filter by run or by state. Pages are
+ * keyset-paginated: pass `next_cursor` back as `cursor` (with the same filters) until `has_more`
+ * is false.
+ *
+ */
+export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(options?: Options<ListWebhookDeliveriesData, ThrowOnError>) => (options?.client ?? client).get<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: z.never().optional(),
+        query: zListWebhookDeliveriesQuery.optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks/deliveries',
+    ...options
+});
+
+/**
+ * Get a webhook delivery
+ *
+ * One delivery of the delivery log, with every attempt made to deliver it: when it was sent,
+ * the receiver's HTTP status or why it failed, and how long it took.
+ *
+ */
+export const getWebhookDelivery = <ThrowOnError extends boolean = false>(options: Options<GetWebhookDeliveryData, ThrowOnError>) => (options.client ?? client).get<GetWebhookDeliveryResponses, GetWebhookDeliveryErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: zGetWebhookDeliveryPath,
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks/deliveries/{delivery_id}',
+    ...options
+});
+
+/**
+ * Redeliver a webhook
+ *
+ * Queues one more attempt, due now, with the same `webhook-id` and the same body bytes, signed
+ * afresh (a new `webhook-timestamp`). A `delivered` or `failed` delivery becomes `pending` for
+ * that one attempt, which is not retried if it fails; a `pending` delivery's next attempt just
+ * moves to now and its retries go on as scheduled. Receivers that drop duplicates by
+ * `webhook-id` will drop a redelivery of an event they acknowledged.
+ *
+ */
+export const redeliverWebhook = <ThrowOnError extends boolean = false>(options: Options<RedeliverWebhookData, ThrowOnError>) => (options.client ?? client).post<RedeliverWebhookResponses, RedeliverWebhookErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: zRedeliverWebhookPath,
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks/deliveries/{delivery_id}/redeliver',
     ...options
 });
 

@@ -350,10 +350,10 @@ export type ApiError = {
         /**
          * Machine-readable error code: `invalid_request`, `insufficient_balance`, `unauthorized`,
          * `admin_api_disabled`, `model_not_found`, `run_not_found`, `file_not_found`,
-         * `organization_not_found`, `api_key_not_found`, `run_not_cancellable`,
+         * `organization_not_found`, `api_key_not_found`, `delivery_not_found`, `run_not_cancellable`,
          * `idempotency_key_reused`, `invalid_file_signature`,
          * `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `request_timeout`,
-         * `header_fields_too_large`, `internal_error`, `service_unavailable`.
+         * `header_fields_too_large`, `too_many_streams`, `internal_error`, `service_unavailable`.
          *
          */
         type: string;
@@ -939,6 +939,104 @@ export type ApiWebhookSecret = {
      * The organization's Standard Webhooks signing secret.
      */
     secret: string;
+    /**
+     * The secret the last rotation replaced, present while it still signs: until
+     * `previous_secret_expires_at`, every delivery carries a `v1,` signature by each secret.
+     *
+     */
+    previous_secret?: string;
+    /**
+     * When `previous_secret` stops signing (24 hours after the rotation).
+     */
+    previous_secret_expires_at?: string;
+};
+
+/**
+ * WebhookDeliveryAttempt
+ *
+ * One request sent to the receiver.
+ */
+export type ApiWebhookDeliveryAttempt = {
+    /**
+     * When the request was sent.
+     */
+    attempted_at: string;
+    /**
+     * The receiver's HTTP status; `null` when no answer came (connection failed, timeout, refused address).
+     */
+    status: number | null;
+    /**
+     * Why the attempt failed (`HTTP 500`, `no answer within 10000 ms`, …); `null` when a `2xx` acknowledged it.
+     */
+    error: string | null;
+    /**
+     * From sending the request to the receiver's answer, or to the failure.
+     */
+    duration_ms: number;
+};
+
+/**
+ * WebhookDelivery
+ *
+ * The webhook event of one run and every attempt to deliver it, newest last. Every attempt, the
+ * automatic retries and redeliveries alike, sends the same `webhook-id` and the same body bytes,
+ * each with a fresh signature.
+ *
+ */
+export type ApiWebhookDelivery = {
+    /**
+     * The event's `webhook-id` header, the same on every attempt.
+     */
+    id: string;
+    /**
+     * The run the event is about.
+     */
+    run_id: string;
+    environment: ApiEnvironment;
+    /**
+     * Where the event is sent: the run's `webhook_url`.
+     */
+    url: string;
+    /**
+     * The event's `type`.
+     */
+    event_type: 'run.succeeded' | 'run.failed' | 'run.timeout' | 'run.cancelled';
+    /**
+     * `pending` while an attempt is due or scheduled; `delivered` once a `2xx` acknowledged the
+     * last attempt; `failed` once the last attempt failed and none is scheduled (the retries were
+     * used up, or a redelivery failed).
+     *
+     */
+    state: 'pending' | 'delivered' | 'failed';
+    /**
+     * When the event was queued (the run's end).
+     */
+    created_at: string;
+    /**
+     * When the next attempt is due; `null` unless `state` is `pending`.
+     */
+    next_attempt_at: string | null;
+    /**
+     * Every attempt so far, oldest first.
+     */
+    attempts: Array<ApiWebhookDeliveryAttempt>;
+};
+
+/**
+ * WebhookDeliveryPage
+ *
+ * One page of webhook deliveries, newest first.
+ */
+export type ApiWebhookDeliveryPage = {
+    data: Array<ApiWebhookDelivery>;
+    /**
+     * Whether another page follows.
+     */
+    has_more: boolean;
+    /**
+     * Pass as `cursor` to get the next page; `null` on the last page.
+     */
+    next_cursor: string | null;
 };
 
 /**
@@ -1118,6 +1216,11 @@ export type ApiIdempotencyKey = string;
  * The run's `run_id`.
  */
 export type ApiRunId = string;
+
+/**
+ * The delivery's `id`, the `webhook-id` its requests carry.
+ */
+export type ApiDeliveryId = string;
 
 export type ApiOrganizationId = string;
 
@@ -1601,6 +1704,61 @@ export type GetRunResponses = {
 
 export type GetRunResponse = GetRunResponses[keyof GetRunResponses];
 
+export type StreamRunEventsData = {
+    body?: never;
+    headers?: {
+        /**
+         * The `id` of the last event received, when reconnecting. The run is sent again first only if
+         * it changed since; a terminal run is always sent (as `done`).
+         *
+         */
+        'Last-Event-ID'?: string;
+    };
+    path: {
+        /**
+         * The run's `run_id`.
+         */
+        run_id: string;
+    };
+    query?: never;
+    url: '/v1/runs/{run_id}/events';
+};
+
+export type StreamRunEventsErrors = {
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * No such run in the caller's organization (`run_not_found`). Another organization's run is reported the same way.
+     */
+    404: ApiError;
+    /**
+     * Over the rate limit (`rate_limit_exceeded`, as on every endpoint), or the key already holds
+     * the most open streams (`too_many_streams`, with `Retry-After`).
+     *
+     */
+    429: ApiRateLimitError | ApiError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type StreamRunEventsError = StreamRunEventsErrors[keyof StreamRunEventsErrors];
+
+export type StreamRunEventsResponses = {
+    /**
+     * Server-sent events: `id`, `event` (`run` or `done`) and `data` (a Run as JSON).
+     */
+    200: string;
+};
+
+export type StreamRunEventsResponse = StreamRunEventsResponses[keyof StreamRunEventsResponses];
+
 export type CancelRunData = {
     body?: never;
     path: {
@@ -1813,6 +1971,203 @@ export type GetWebhookSecretResponses = {
 };
 
 export type GetWebhookSecretResponse = GetWebhookSecretResponses[keyof GetWebhookSecretResponses];
+
+export type RotateWebhookSecretData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/webhooks/secret/rotate';
+};
+
+export type RotateWebhookSecretErrors = {
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     */
+    429: ApiRateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type RotateWebhookSecretError = RotateWebhookSecretErrors[keyof RotateWebhookSecretErrors];
+
+export type RotateWebhookSecretResponses = {
+    /**
+     * The new secret, and the one it replaced with when that stops signing.
+     */
+    200: ApiWebhookSecret;
+};
+
+export type RotateWebhookSecretResponse = RotateWebhookSecretResponses[keyof RotateWebhookSecretResponses];
+
+export type ListWebhookDeliveriesData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Keep the delivery of this run.
+         */
+        run_id?: string;
+        /**
+         * Keep deliveries in this state.
+         */
+        state?: 'pending' | 'delivered' | 'failed';
+        /**
+         * Page size.
+         */
+        limit?: number;
+        /**
+         * `next_cursor` of the previous page. Send the same filters with it.
+         */
+        cursor?: string;
+    };
+    url: '/v1/webhooks/deliveries';
+};
+
+export type ListWebhookDeliveriesErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     */
+    429: ApiRateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type ListWebhookDeliveriesError = ListWebhookDeliveriesErrors[keyof ListWebhookDeliveriesErrors];
+
+export type ListWebhookDeliveriesResponses = {
+    /**
+     * A page of deliveries.
+     */
+    200: ApiWebhookDeliveryPage;
+};
+
+export type ListWebhookDeliveriesResponse = ListWebhookDeliveriesResponses[keyof ListWebhookDeliveriesResponses];
+
+export type GetWebhookDeliveryData = {
+    body?: never;
+    path: {
+        /**
+         * The delivery's `id`, the `webhook-id` its requests carry.
+         */
+        delivery_id: string;
+    };
+    query?: never;
+    url: '/v1/webhooks/deliveries/{delivery_id}';
+};
+
+export type GetWebhookDeliveryErrors = {
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * No such webhook delivery in the caller's organization and environment (`delivery_not_found`).
+     * Another organization's delivery, and one of a run of the other environment, are reported the
+     * same way.
+     *
+     */
+    404: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     */
+    429: ApiRateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type GetWebhookDeliveryError = GetWebhookDeliveryErrors[keyof GetWebhookDeliveryErrors];
+
+export type GetWebhookDeliveryResponses = {
+    /**
+     * The delivery.
+     */
+    200: ApiWebhookDelivery;
+};
+
+export type GetWebhookDeliveryResponse = GetWebhookDeliveryResponses[keyof GetWebhookDeliveryResponses];
+
+export type RedeliverWebhookData = {
+    body?: never;
+    path: {
+        /**
+         * The delivery's `id`, the `webhook-id` its requests carry.
+         */
+        delivery_id: string;
+    };
+    query?: never;
+    url: '/v1/webhooks/deliveries/{delivery_id}/redeliver';
+};
+
+export type RedeliverWebhookErrors = {
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * No such webhook delivery in the caller's organization and environment (`delivery_not_found`).
+     * Another organization's delivery, and one of a run of the other environment, are reported the
+     * same way.
+     *
+     */
+    404: ApiError;
+    /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     */
+    429: ApiRateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type RedeliverWebhookError = RedeliverWebhookErrors[keyof RedeliverWebhookErrors];
+
+export type RedeliverWebhookResponses = {
+    /**
+     * The delivery, with its next attempt due now.
+     */
+    202: ApiWebhookDelivery;
+};
+
+export type RedeliverWebhookResponse = RedeliverWebhookResponses[keyof RedeliverWebhookResponses];
 
 export type GetFileData = {
     body?: never;

@@ -684,7 +684,61 @@ export const zPricePreview = z.object({
  * WebhookSecret
  */
 export const zWebhookSecret = z.object({
-    secret: z.string().regex(/^whsec_[A-Za-z0-9+\/=]+$/)
+    secret: z.string().regex(/^whsec_[A-Za-z0-9+\/=]+$/),
+    previous_secret: z.string().regex(/^whsec_[A-Za-z0-9+\/=]+$/).optional(),
+    previous_secret_expires_at: z.iso.datetime().optional()
+});
+
+/**
+ * WebhookDeliveryAttempt
+ *
+ * One request sent to the receiver.
+ */
+export const zWebhookDeliveryAttempt = z.object({
+    attempted_at: z.iso.datetime(),
+    status: z.int().gte(100).lte(599).nullable(),
+    error: z.string().nullable(),
+    duration_ms: z.int().gte(0)
+});
+
+/**
+ * WebhookDelivery
+ *
+ * The webhook event of one run and every attempt to deliver it, newest last. Every attempt, the
+ * automatic retries and redeliveries alike, sends the same `webhook-id` and the same body bytes,
+ * each with a fresh signature.
+ *
+ */
+export const zWebhookDelivery = z.object({
+    id: z.string().regex(/^msg_/),
+    run_id: z.string(),
+    environment: zEnvironment,
+    url: z.string(),
+    event_type: z.enum([
+        'run.succeeded',
+        'run.failed',
+        'run.timeout',
+        'run.cancelled'
+    ]),
+    state: z.enum([
+        'pending',
+        'delivered',
+        'failed'
+    ]),
+    created_at: z.iso.datetime(),
+    next_attempt_at: z.iso.datetime().nullable(),
+    attempts: z.array(zWebhookDeliveryAttempt)
+});
+
+/**
+ * WebhookDeliveryPage
+ *
+ * One page of webhook deliveries, newest first.
+ */
+export const zWebhookDeliveryPage = z.object({
+    data: z.array(zWebhookDelivery),
+    has_more: z.boolean(),
+    next_cursor: z.string().nullable()
 });
 
 /**
@@ -828,6 +882,11 @@ export const zIdempotencyKey = z.string().min(1).max(255);
  */
 export const zRunId = z.string().min(1).max(100);
 
+/**
+ * The delivery's `id`, the `webhook-id` its requests carry.
+ */
+export const zDeliveryId = z.string().min(1).max(100);
+
 export const zOrganizationId = z.string().min(1).max(100);
 
 export const zApiKeyId = z.string().min(1).max(100);
@@ -926,6 +985,19 @@ export const zGetRunPath = z.object({
  */
 export const zGetRunResponse = zRun;
 
+export const zStreamRunEventsHeaders = z.object({
+    'Last-Event-ID': z.string().max(200).optional()
+});
+
+export const zStreamRunEventsPath = z.object({
+    run_id: z.string().min(1).max(100)
+});
+
+/**
+ * Server-sent events: `id`, `event` (`run` or `done`) and `data` (a Run as JSON).
+ */
+export const zStreamRunEventsResponse = z.string();
+
 export const zCancelRunPath = z.object({
     run_id: z.string().min(1).max(100)
 });
@@ -958,6 +1030,45 @@ export const zPreviewPriceResponse = zPricePreview;
  * The secret.
  */
 export const zGetWebhookSecretResponse = zWebhookSecret;
+
+/**
+ * The new secret, and the one it replaced with when that stops signing.
+ */
+export const zRotateWebhookSecretResponse = zWebhookSecret;
+
+export const zListWebhookDeliveriesQuery = z.object({
+    run_id: z.string().min(1).max(100).optional(),
+    state: z.enum([
+        'pending',
+        'delivered',
+        'failed'
+    ]).optional(),
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(512).optional()
+});
+
+/**
+ * A page of deliveries.
+ */
+export const zListWebhookDeliveriesResponse = zWebhookDeliveryPage;
+
+export const zGetWebhookDeliveryPath = z.object({
+    delivery_id: z.string().min(1).max(100)
+});
+
+/**
+ * The delivery.
+ */
+export const zGetWebhookDeliveryResponse = zWebhookDelivery;
+
+export const zRedeliverWebhookPath = z.object({
+    delivery_id: z.string().min(1).max(100)
+});
+
+/**
+ * The delivery, with its next attempt due now.
+ */
+export const zRedeliverWebhookResponse = zWebhookDelivery;
 
 export const zGetFileHeaders = z.object({
     Range: z.string().optional()

@@ -122,3 +122,11 @@ export const failed = {
   status: "failed",
   error: { type: "provider_error", code: 502, message: "boom" },
 } as const;
+
+/** The timing part of a webhook attempt's result: sent at `startedAt`, ended at `now`. */
+export const attempt = (startedAt: Date, now: Date, status: number | null) => ({
+  startedAt,
+  now,
+  durationMs: now.getTime() - startedAt.getTime(),
+  status,
+});

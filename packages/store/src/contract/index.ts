@@ -12,6 +12,7 @@ import { invariantsContract } from "./invariants.contract.js";
 import { lifecycleContract } from "./lifecycle.contract.js";
 import { providersContract } from "./providers.contract.js";
 import { searchContract } from "./search.contract.js";
+import { webhookLogContract } from "./webhook-log.contract.js";
 import { webhooksContract } from "./webhooks.contract.js";
 
 export type StoreFactory = () => Promise<Store>;
@@ -25,6 +26,7 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
     providersContract(makeStore);
     searchContract(makeStore);
     webhooksContract(makeStore);
+    webhookLogContract(makeStore);
     invariantsContract(makeStore);
   });
 }

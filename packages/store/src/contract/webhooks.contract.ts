@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { at, failed, makeTenant, newRun, succeeded } from "./fixtures.js";
+import { at, attempt, failed, makeTenant, newRun, succeeded } from "./fixtures.js";
 import type { StoreFactory } from "./index.js";
 
 export function webhooksContract(makeStore: StoreFactory): void {
@@ -22,6 +22,10 @@ export function webhooksContract(makeStore: StoreFactory): void {
         state: "pending",
         attempts: 0,
         payload: null,
+        environment: "live",
+        createdAt: at(10),
+        nextAttemptAt: at(10),
+        redelivery: false,
       });
       expect(deliveries[0]?.id).toMatch(/^msg_/);
       expect(await store.listWebhookDeliveries(without.id)).toEqual([]);
@@ -39,16 +43,20 @@ export function webhooksContract(makeStore: StoreFactory): void {
       // Leased: a second dispatcher does not get it.
       expect(await store.claimWebhookDeliveries({ now: at(11), limit: 10, leaseMs: 30_000 })).toEqual([]);
       await store.recordWebhookAttempt(first.id, {
+        ...attempt(at(10), at(20), 500),
         ok: false,
         payload: '{"n":1}',
         error: "HTTP 500",
-        now: at(20),
         retryAt: at(5020),
       });
       expect(await store.claimWebhookDeliveries({ now: at(5000), limit: 10, leaseMs: 30_000 })).toEqual([]);
       const [second] = await store.claimWebhookDeliveries({ now: at(5020), limit: 10, leaseMs: 30_000 });
       expect(second).toMatchObject({ id: first.id, attempts: 1, payload: '{"n":1}', lastError: "HTTP 500" });
-      await store.recordWebhookAttempt(first.id, { ok: true, payload: '{"n":2}', now: at(5030) });
+      await store.recordWebhookAttempt(first.id, {
+        ...attempt(at(5020), at(5030), 200),
+        ok: true,
+        payload: '{"n":2}',
+      });
       const [done] = await store.listWebhookDeliveries(run.id);
       expect(done).toMatchObject({
         state: "delivered",
@@ -70,10 +78,10 @@ export function webhooksContract(makeStore: StoreFactory): void {
       const [delivery] = await store.claimWebhookDeliveries({ now: at(1), limit: 1, leaseMs: 1000 });
       if (!delivery) throw new Error("nothing claimed");
       await store.recordWebhookAttempt(delivery.id, {
+        ...attempt(at(1), at(2), null),
         ok: false,
         payload: "{}",
         error: "timeout",
-        now: at(2),
         retryAt: null,
       });
       expect((await store.listWebhookDeliveries(run.id))[0]).toMatchObject({

@@ -69,7 +69,7 @@ function matches(run: RunRecord, search: RunSearch): boolean {
 }
 
 /** Keyset order: newer createdAt first, then larger id first. */
-function newestFirst(a: { createdAt: Date; id: string }, b: { createdAt: Date; id: string }): number {
+export function newestFirst(a: { createdAt: Date; id: string }, b: { createdAt: Date; id: string }): number {
   const byTime = b.createdAt.getTime() - a.createdAt.getTime();
   return byTime !== 0 ? byTime : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }

@@ -78,3 +78,49 @@ describe("000006 environments", () => {
     });
   });
 });
+
+describe("000007 webhook attempts", () => {
+  it("puts each existing delivery in its run's environment, queued at the run's end, in the log", async () => {
+    const db = await databaseAt("000006");
+    await db.query(
+      `insert into organizations (id, name, created_at, tier, concurrency_limit, webhook_secret)
+       values ('org_a', 'A', $1, 'starter', 10, 'whsec_x')`,
+      [T0],
+    );
+    await db.query(
+      `insert into api_keys (id, organization_id, environment, key_hash, key_prefix, max_concurrency, rate_limit_per_minute, created_at)
+       values ('key_live', 'org_a', 'live', 'h1', 'sk-live-', 10, 120, $1), ('key_test', 'org_a', 'test', 'h2', 'sk-test-', 10, 120, $1)`,
+      [T0],
+    );
+    const ended = (id: string, key: string, environment: string, completedAt: Date) =>
+      db.query(
+        `insert into runs (id, organization_id, api_key_id, environment, endpoint, input, status, reserved, unit_price,
+           reserved_seconds, charged, created_at, completed_at, webhook_url)
+         values ($1, 'org_a', $2, $3, 'lab-d/model-d/reference-to-video', '{}', 'failed', 0, 0, 5, 0, $4, $5, 'https://example.com/h')`,
+        [id, key, environment, T0, completedAt],
+      );
+    const later = new Date(T0.getTime() + 60_000);
+    await ended("run_live", "key_live", "live", later);
+    await ended("run_test", "key_test", "test", T0);
+    await db.query(
+      `insert into webhook_deliveries (id, run_id, organization_id, url, event_type, attempts, next_attempt_at, state, delivered_at)
+       values ('msg_live', 'run_live', 'org_a', 'https://example.com/h', 'run.failed', 1, $1, 'delivered', $1),
+              ('msg_test', 'run_test', 'org_a', 'https://example.com/h', 'run.failed', 0, $1, 'pending', null)`,
+      [later],
+    );
+
+    expect(await migrate(db)).toContain("000007_webhook_attempts.sql");
+
+    const store = new PostgresStore(db);
+    const log = (environment: "live" | "test") =>
+      store.searchWebhookDeliveries({ organizationId: "org_a", environment, limit: 10 });
+    expect(await log("live")).toMatchObject([
+      { id: "msg_live", createdAt: later, state: "delivered", attempts: 1, history: [], redelivery: false },
+    ]);
+    expect(await log("test")).toMatchObject([{ id: "msg_test", createdAt: T0, state: "pending" }]);
+    expect(await store.getOrganization("org_a")).toMatchObject({
+      webhookSecret: "whsec_x",
+      previousWebhookSecret: null,
+    });
+  });
+});

@@ -23,6 +23,8 @@ export class PostgresStore implements T.Store {
   readonly revokeApiKey: T.Store["revokeApiKey"] = (...args) => q.revokeApiKey(this.db, ...args);
   readonly addTopUp: T.Store["addTopUp"] = (...args) => q.addTopUp(this.db, ...args);
   readonly findApiKeyByHash: T.Store["findApiKeyByHash"] = (...args) => q.findApiKeyByHash(this.db, ...args);
+  readonly rotateWebhookSecret: T.Store["rotateWebhookSecret"] = (...args) =>
+    q.rotateWebhookSecret(this.db, ...args);
   readonly countRequest: T.Store["countRequest"] = (...args) => q.countRequest(this.db, ...args);
   readonly admitRun: T.Store["admitRun"] = (...args) => q.admitRun(this.db, ...args);
   readonly completeIdempotency: T.Store["completeIdempotency"] = (...args) =>
@@ -45,6 +47,11 @@ export class PostgresStore implements T.Store {
     q.recordWebhookAttempt(this.db, ...args);
   readonly listWebhookDeliveries: T.Store["listWebhookDeliveries"] = (...args) =>
     q.listWebhookDeliveries(this.db, ...args);
+  readonly searchWebhookDeliveries: T.Store["searchWebhookDeliveries"] = (...args) =>
+    q.searchWebhookDeliveries(this.db, ...args);
+  readonly getWebhookDelivery: T.Store["getWebhookDelivery"] = (...args) =>
+    q.getWebhookDelivery(this.db, ...args);
+  readonly redeliverWebhook: T.Store["redeliverWebhook"] = (...args) => q.redeliverWebhook(this.db, ...args);
 
   async subscribe(listener: (event: T.StoreEvent) => void) {
     return this.db.listen(CHANNEL, (payload) => {

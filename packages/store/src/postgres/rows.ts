@@ -1,6 +1,13 @@
 /** Rows to records. Both drivers may hand back bigint columns as strings or bigints. */
 import type { Environment, IdempotencyRecord, ModelSlug, RunStatus, Tier } from "@refvid/core";
-import type { ApiKeyRecord, OrganizationRecord, RunRecord, WebhookDelivery } from "../types.js";
+import type {
+  ApiKeyRecord,
+  OrganizationRecord,
+  RunRecord,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookDeliveryLog,
+} from "../types.js";
 
 type Row = Record<string, unknown>;
 
@@ -35,6 +42,13 @@ export function toOrganization(r: Row): OrganizationRecord {
     inFlight: num(r.in_flight),
     testInFlight: num(r.test_in_flight),
     webhookSecret: String(r.webhook_secret),
+    previousWebhookSecret:
+      r.previous_webhook_secret === null || r.previous_webhook_secret === undefined
+        ? null
+        : {
+            secret: String(r.previous_webhook_secret),
+            expiresAt: date(r.previous_webhook_secret_expires_at),
+          },
   };
 }
 
@@ -89,6 +103,8 @@ export function toDelivery(r: Row): WebhookDelivery {
     id: String(r.id),
     runId: String(r.run_id),
     organizationId: String(r.organization_id),
+    environment: r.environment as Environment,
+    createdAt: date(r.created_at),
     url: String(r.url),
     eventType: r.event_type as WebhookDelivery["eventType"],
     payload: (r.payload as string | null) ?? null,
@@ -97,7 +113,21 @@ export function toDelivery(r: Row): WebhookDelivery {
     state: r.state as WebhookDelivery["state"],
     lastError: (r.last_error as string | null) ?? null,
     deliveredAt: dateOrNull(r.delivered_at),
+    redelivery: r.redelivery === true,
   };
+}
+
+/** A delivery with its `history`: the JSON array `DELIVERY_HISTORY` selects. */
+export function toDeliveryLog(r: Row): WebhookDeliveryLog {
+  const history = ((r.history as Row[] | null) ?? []).map(
+    (a): WebhookAttempt => ({
+      at: date(a.at),
+      status: numOrNull(a.status),
+      error: (a.error as string | null) ?? null,
+      durationMs: num(a.duration_ms),
+    }),
+  );
+  return { ...toDelivery(r), history };
 }
 
 export function toIdempotencyRecord(r: Row): IdempotencyRecord {

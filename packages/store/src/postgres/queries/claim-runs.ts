@@ -1,6 +1,7 @@
 import type * as T from "../../types.js";
 import type { Database } from "../database.js";
 import { toRun } from "../rows.js";
+import { notify } from "./sql.js";
 
 export async function claimRuns(
   db: Database,
@@ -14,6 +15,7 @@ export async function claimRuns(
      returning *`,
     [limit, now, workerId, new Date(now.getTime() + leaseMs), skipEndpoints],
   );
+  if (rows.length > 0) await notify(db, { kind: "changed", runIds: rows.map((r) => String(r.id)) });
   return rows
     .map(toRun)
     .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));

@@ -65,9 +65,17 @@ async function completeRunIn(
   );
   if (run.webhookUrl && settled.webhookEvent) {
     await tx.query(
-      `insert into webhook_deliveries (id, run_id, organization_id, url, event_type, next_attempt_at, state)
-       values ($1, $2, $3, $4, $5, $6, 'pending')`,
-      [webhookIdOf(run.id), run.id, run.organizationId, run.webhookUrl, settled.webhookEvent, now],
+      `insert into webhook_deliveries (id, run_id, organization_id, environment, created_at, url, event_type, next_attempt_at, state)
+       values ($1, $2, $3, $4, $6, $5, $7, $6, 'pending')`,
+      [
+        webhookIdOf(run.id),
+        run.id,
+        run.organizationId,
+        run.environment,
+        run.webhookUrl,
+        now,
+        settled.webhookEvent,
+      ],
     );
   }
   await notify(tx, { kind: "ended", runId });

@@ -1,23 +1,35 @@
 import type * as T from "../../types.js";
 import type { Database } from "../database.js";
 
+/**
+ * Counts the attempt on the delivery and appends it to webhook_attempts in one statement, so the
+ * log and the count never disagree; a delivery no longer pending (another dispatcher recorded it)
+ * is left as it is.
+ */
 export async function recordWebhookAttempt(
   db: Database,
   id: string,
   result: T.WebhookAttemptResult,
 ): ReturnType<T.Store["recordWebhookAttempt"]> {
+  const log = `insert into webhook_attempts (delivery_id, number, attempted_at, status, error, duration_ms)
+     select id, attempts, $3, $4, $5, $6 from counted`;
+  const attempt = [result.startedAt, result.status, result.ok ? null : result.error, result.durationMs];
   if (result.ok) {
     await db.query(
-      `update webhook_deliveries set attempts = attempts + 1, payload = coalesce(payload, $2), state = 'delivered',
-         delivered_at = $3, last_error = null where id = $1 and state = 'pending'`,
-      [id, result.payload, result.now],
+      `with counted as (update webhook_deliveries set attempts = attempts + 1, payload = coalesce(payload, $2),
+         state = 'delivered', delivered_at = $7, last_error = null, redelivery = false
+         where id = $1 and state = 'pending' returning id, attempts)
+       ${log}`,
+      [id, result.payload, ...attempt, result.now],
     );
     return;
   }
   await db.query(
-    `update webhook_deliveries set attempts = attempts + 1, payload = coalesce(payload, $2), last_error = $3,
-       next_attempt_at = coalesce($4, next_attempt_at), state = case when $4::timestamptz is null then 'failed' else 'pending' end
-     where id = $1 and state = 'pending'`,
-    [id, result.payload, result.error, result.retryAt],
+    `with counted as (update webhook_deliveries set attempts = attempts + 1, payload = coalesce(payload, $2),
+       last_error = $5, next_attempt_at = coalesce($7, next_attempt_at), redelivery = false,
+       state = case when $7::timestamptz is null then 'failed' else 'pending' end
+       where id = $1 and state = 'pending' returning id, attempts)
+     ${log}`,
+    [id, result.payload, ...attempt, result.retryAt],
   );
 }

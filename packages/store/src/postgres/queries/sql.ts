@@ -13,3 +13,8 @@ export const IN_FLIGHT_SQL = IN_FLIGHT_STATUSES.map((status) => `'${status}'`).j
 /** NOTIFY is transactional: listeners hear it only if the transaction commits. */
 export const notify = (tx: Queryable, event: T.StoreEvent) =>
   tx.query("select pg_notify($1, $2)", [CHANNEL, json(event)]);
+
+/** A delivery's attempts, oldest first, as one JSON column `history` (for `toDeliveryLog`); `d` is the delivery. */
+export const DELIVERY_HISTORY = `coalesce((select jsonb_agg(jsonb_build_object('at', a.attempted_at, 'status', a.status,
+  'error', a.error, 'duration_ms', a.duration_ms) order by a.number) from webhook_attempts a where a.delivery_id = d.id),
+  '[]'::jsonb) as history`;

@@ -1,0 +1,52 @@
+/** Routes of the webhook API: the signing secret and its rotation, the delivery log, redelivery. */
+import { type Request, Router } from "express";
+import type { AppDeps } from "../deps.js";
+import {
+  type DeliveryQuery,
+  getDelivery,
+  listDeliveries,
+  redeliver,
+} from "../services/webhook-deliveries.js";
+import { rotateWebhookSecret, webhookSecretView } from "../services/webhook-secret.js";
+import { callerOf } from "./auth.js";
+
+export function webhooksRouter(deps: AppDeps): Router {
+  const router = Router();
+
+  router.get("/v1/webhooks/secret", (_req, res) => {
+    res.json(webhookSecretView(callerOf(res).organization, deps.clock.now()));
+  });
+
+  router.post("/v1/webhooks/secret/rotate", async (_req, res) => {
+    res.json(await rotateWebhookSecret(deps, callerOf(res)));
+  });
+
+  router.get("/v1/webhooks/deliveries", async (req, res) => {
+    res.json(await listDeliveries(deps, callerOf(res), deliveryQuery(req)));
+  });
+
+  router.get("/v1/webhooks/deliveries/:delivery_id", async (req, res) => {
+    res.json(await getDelivery(deps, callerOf(res), req.params.delivery_id));
+  });
+
+  router.post("/v1/webhooks/deliveries/:delivery_id/redeliver", async (req, res) => {
+    res.status(202).json(await redeliver(deps, callerOf(res), req.params.delivery_id));
+  });
+
+  return router;
+}
+
+/** The listing's query, checked against the spec (and `limit` made a number) by the OpenAPI validator. */
+function deliveryQuery(req: Request): DeliveryQuery {
+  const one = (name: string) => {
+    const value = req.query[name];
+    return typeof value === "string" ? value : undefined;
+  };
+  const limit = req.query.limit;
+  return {
+    runId: one("run_id"),
+    state: one("state") as DeliveryQuery["state"],
+    limit: limit === undefined ? undefined : Number(limit),
+    cursor: one("cursor"),
+  };
+}
