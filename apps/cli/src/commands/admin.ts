@@ -1,0 +1,189 @@
+/**
+ * `refvid admin …`: organizations, API keys and top-ups over the admin API (`/admin/v1`), with
+ * the server's admin token (REFVID_ADMIN_TOKEN, or the profile's `admin_token`).
+ */
+import type { components } from "@refvid/api-types";
+import { errorFromResponse } from "@refvid/client";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import { positiveInteger } from "../args.js";
+import { UsageError } from "../errors.js";
+import { details } from "../format.js";
+import type { Output } from "../io.js";
+import { session } from "../session.js";
+
+type Organization = components["schemas"]["Organization"];
+type ApiKey = components["schemas"]["ApiKey"];
+
+/** The data of an openapi-fetch result, or the API's typed error. */
+async function data<T>(result: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await result;
+  if (!response.ok || data === undefined) throw errorFromResponse(response, error);
+  return data;
+}
+
+function showOrganization(io: Output, org: Organization): void {
+  const w = org.wallet;
+  io.print(
+    details(io.c, [
+      ["organization", org.organization_id],
+      ["name", org.name],
+      ["tier", `${org.tier} (${org.concurrency_limit} runs at once)`],
+      ["balance", `${w.balance_usd} USD (${w.available_usd} available, ${w.reserved_usd} reserved)`],
+      ["topped up", `${w.lifetime_top_ups_usd} USD`],
+      ["created", org.created_at],
+    ]),
+  );
+}
+
+function showKey(io: Output, key: ApiKey): void {
+  io.print(
+    details(io.c, [
+      ["api key", key.api_key_id],
+      ["organization", key.organization_id],
+      ["name", key.name],
+      ["environment", key.environment],
+      ["prefix", key.key_prefix],
+      ["max concurrency", key.max_concurrency],
+      ["rate limit", `${key.rate_limit_per_minute}/min`],
+      ["revoked", key.revoked_at],
+    ]),
+  );
+}
+
+function amount(value: string): string {
+  if (!/^[0-9]{1,9}(\.[0-9]{1,6})?$/.test(value))
+    throw new InvalidArgumentError("Use a decimal amount like 100.00.");
+  return value;
+}
+
+interface KeyOptions {
+  environment?: "live" | "test";
+  name?: string;
+  maxConcurrency?: number;
+  rateLimit?: number;
+}
+
+export function registerAdmin(program: Command): void {
+  const admin = program
+    .command("admin")
+    .summary("organizations, API keys and top-ups (needs the admin token)")
+    .description(
+      "Operate a refvid server: organizations, API keys and top-ups. Needs the server's admin token " +
+        "in REFVID_ADMIN_TOKEN (or saved with `refvid login --admin-token …`).",
+    );
+
+  const orgs = admin.command("orgs").description("Create and look at organizations.");
+  orgs
+    .command("create")
+    .description("Create an organization with an empty wallet on the starter tier.")
+    .argument("<name>", "its display name")
+    .action(async (name: string, _options: unknown, command: Command) => {
+      const { io, admin } = await session(command);
+      const org = await data(admin().api.POST("/admin/v1/organizations", { body: { name } }));
+      if (io.json) return io.printJson(org);
+      showOrganization(io, org);
+      io.print(io.c.dim(`Next: refvid admin keys create ${org.organization_id}`));
+    });
+  orgs
+    .command("get")
+    .description("Show an organization, its wallet and tier.")
+    .argument("<organization_id>", "org_…")
+    .action(async (id: string, _options: unknown, command: Command) => {
+      const { io, admin } = await session(command);
+      const path = { organization_id: id };
+      const org = await data(
+        admin().api.GET("/admin/v1/organizations/{organization_id}", { params: { path } }),
+      );
+      if (io.json) return io.printJson(org);
+      showOrganization(io, org);
+    });
+
+  const keys = admin.command("keys").description("Create, change and revoke API keys.");
+  const limits = (cmd: Command) =>
+    cmd
+      .option("--name <name>", "a label to tell keys apart")
+      .option("--max-concurrency <n>", "runs the key may have in flight (1-1000)", positiveInteger)
+      .option("--rate-limit <n>", "requests the key may make per minute (1-100000)", positiveInteger);
+  limits(
+    keys
+      .command("create")
+      .description("Create an API key. Its secret is shown once: store it.")
+      .argument("<organization_id>", "org_…")
+      .addOption(
+        new Option("--environment <env>", "live keys spend the wallet; test keys never do").choices([
+          "live",
+          "test",
+        ]),
+      ),
+  ).action(async (id: string, options: KeyOptions, command: Command) => {
+    const { io, admin } = await session(command);
+    const body = {
+      environment: options.environment,
+      name: options.name,
+      max_concurrency: options.maxConcurrency,
+      rate_limit_per_minute: options.rateLimit,
+    };
+    const key = await data(
+      admin().api.POST("/admin/v1/organizations/{organization_id}/api-keys", {
+        params: { path: { organization_id: id } },
+        body,
+      }),
+    );
+    if (io.json) return io.printJson(key);
+    showKey(io, key);
+    io.print(`${io.c.dim("key".padEnd(15))}  ${io.c.bold(key.key)}`);
+    io.info(io.ce.yellow("Store the key now: it is never shown again."));
+  });
+  limits(
+    keys
+      .command("update")
+      .description("Change a key's name or caps; they apply from its next request.")
+      .argument("<api_key_id>", "key_…"),
+  ).action(async (id: string, options: KeyOptions, command: Command) => {
+    const { io, admin } = await session(command);
+    const body = {
+      name: options.name,
+      max_concurrency: options.maxConcurrency,
+      rate_limit_per_minute: options.rateLimit,
+    };
+    if (Object.values(body).every((v) => v === undefined)) {
+      throw new UsageError("nothing to change: pass --name, --max-concurrency or --rate-limit");
+    }
+    const key = await data(
+      admin().api.PATCH("/admin/v1/api-keys/{api_key_id}", { params: { path: { api_key_id: id } }, body }),
+    );
+    if (io.json) return io.printJson(key);
+    showKey(io, key);
+  });
+  keys
+    .command("revoke")
+    .description("Revoke a key at once: its next request gets 401. Its runs carry on.")
+    .argument("<api_key_id>", "key_…")
+    .action(async (id: string, _options: unknown, command: Command) => {
+      const { io, admin } = await session(command);
+      const key = await data(
+        admin().api.DELETE("/admin/v1/api-keys/{api_key_id}", { params: { path: { api_key_id: id } } }),
+      );
+      if (io.json) return io.printJson(key);
+      showKey(io, key);
+    });
+
+  admin
+    .command("top-up")
+    .description("Add funds to an organization's wallet; lifetime top-ups set its tier.")
+    .argument("<organization_id>", "org_…")
+    .argument("<amount_usd>", "the amount in USD, e.g. 100.00", amount)
+    .option("--note <text>", "kept with the top-up, e.g. a payment reference")
+    .action(async (id: string, amountUsd: string, options: { note?: string }, command: Command) => {
+      const { io, admin } = await session(command);
+      const topUp = await data(
+        admin().api.POST("/admin/v1/organizations/{organization_id}/top-ups", {
+          params: { path: { organization_id: id } },
+          body: { amount_usd: amountUsd, note: options.note },
+        }),
+      );
+      if (io.json) return io.printJson(topUp);
+      io.print(`Added ${topUp.amount_usd} USD (${topUp.top_up_id}).`);
+      showOrganization(io, topUp.organization);
+    });
+}

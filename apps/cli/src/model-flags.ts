@@ -1,0 +1,217 @@
+/**
+ * A model's input as command-line flags, read from the model's `input_schema` and `limits` as
+ * `GET /v1/models` serves them, so that a new model or field needs no change here: each property
+ * becomes `--kebab-case` (enums as choices, numbers parsed, booleans as `--x`/`--no-x`, lists
+ * repeatable), and each reference field (`limits.references[].field`) becomes `--image`,
+ * `--video` or `--audio` after its kind. Values are checked against the schema before any request.
+ */
+import type { Model } from "@refvid/client";
+import { InvalidArgumentError, Option } from "commander";
+import { UsageError } from "./errors.js";
+
+/** The part of JSON Schema that model inputs use. */
+export interface PropertySchema {
+  type?: string | string[];
+  enum?: unknown[];
+  default?: unknown;
+  description?: string;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  items?: PropertySchema;
+  minItems?: number;
+  maxItems?: number;
+}
+
+interface InputSchema {
+  properties?: Record<string, PropertySchema>;
+  required?: string[];
+}
+
+/** One input field and the flag that sets it. */
+export interface InputFlag {
+  field: string;
+  flag: string;
+  /** Where commander keeps the value in the command's options. */
+  attribute: string;
+  schema: PropertySchema;
+}
+
+export interface ModelInputOptions {
+  flags: InputFlag[];
+  options: Option[];
+  required: string[];
+}
+
+/** Finds a model by its slug (`lab-d/model-d/reference-to-video`), short name (`model-d`) or `lab-d/model-d`. */
+export function findModel(models: readonly Model[], name: string): Model | undefined {
+  return (
+    models.find((m) => m.slug === name) ??
+    models.find((m) => m.name === name) ??
+    models.find((m) => m.slug.startsWith(`${name}/`))
+  );
+}
+
+function typeOf(schema: PropertySchema): string | undefined {
+  return Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
+}
+
+function kebab(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, "$1-$2")
+    .replace(/[_\s]+/g, "-")
+    .toLowerCase();
+}
+
+function oneLine(text: string | undefined): string {
+  return (text ?? "").replace(/\s+/g, " ").trim();
+}
+
+function parseNumber(flag: string, integer: boolean) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isFinite(n) || (integer && !Number.isInteger(n))) {
+      throw new InvalidArgumentError(`${flag} takes ${integer ? "a whole number" : "a number"}.`);
+    }
+    return n;
+  };
+}
+
+function describe(schema: PropertySchema, required: boolean, repeatable: boolean): string {
+  const notes: string[] = [];
+  if (required) notes.push("required");
+  if (repeatable)
+    notes.push(schema.maxItems ? `repeat for more, up to ${schema.maxItems}` : "repeat for more");
+  if (schema.default !== undefined) notes.push(`default: ${JSON.stringify(schema.default)}`);
+  const text = oneLine(repeatable ? (schema.description ?? schema.items?.description) : schema.description);
+  return notes.length > 0 ? `${text} (${notes.join("; ")})` : text;
+}
+
+/**
+ * The flags of `model`'s input. A field whose flag another option of the command already uses
+ * (`reserved`, e.g. `--json`) gets `--input-<name>` instead.
+ */
+export function modelInputOptions(model: Model, reserved: ReadonlySet<string>): ModelInputOptions {
+  const schema = model.input_schema as InputSchema;
+  const required = schema.required ?? [];
+  const kinds = new Map(model.limits.references.map((r) => [r.field, r.kind]));
+  const used = new Set(reserved);
+  const flags: InputFlag[] = [];
+  const options: Option[] = [];
+  const heading = `Input of ${model.name} (${model.slug}):`;
+
+  for (const [field, property] of Object.entries(schema.properties ?? {})) {
+    const type = typeOf(property);
+    const kind = kinds.get(field);
+    let name = kind && !used.has(kebab(kind)) ? kebab(kind) : kebab(field);
+    if (used.has(name)) name = `input-${name}`;
+    used.add(name);
+    const flag = `--${name}`;
+    const isRequired = required.includes(field);
+    let option: Option;
+    if (type === "array") {
+      const itemType = typeOf(property.items ?? {});
+      const parse =
+        itemType === "integer" || itemType === "number" ? parseNumber(flag, itemType === "integer") : String;
+      option = new Option(
+        `${flag} <${kind ? "url" : "value"}>`,
+        describe(property, isRequired, true),
+      ).argParser((value: string, previous: unknown[] | undefined) => [...(previous ?? []), parse(value)]);
+    } else if (type === "boolean") {
+      option = new Option(flag, describe(property, isRequired, false));
+      const negated = new Option(`--no-${name}`, `Turn ${flag} off.`).helpGroup(heading);
+      options.push(option.helpGroup(heading), negated);
+      flags.push({ field, flag, attribute: option.attributeName(), schema: property });
+      continue;
+    } else if (type === "integer" || type === "number") {
+      option = new Option(`${flag} <n>`, describe(property, isRequired, false)).argParser(
+        parseNumber(flag, type === "integer"),
+      );
+    } else if (type === "string") {
+      option = new Option(
+        `${flag} <${property.enum ? "value" : "text"}>`,
+        describe(property, isRequired, false),
+      );
+      if (property.enum) option.choices(property.enum.map(String));
+    } else {
+      continue; // objects and the like: set them with --input '{"field": …}'
+    }
+    options.push(option.helpGroup(heading));
+    flags.push({ field, flag, attribute: option.attributeName(), schema: property });
+  }
+  return { flags, options, required };
+}
+
+/** The flag that sets the API field `field` (`body.input.image_urls[0]` → `--image`), if any. */
+export function flagForField(flags: readonly InputFlag[], field: string): string | undefined {
+  const name = /(?:^|[./])input[./]([^./[\]]+)/.exec(field)?.[1];
+  return name === undefined ? undefined : flags.find((f) => f.field === name)?.flag;
+}
+
+function problem(schema: PropertySchema, value: unknown): string | undefined {
+  const type = typeOf(schema);
+  if (type === "array") {
+    if (!Array.isArray(value)) return "must be a list";
+    if (schema.minItems !== undefined && value.length < schema.minItems)
+      return `needs at least ${schema.minItems} (got ${value.length})`;
+    if (schema.maxItems !== undefined && value.length > schema.maxItems)
+      return `takes at most ${schema.maxItems} (got ${value.length})`;
+    for (const item of value) {
+      const bad = problem(schema.items ?? {}, item);
+      if (bad) return `${JSON.stringify(item)} ${bad}`;
+    }
+    return undefined;
+  }
+  if (schema.enum && !schema.enum.includes(value)) {
+    return `must be one of ${schema.enum.map((v) => JSON.stringify(v)).join(", ")}`;
+  }
+  if (type === "string") {
+    if (typeof value !== "string") return "must be text";
+    if (schema.minLength !== undefined && value.length < schema.minLength)
+      return `must be at least ${schema.minLength} characters`;
+    if (schema.maxLength !== undefined && value.length > schema.maxLength)
+      return `must be at most ${schema.maxLength} characters`;
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern, "u").test(value))
+      return schema.pattern === "^https?://"
+        ? "must be an http:// or https:// URL"
+        : `must match ${schema.pattern}`;
+  }
+  if (type === "integer" || type === "number") {
+    if (typeof value !== "number" || (type === "integer" && !Number.isInteger(value)))
+      return `must be a ${type}`;
+    if (schema.minimum !== undefined && value < schema.minimum) return `must be at least ${schema.minimum}`;
+    if (schema.maximum !== undefined && value > schema.maximum) return `must be at most ${schema.maximum}`;
+  }
+  if (type === "boolean" && typeof value !== "boolean") return "must be true or false";
+  return undefined;
+}
+
+/**
+ * The model input from the parsed flags, over the fields given as `--input` JSON; a missing
+ * required field or a value the schema refuses is a {@link UsageError} naming the flag.
+ */
+export function buildInput(
+  model: Model,
+  { flags, required }: ModelInputOptions,
+  values: Record<string, unknown>,
+  base: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const input: Record<string, unknown> = { ...base };
+  for (const f of flags) if (values[f.attribute] !== undefined) input[f.field] = values[f.attribute];
+  const properties = (model.input_schema as InputSchema).properties ?? {};
+  const name = (field: string) => flags.find((f) => f.field === field)?.flag ?? `input field "${field}"`;
+  for (const field of required) {
+    if (input[field] === undefined) {
+      const description = oneLine(properties[field]?.description);
+      throw new UsageError(`${model.name} needs ${name(field)}${description ? ` (${description})` : ""}`);
+    }
+  }
+  for (const [field, value] of Object.entries(input)) {
+    const schema = properties[field];
+    const bad = schema && problem(schema, value);
+    if (bad) throw new UsageError(`${name(field)} ${bad}`);
+  }
+  return input;
+}
