@@ -283,6 +283,9 @@ describe("the built page in Chromium", () => {
       await expect.poll(() => new URL(page.url()).hash).toBe(`#${adminRoute}`);
       const drawn = await section(adminRoute?.slice(1) ?? "admin");
       await expect.poll(() => heading(drawn)).toBe("Admin");
+      // Redoc folds a long operation list behind "Show N more…"; unfold it to read every one.
+      const more = drawn.getByText(/^Show \d+ more/);
+      if ((await more.count()) > 0) await more.first().click();
       const text = await drawn.innerText();
       expect(text).toContain("REFVID_ADMIN_TOKEN");
       const admin = operations.filter((op) => op.tag === "Admin");

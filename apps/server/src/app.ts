@@ -1,12 +1,13 @@
 /**
  * `createApp(deps)`: the Express app, kept apart from `listen`, so tests and every role build the same app.
- * Order: request id and log -> probes and docs -> public files -> auth (+ rate limit) -> body
- * (read only now, capped) -> text every store can keep -> OpenAPI validation -> routes -> the one
- * error handler. Nothing before auth reads a body.
+ * Order: request id, log and timing -> probes, metrics and docs -> public files -> auth (+ rate
+ * limit) -> body (read only now, capped) -> text every store can keep -> OpenAPI validation ->
+ * routes -> the one error handler. Nothing before auth reads a body.
  */
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { loadOpenapiDocument } from "@refvid/api-types/document";
+import { consoleHtmlPath } from "@refvid/console";
 import { docsHtmlPath } from "@refvid/docs";
 import type { ListenHealth } from "@refvid/store";
 import express, { type Express } from "express";
@@ -17,15 +18,17 @@ import { authenticate, authenticateAdmin } from "./http/auth.js";
 import { errorHandler } from "./http/error-handler.js";
 import { filesRouter } from "./http/files-route.js";
 import { RouteNotFoundError, WorkerOnlyError } from "./http/http-errors.js";
+import { metricsRoute } from "./http/metrics-route.js";
 import { validatePreviewBody } from "./http/preview-validator.js";
 import { readJsonBody } from "./http/request-body.js";
 import { requestLog } from "./http/request-log.js";
 import { runsRouter } from "./http/runs-routes.js";
 import { refuseUnstorableText } from "./http/text-guard.js";
 import { webhooksRouter } from "./http/webhooks-routes.js";
+import { httpMetrics } from "./metrics/http-metrics.js";
 
 export interface AppOptions {
-  /** False in a worker-only process: it answers the health probes and nothing else. */
+  /** False in a worker-only process: it answers the health probes and /metrics, nothing else. */
   serveApi?: boolean;
   /** Checks every response against the spec and reports each mismatch here (tests fail on any). */
   onResponseMismatch?: (error: Error) => void;
@@ -45,6 +48,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   app.disable("x-powered-by");
   app.set("trust proxy", false);
   app.use(requestLog(deps.logger));
+  app.use(httpMetrics(deps.metrics, app));
 
   const shutdown = options.shutdown ?? new AbortController().signal;
   app.get("/healthz", (_req, res) => {
@@ -73,6 +77,8 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
       ...(Object.keys(providers).length > 0 ? { providers } : {}),
     });
   });
+  // Every process serves its own metrics, a worker-only one too; no API key, so no rate limit.
+  app.get("/metrics", metricsRoute(deps));
   if (options.serveApi === false) {
     app.use((_req, _res, next) => next(new WorkerOnlyError()));
     app.use(errorHandler(deps.logger));
@@ -80,6 +86,15 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   }
   const docs = docsDirectory();
   if (docs) app.use("/docs", express.static(docs, { index: "index.html" }));
+  // The web console (apps/console), when built: its files, and its page for any other path under it.
+  if (existsSync(consoleHtmlPath)) {
+    app.use(
+      "/console",
+      express.static(dirname(consoleHtmlPath), { index: "index.html" }),
+      (req, res, next) =>
+        req.method === "GET" || req.method === "HEAD" ? res.sendFile(consoleHtmlPath) : next(),
+    );
+  }
 
   app.use(filesRouter(deps));
   app.use("/admin/v1", authenticateAdmin(deps));
@@ -93,7 +108,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
       validateRequests: { allErrors: true },
       validateResponses: options.onResponseMismatch ? { onError: options.onResponseMismatch } : false,
       validateSecurity: false,
-      ignorePaths: /^\/(healthz|readyz|docs)/,
+      ignorePaths: /^\/(healthz|readyz|metrics|docs)/,
     }),
   );
   app.use(webhooksRouter(deps));

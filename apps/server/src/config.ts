@@ -17,6 +17,8 @@ export interface Config {
   store: StoreConfig;
   role: Role;
   adminToken: string | null;
+  /** REFVID_METRICS_TOKEN: `GET /metrics` asks for it as a bearer token; open when null. */
+  metricsToken: string | null;
   publicUrl: string;
   providers: Record<ModelSlug, ProviderName>;
   /** REFVID_PROVIDERS_FILE, read and checked: vendors and per-model routes (models without one keep `providers`). */
@@ -72,6 +74,7 @@ const schema = z.object({
   REFVID_STORE: z.string().default("pglite:.refvid/data"),
   REFVID_ROLE: z.enum(["all", "api", "worker"]).default("all"),
   REFVID_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  REFVID_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   REFVID_PUBLIC_URL: z.string().url().optional(),
   REFVID_PROVIDER: z.string().default("preview"),
   REFVID_PROVIDERS_FILE: z.string().min(1).optional(),
@@ -136,6 +139,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     store: e.DATABASE_URL ? { kind: "postgres", url: e.DATABASE_URL } : parseStore(e.REFVID_STORE),
     role: e.REFVID_ROLE,
     adminToken: e.REFVID_ADMIN_TOKEN ?? null,
+    metricsToken: e.REFVID_METRICS_TOKEN ?? null,
     publicUrl: (e.REFVID_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     providers: parseProviders(e.REFVID_PROVIDER),
     routing: e.REFVID_PROVIDERS_FILE ? readRouting(e.REFVID_PROVIDERS_FILE, env) : null,

@@ -2,13 +2,13 @@
  * Everything the services, the worker and the dispatcher need, as one typed object built in one
  * place (`buildDeps` in runtime.ts, or a test), never as module singletons.
  */
-import type { ModelSlug } from "@refvid/core";
 import type { Store } from "@refvid/store";
 import type { Logger } from "pino";
 import type { Clock, Scheduler } from "./clock.js";
 import type { Config } from "./config.js";
 import type { BlobStore } from "./files/blob-store.js";
 import type { FileUrlSigner } from "./files/signed-urls.js";
+import type { Metrics } from "./metrics/metrics.js";
 import type { Routes } from "./providers/registry.js";
 import type { Provider } from "./providers/types.js";
 import type { RunEvents } from "./services/run-events.js";
@@ -27,4 +27,6 @@ export interface AppDeps {
   /** Where runs of test keys go instead of a model vendor: the simulated provider. */
   sandbox: Provider;
   events: RunEvents;
+  /** This process's Prometheus registry and the hooks that feed it (`GET /metrics`). */
+  metrics: Metrics;
 }

@@ -44,6 +44,7 @@ async function main() {
       : [
           `refvid is serving on ${base} (role: ${config.role})`,
           `  API reference: ${base}/docs`,
+          `  web console: ${base}/console`,
           `  store: ${describeStore(config)}`,
         ];
   if (config.seedDemo && config.role !== "worker") {

@@ -19,6 +19,8 @@ import { LocalBlobStore } from "./files/blob-store.js";
 import { RetentionSweep } from "./files/retention.js";
 import { FileUrlSigner } from "./files/signed-urls.js";
 import { configureHttpServer } from "./http/http-server.js";
+import { countRunEnds } from "./metrics/count-run-ends.js";
+import { Metrics } from "./metrics/metrics.js";
 import { openStore } from "./open-store.js";
 import { PreviewProvider } from "./providers/preview.js";
 import { ProviderReachability } from "./providers/reachability.js";
@@ -67,9 +69,14 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
     { scheduler, clock, logger, simulated, preview: new PreviewProvider() },
     options.providers,
   );
+  const metrics = new Metrics({
+    models: MODEL_SLUGS,
+    // Every route's provider, and the sandbox that test runs go to.
+    providers: ["simulated", ...MODEL_SLUGS.flatMap((slug) => routes[slug].map((route) => route.name))],
+  });
   return {
     config,
-    store: options.store ?? (await openStore(config.store)),
+    store: countRunEnds(options.store ?? (await openStore(config.store)), metrics),
     clock,
     scheduler,
     logger,
@@ -78,6 +85,7 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
     routes,
     sandbox: simulated,
     events: new RunEvents(),
+    metrics,
   };
 }
 

@@ -22,9 +22,12 @@ import {
   tierFor,
 } from "@refvid/core";
 import { idempotencyAnswer } from "./admission.js";
+import { AccountIndex } from "./memory/account-index.js";
 import { MemoryOutbox } from "./memory/outbox.js";
 import { RunIndex } from "./memory/run-index.js";
 import { queuedRun, RunQueue } from "./memory/run-queue.js";
+import { serviceStatsOf } from "./memory/stats.js";
+import { tallyUsage } from "./memory/usage.js";
 import type * as T from "./types.js";
 import type { ApiKeyRecord, OrganizationRecord, RunRecord, Store } from "./types.js";
 
@@ -36,8 +39,10 @@ export class MemoryStore implements Store {
   private readonly keysByHash = new Map<string, string>();
   private readonly runs = new Map<string, RunRecord>();
   private readonly queue = new RunQueue(this.runs);
-  /** Per organization, run ids newest last, for search. */
-  private readonly index = new RunIndex(this.runs);
+  /** Runs in keyset order per organization and environment, per key and overall, for search and usage. */
+  private readonly index = new RunIndex();
+  /** Organizations, keys and top-ups newest first, for the admin lists. */
+  private readonly accounts = new AccountIndex();
   private readonly outbox = new MemoryOutbox();
   private readonly rateWindows = new Map<string, RateWindow>();
   private readonly idempotency = new Map<string, IdempotencyRecord>();
@@ -63,6 +68,7 @@ export class MemoryStore implements Store {
       previousWebhookSecret: null,
     };
     this.organizations.set(org.id, org);
+    this.accounts.addOrganization(org);
     return copy(org);
   }
 
@@ -77,6 +83,7 @@ export class MemoryStore implements Store {
     const key: ApiKeyRecord = { ...rest, inFlight: 0, createdAt: now, revokedAt: null };
     this.apiKeys.set(key.id, key);
     this.keysByHash.set(key.keyHash, key.id);
+    this.accounts.addApiKey(key);
     return copy(key);
   }
 
@@ -117,7 +124,8 @@ export class MemoryStore implements Store {
       note: input.note,
       createdAt: input.now,
     };
-    return { kind: "added", topUp, organization: copy(org) } as const;
+    this.accounts.addTopUp(topUp);
+    return { kind: "added", topUp: copy(topUp), organization: copy(org) } as const;
   }
 
   async findApiKeyByHash(keyHash: string) {
@@ -196,6 +204,26 @@ export class MemoryStore implements Store {
 
   async searchRuns(search: T.RunSearch) {
     return this.index.search(search).map(copy);
+  }
+
+  async listOrganizations(search: T.OrganizationSearch) {
+    return this.accounts.listOrganizations(search).map(copy);
+  }
+
+  async listApiKeys(search: T.ApiKeySearch) {
+    return this.accounts.listApiKeys(search).map(copy);
+  }
+
+  async listTopUps(search: T.TopUpSearch) {
+    return this.accounts.listTopUps(search).map(copy);
+  }
+
+  async searchAllRuns(search: T.AdminRunSearch) {
+    return this.index.searchAll(search).map(copy);
+  }
+
+  async usage({ from, to, groupBy, organizationId }: T.UsageQuery) {
+    return tallyUsage(this.index.createdBetween(from, to, organizationId), groupBy);
   }
 
   async claimRuns({
@@ -358,6 +386,10 @@ export class MemoryStore implements Store {
 
   async redeliverWebhook(input: Parameters<T.Store["redeliverWebhook"]>[0]) {
     return this.outbox.redeliver(input);
+  }
+
+  async serviceStats() {
+    return serviceStatsOf(this.inFlight.values(), this.organizations.values(), this.outbox.pendingCount());
   }
 
   /** The run, when it is processing under this worker's lease. */

@@ -4,19 +4,27 @@
  */
 import type { Environment, Micros, ModelSlug, RateDecision } from "@refvid/core";
 import type {
+  AdminRunSearch,
   AdmitResult,
   ApiKeyPatch,
   ApiKeyRecord,
+  ApiKeySearch,
   CompleteResult,
   IdempotencyRequest,
   NewRun,
   OrganizationRecord,
+  OrganizationSearch,
   RunOutcome,
   RunRecord,
   RunSearch,
+  ServiceStats,
   StoreEvent,
+  TopUpRecord,
   TopUpResult,
+  TopUpSearch,
   UpstreamRecord,
+  UsageQuery,
+  UsageRow,
   WebhookAttemptResult,
   WebhookDelivery,
   WebhookDeliveryLog,
@@ -169,8 +177,34 @@ export interface OutboxStore {
   }): Promise<WebhookDeliveryLog | null>;
 }
 
+/**
+ * The operators' reads across organizations (the admin API). Lists are newest first by
+ * `(createdAt, id)`, paged by keyset; usage is added up by the store, never by loading runs.
+ */
+export interface AdminStore {
+  listOrganizations(search: OrganizationSearch): Promise<OrganizationRecord[]>;
+  listApiKeys(search: ApiKeySearch): Promise<ApiKeyRecord[]>;
+  listTopUps(search: TopUpSearch): Promise<TopUpRecord[]>;
+  searchAllRuns(search: AdminRunSearch): Promise<RunRecord[]>;
+  /** One row per group and environment that had runs created in the window, ordered by group, then environment. */
+  usage(query: UsageQuery): Promise<UsageRow[]>;
+}
+
+/** Cheap reads of the whole service for operators' metrics, made at each scrape. */
+export interface StatsStore {
+  /** Counts from indexes and per-organization counters: never a scan of run history. */
+  serviceStats(): Promise<ServiceStats>;
+}
+
 /** Every concern of the store in one port, as each adapter implements it. */
-export interface Store extends AccountStore, RateLimitStore, AdmissionStore, RunStore, OutboxStore {
+export interface Store
+  extends AccountStore,
+    RateLimitStore,
+    AdmissionStore,
+    RunStore,
+    OutboxStore,
+    AdminStore,
+    StatsStore {
   /**
    * Calls `listener` when any process queues a run (`queued`) or ends one (`ended`), so workers
    * and sync waiters elsewhere wake at once. Absent on a store that lives in one process.

@@ -183,9 +183,76 @@ export interface RunSearch {
   createdAfter?: Date;
   createdBefore?: Date;
   metadata?: Record<string, string>;
+  /** Runs made with this key only. */
+  apiKeyId?: string;
   limit: number;
   /** Keyset position: return runs strictly older than this (createdAt, id). */
   after?: { createdAt: Date; id: string };
+}
+
+/** A keyset position in a newest-first list: return rows strictly older than this (createdAt, id). */
+export interface Keyset {
+  createdAt: Date;
+  id: string;
+}
+
+/** The operators' run search: every organization and both environments unless filtered. */
+export interface AdminRunSearch {
+  organizationId?: string;
+  environment?: Environment;
+  apiKeyId?: string;
+  statuses?: RunStatus[];
+  endpoint?: ModelSlug;
+  createdAfter?: Date;
+  createdBefore?: Date;
+  limit: number;
+  after?: Keyset;
+}
+
+export interface OrganizationSearch {
+  /** Organizations whose name starts with this text (case-sensitive). */
+  namePrefix?: string;
+  limit: number;
+  after?: Keyset;
+}
+
+export interface ApiKeySearch {
+  organizationId: string;
+  /** true: revoked keys only; false: keys in use only. */
+  revoked?: boolean;
+  limit: number;
+  after?: Keyset;
+}
+
+export interface TopUpSearch {
+  organizationId: string;
+  limit: number;
+  after?: Keyset;
+}
+
+export type UsageGroupBy = "api_key" | "model" | "provider" | "day";
+
+/** Usage of the runs created in `[from, to)`, of every organization unless one is named. */
+export interface UsageQuery {
+  from: Date;
+  to: Date;
+  groupBy: UsageGroupBy;
+  organizationId?: string;
+}
+
+/**
+ * The runs of one group and one environment: an api_key_id, an endpoint, a provider (runs
+ * without one are "unassigned") or a UTC date (`2026-11-22`).
+ */
+export interface UsageRow {
+  group: string;
+  environment: Environment;
+  /** Runs by their status now. */
+  runs: Record<RunStatus, number>;
+  /** Sum of the runs' billable seconds. */
+  billableSeconds: number;
+  /** Sum of the charges set on the runs, whether or not the wallet paid them (test runs). */
+  charged: Micros;
 }
 
 export interface WebhookDelivery {
@@ -282,6 +349,20 @@ export interface ApiKeyPatch {
   name?: string;
   maxConcurrency?: number;
   rateLimitPerMinute?: number;
+}
+
+/** The whole service at a glance, across organizations and environments (`serviceStats`, for metrics). */
+export interface ServiceStats {
+  /** Runs waiting in the queue. */
+  queuedRuns: number;
+  /** When the longest-waiting queued run was admitted; null when the queue is empty. */
+  oldestQueuedAt: Date | null;
+  /** Runs a worker holds. */
+  processingRuns: number;
+  /** Webhook deliveries neither delivered nor given up: due now or waiting for a retry. */
+  pendingWebhooks: number;
+  /** What admitted runs hold in every organization's wallet (live runs; test runs hold nothing). */
+  reserved: Micros;
 }
 
 export type * from "./ports.js";

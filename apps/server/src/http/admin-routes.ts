@@ -1,18 +1,37 @@
 /** The admin API. Authenticated by `authenticateAdmin`. */
-import { Router } from "express";
+import type { UsageGroupBy } from "@refvid/store";
+import { type Request, Router } from "express";
 import type { AppDeps } from "../deps.js";
 import * as admin from "../services/admin.js";
+import { listApiKeys, listOrganizations, listTopUps, type PageQuery } from "../services/admin-lists.js";
+import { adminSearchRuns } from "../services/admin-runs.js";
+import { getUsage } from "../services/admin-usage.js";
 
 export function adminRouter(deps: AppDeps): Router {
   const router = Router();
+  router.get("/admin/v1/organizations", async (req, res) => {
+    res.json(await listOrganizations(deps, { ...pageQuery(req), name: queryText(req, "name") }));
+  });
   router.post("/admin/v1/organizations", async (req, res) => {
     res.status(201).json(await admin.createOrganization(deps, req.body));
   });
   router.get("/admin/v1/organizations/:organization_id", async (req, res) => {
     res.json(await admin.getOrganization(deps, req.params.organization_id));
   });
+  router.get("/admin/v1/organizations/:organization_id/api-keys", async (req, res) => {
+    const revoked = queryText(req, "revoked");
+    res.json(
+      await listApiKeys(deps, req.params.organization_id, {
+        ...pageQuery(req),
+        revoked: revoked === undefined ? undefined : revoked === "true",
+      }),
+    );
+  });
   router.post("/admin/v1/organizations/:organization_id/api-keys", async (req, res) => {
     res.status(201).json(await admin.createApiKey(deps, req.params.organization_id, req.body ?? {}));
+  });
+  router.get("/admin/v1/organizations/:organization_id/top-ups", async (req, res) => {
+    res.json(await listTopUps(deps, req.params.organization_id, pageQuery(req)));
   });
   router.post("/admin/v1/organizations/:organization_id/top-ups", async (req, res) => {
     res.status(201).json(await admin.createTopUp(deps, req.params.organization_id, req.body));
@@ -23,5 +42,36 @@ export function adminRouter(deps: AppDeps): Router {
   router.delete("/admin/v1/api-keys/:api_key_id", async (req, res) => {
     res.json(await admin.revokeApiKey(deps, req.params.api_key_id));
   });
+  router.get("/admin/v1/usage", async (req, res) => {
+    res.json(
+      await getUsage(deps, {
+        groupBy: queryText(req, "group_by") as UsageGroupBy,
+        from: queryText(req, "from"),
+        to: queryText(req, "to"),
+        organizationId: queryText(req, "organization_id"),
+      }),
+    );
+  });
+  router.post("/admin/v1/runs/search", async (req, res) => {
+    res.json(await adminSearchRuns(deps, req.body ?? {}));
+  });
   return router;
+}
+
+/**
+ * One query parameter as sent. The OpenAPI validator has already checked each against the spec
+ * (`revoked` is `true` or `false`, `group_by` one of its values, `limit` an integer in range).
+ */
+function queryText(req: Request, name: string): string | undefined {
+  const value = req.query[name];
+  return typeof value === "string"
+    ? value
+    : typeof value === "boolean" || typeof value === "number"
+      ? String(value)
+      : undefined;
+}
+
+function pageQuery(req: Request): PageQuery {
+  const limit = queryText(req, "limit");
+  return { limit: limit === undefined ? undefined : Number(limit), cursor: queryText(req, "cursor") };
 }

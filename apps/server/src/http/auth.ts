@@ -15,6 +15,8 @@ import type { Caller } from "../services/request-context.js";
 
 const SCHEME = /^(Key|Bearer) (\S+)$/i;
 const ADMIN_SCHEME = /^Bearer (\S+)$/i;
+/** A submit, refused at the rate limit: counted as a rejected run. */
+const SUBMIT_PATH = /^\/v1\/run\//;
 
 /** The header value as HTTP reads it: optional whitespace around it is not part of it. */
 const credentials = (req: Request) => (req.get("authorization") ?? "").replace(/^[ \t]+|[ \t]+$/g, "");
@@ -38,7 +40,11 @@ export function authenticate(deps: AppDeps): RequestHandler {
     const resetSeconds = Math.max(1, Math.ceil(rate.resetMs / 1000));
     res.setHeader("RateLimit-Policy", `"per-key";q=${key.rateLimitPerMinute};w=60`);
     res.setHeader("RateLimit", `"per-key";r=${rate.remaining};t=${resetSeconds}`);
-    if (!rate.allowed) return next(new RateLimitError(key.rateLimitPerMinute, resetSeconds));
+    if (!rate.allowed) {
+      const submit = req.method === "POST" && SUBMIT_PATH.test(req.baseUrl + req.path);
+      if (submit) deps.metrics.runRejected("rate_limit");
+      return next(new RateLimitError(key.rateLimitPerMinute, resetSeconds));
+    }
     next();
   };
 }

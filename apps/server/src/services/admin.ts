@@ -1,4 +1,4 @@
-/** The admin API: organizations, keys and top-ups. */
+/** The admin API: organizations, keys and top-ups (their lists are in admin-lists.ts). */
 import { createHash } from "node:crypto";
 import type { components } from "@refvid/api-types";
 import {
@@ -10,7 +10,7 @@ import {
   NotFoundError,
   parseUsd,
 } from "@refvid/core";
-import type { ApiKeyRecord, OrganizationRecord } from "@refvid/store";
+import type { ApiKeyRecord, OrganizationRecord, TopUpRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 import { newApiKeyId, newApiKeySecret, newOrganizationId, newTopUpId, newWebhookSecret } from "../ids.js";
 import { walletView } from "./account.js";
@@ -44,8 +44,19 @@ export function apiKeyView(key: ApiKeyRecord): Schemas["ApiKey"] {
   };
 }
 
-const orgNotFound = (id: string) => new NotFoundError("organization_not_found", `No organization ${id}.`);
-const keyNotFound = (id: string) => new NotFoundError("api_key_not_found", `No API key ${id}.`);
+export function topUpView(topUp: TopUpRecord): Schemas["TopUpEntry"] {
+  return {
+    top_up_id: topUp.id,
+    organization_id: topUp.organizationId,
+    amount_usd: formatUsd(topUp.amount),
+    note: topUp.note,
+    created_at: topUp.createdAt.toISOString(),
+  };
+}
+
+export const orgNotFound = (id: string) =>
+  new NotFoundError("organization_not_found", `No organization ${id}.`);
+export const keyNotFound = (id: string) => new NotFoundError("api_key_not_found", `No API key ${id}.`);
 
 export async function createOrganization(deps: AppDeps, body: Schemas["CreateOrganizationRequest"]) {
   const org = await deps.store.createOrganization({
@@ -135,12 +146,5 @@ export async function createTopUp(
       },
     ]);
   }
-  return {
-    top_up_id: result.topUp.id,
-    organization_id: organizationId,
-    amount_usd: formatUsd(result.topUp.amount),
-    note: result.topUp.note,
-    created_at: result.topUp.createdAt.toISOString(),
-    organization: organizationView(result.organization),
-  };
+  return { ...topUpView(result.topUp), organization: organizationView(result.organization) };
 }

@@ -83,6 +83,7 @@ export async function submitRun(
   switch (result.kind) {
     case "admitted":
       deps.events.runQueued();
+      deps.metrics.runAdmitted(slug);
       return {
         kind: "admitted",
         run: toApiRun(result.run, deps.signer, now),
@@ -90,6 +91,7 @@ export async function submitRun(
       };
     case "rejected": {
       const d = result.decision;
+      deps.metrics.runRejected(d.reason);
       if (d.reason === "balance") throw new InsufficientBalanceError(d.required, d.available);
       throw new ConcurrencyLimitError(d.reason, d.limit, d.inFlight);
     }

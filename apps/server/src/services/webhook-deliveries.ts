@@ -3,11 +3,11 @@
  * first with keyset cursors, one by id, and redelivery. A delivery belongs to its run's
  * environment: like a run, one of another organization or of the other environment is a 404.
  */
-import { createHash } from "node:crypto";
 import type { components } from "@refvid/api-types";
-import { InvalidRequestError, RefvidError } from "@refvid/core";
+import { RefvidError } from "@refvid/core";
 import type { WebhookDelivery, WebhookDeliveryLog } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
+import { pageOf, pageStart } from "./keyset-page.js";
 import type { Caller } from "./request-context.js";
 
 type ApiWebhookDelivery = components["schemas"]["WebhookDelivery"];
@@ -28,37 +28,13 @@ export interface DeliveryQuery {
   cursor?: string;
 }
 
-interface Cursor {
-  t: string;
-  i: string;
-  /** Hash of the filters the cursor was made with; a cursor only continues the same listing. */
-  f: string;
-}
-
 export async function listDeliveries(
   deps: AppDeps,
   caller: Caller,
   query: DeliveryQuery,
 ): Promise<ApiWebhookDeliveryPage> {
   const { cursor, limit = 20, runId, state } = query;
-  const filterHash = createHash("sha256")
-    .update(JSON.stringify({ runId, state }))
-    .digest("base64url")
-    .slice(0, 16);
-  let after: { createdAt: Date; id: string } | undefined;
-  if (cursor !== undefined) {
-    const decoded = decodeCursor(cursor);
-    if (!decoded || decoded.f !== filterHash) {
-      throw new InvalidRequestError([
-        {
-          field: "query.cursor",
-          message: "is not a next_cursor of this listing; send the same filters with it",
-          rule: "cursor",
-        },
-      ]);
-    }
-    after = { createdAt: new Date(decoded.t), id: decoded.i };
-  }
+  const { after, filterHash } = pageStart(cursor, { runId, state }, "query.cursor");
   const found = await deps.store.searchWebhookDeliveries({
     organizationId: caller.organization.id,
     environment: caller.apiKey.environment,
@@ -67,15 +43,7 @@ export async function listDeliveries(
     ...(state ? { state } : {}),
     ...(after ? { after } : {}),
   });
-  const page = found.slice(0, limit);
-  const last = page[page.length - 1];
-  const hasMore = found.length > limit && last !== undefined;
-  return {
-    data: page.map(toApiDelivery),
-    has_more: hasMore,
-    next_cursor:
-      hasMore && last ? encodeCursor({ t: last.createdAt.toISOString(), i: last.id, f: filterHash }) : null,
-  };
+  return pageOf(found, limit, filterHash, toApiDelivery);
 }
 
 export async function getDelivery(deps: AppDeps, caller: Caller, id: string): Promise<ApiWebhookDelivery> {
@@ -114,19 +82,4 @@ export function toApiDelivery(delivery: WebhookDeliveryLog): ApiWebhookDelivery 
       duration_ms: attempt.durationMs,
     })),
   };
-}
-
-const encodeCursor = (cursor: Cursor) => Buffer.from(JSON.stringify(cursor)).toString("base64url");
-
-function decodeCursor(text: string): Cursor | null {
-  try {
-    const value = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as Partial<Cursor>;
-    if (typeof value.t !== "string" || typeof value.i !== "string" || typeof value.f !== "string")
-      return null;
-    if (Number.isNaN(Date.parse(value.t))) return null;
-    if (value.i.includes("\u0000")) return null; // Postgres text cannot hold NUL
-    return value as Cursor;
-  } catch {
-    return null;
-  }
 }

@@ -10,6 +10,7 @@ import { performance } from "node:perf_hooks";
 import type { WebhookEvent } from "@refvid/api-types";
 import type { WebhookDelivery } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
+import type { WebhookAttemptResult } from "../metrics/metrics.js";
 import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
 import { PeriodicTask } from "../periodic-task.js";
 import { toApiRun } from "../services/run-view.js";
@@ -102,6 +103,7 @@ export class WebhookDispatcher {
     const started = performance.now();
     let status: number | null = null;
     let error: string | null = null;
+    let result: WebhookAttemptResult = "delivered";
     try {
       const response = await guardedFetch(
         delivery.url,
@@ -119,12 +121,15 @@ export class WebhookDispatcher {
       );
       status = response.status;
       if (response.status < 200 || response.status > 299) {
+        result = response.status >= 300 && response.status < 400 ? "redirect" : "http_error";
         error =
           response.status >= 300 && response.status < 400
             ? `redirect ${response.status} (not followed)`
             : `HTTP ${response.status}`;
       }
     } catch (err) {
+      result =
+        err instanceof FetchRefused ? (err.reason === "timeout" ? "timeout" : "refused") : "connection_error";
       error =
         err instanceof FetchRefused
           ? err.reason === "timeout"
@@ -135,6 +140,7 @@ export class WebhookDispatcher {
     const now = deps.clock.now();
     const attempt = { payload, now, startedAt, status, durationMs: Math.round(performance.now() - started) };
     if (error === null) {
+      deps.metrics.webhookAttempt(result, false);
       await deps.store.recordWebhookAttempt(delivery.id, { ...attempt, ok: true });
       log.info({ attempt: delivery.attempts + 1 }, "webhook delivered");
       return;
@@ -143,6 +149,7 @@ export class WebhookDispatcher {
     // redelivery is one attempt, never retried.
     const delay = delivery.redelivery ? undefined : deps.config.webhookRetryDelaysMs[delivery.attempts + 1];
     const retryAt = delay === undefined ? null : new Date(now.getTime() + delay);
+    deps.metrics.webhookAttempt(result, retryAt === null);
     await deps.store.recordWebhookAttempt(delivery.id, { ...attempt, ok: false, error, retryAt });
     log.warn(
       { attempt: delivery.attempts + 1, error, retryAt },

@@ -120,10 +120,12 @@ export class Worker {
   private track(run: RunRecord): void {
     const controller = new AbortController();
     this.active.set(run.id, controller);
+    this.deps.metrics.workerTook();
     const done = this.process(run, controller)
       .catch((err) => this.deps.logger.error({ err, runId: run.id }, "run processing failed"))
       .finally(() => {
         this.active.delete(run.id);
+        this.deps.metrics.workerLet(run.id);
         this.finished.delete(done);
         void this.polling.trigger();
       });
@@ -287,6 +289,7 @@ export class Worker {
       const references = route.provider.usesReferences
         ? await preflight(request, { workDir, allowLocal: deps.config.allowLocalUrls, signal })
         : [];
+      const called = deps.metrics.providerCall(run.id, route.name);
       try {
         result = await route.provider.run(
           { runId: run.id, request, input: run.input, workDir, references },
@@ -309,7 +312,9 @@ export class Worker {
             },
           },
         );
+        called("succeeded");
       } catch (err) {
+        called(signal.aborted || err instanceof RunStopped ? "stopped" : "failed");
         const next = routes[i + 1];
         if (signal.aborted || !(err instanceof VendorError) || accepted || !next) throw err;
         log.warn(

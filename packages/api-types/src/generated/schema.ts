@@ -290,8 +290,8 @@ export interface paths {
         put?: never;
         /**
          * Search runs
-         * @description Lists the organization's runs, newest first, filtered by status, model, creation time and
-         *     metadata. Pages are keyset-paginated: pass `next_cursor` back as `cursor` (with the same
+         * @description Lists the organization's runs, newest first, filtered by status, model, API key, creation time
+         *     and metadata. Pages are keyset-paginated: pass `next_cursor` back as `cursor` (with the same
          *     filters) until `has_more` is false. An empty body lists every run.
          */
         post: operations["searchRuns"];
@@ -549,6 +549,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics
+         * @description This process's metrics in the Prometheus text exposition format: HTTP requests by route
+         *     template and status, runs admitted, rejected and ended, the queue and its oldest run's age,
+         *     provider calls and errors, webhook attempts and backlog, reserved wallet money, and the
+         *     Node.js process. Each process serves its own (API and worker processes alike): scrape every
+         *     one. Needs no API key and is never rate limited; when the server is started with
+         *     `REFVID_METRICS_TOKEN`, send it as `Authorization: Bearer <token>`.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/organizations": {
         parameters: {
             query?: never;
@@ -556,7 +581,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List organizations
+         * @description Every organization with its wallet and tier, newest first, optionally only those whose name
+         *     starts with `name`. Pages are keyset-paginated: pass `next_cursor` back as `cursor` (with the
+         *     same filters) until `has_more` is false.
+         */
+        get: operations["listOrganizations"];
         put?: never;
         /**
          * Create an organization
@@ -602,7 +633,14 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List an organization's API keys
+         * @description The organization's keys of both environments, newest first, revoked ones included (with
+         *     `revoked_at`) unless `revoked` says otherwise. Secrets are never shown. Pages are
+         *     keyset-paginated: pass `next_cursor` back as `cursor` (with the same filters) until `has_more`
+         *     is false.
+         */
+        get: operations["listApiKeys"];
         put?: never;
         /**
          * Create an API key
@@ -626,7 +664,12 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List an organization's top-ups
+         * @description The organization's top-ups, newest first. Pages are keyset-paginated: pass `next_cursor` back
+         *     as `cursor` until `has_more` is false.
+         */
+        get: operations["listTopUps"];
         put?: never;
         /**
          * Top up an organization's wallet
@@ -666,6 +709,54 @@ export interface paths {
          * @description Changes take effect on the key's next request.
          */
         patch: operations["updateApiKey"];
+        trace?: never;
+    };
+    "/admin/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage by key, model, provider or day
+         * @description What the runs created in `[from, to)` did and cost, grouped by `group_by`, with one row per
+         *     group and environment: runs by status, failures, billed seconds, what was taken from the
+         *     wallet (`spend_usd`, live runs only) and what the runs were priced at (`priced_usd`, which
+         *     for test runs is what they would have cost). The window defaults to the 30 days before `to`,
+         *     and `to` to now; `from` must be before `to`, at most 366 days apart. A run counts in the window
+         *     it was created in, with its status now.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/runs/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search runs across organizations
+         * @description Lists runs of every organization and both environments, newest first, each with the
+         *     `organization_id` and `api_key_id` it belongs to; filter by organization, key, environment,
+         *     status, model and creation time. Pages are keyset-paginated: pass `next_cursor` back as
+         *     `cursor` (with the same filters) until `has_more` is false. An empty body lists every run.
+         */
+        post: operations["adminSearchRuns"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
 }
@@ -1345,6 +1436,11 @@ export interface components {
             status?: components["schemas"]["RunStatus"][];
             endpoint?: components["schemas"]["ModelSlug"];
             /**
+             * @description Keep runs made with this key of the organization (its `api_key_id`, as the admin API shows
+             *     it). A key of another organization, or of the other environment, matches no run.
+             */
+            api_key_id?: string;
+            /**
              * Format: date-time
              * @description Keep runs created at or after this instant.
              */
@@ -1631,11 +1727,6 @@ export interface components {
                 [key: string]: "ok" | "unreachable" | "unauthorized" | "not_ready" | "unknown";
             };
         };
-        /** CreateOrganizationRequest */
-        CreateOrganizationRequest: {
-            /** @description Display name. */
-            name: string;
-        };
         /**
          * Organization
          * @description An organization, its wallet and its tier.
@@ -1652,22 +1743,21 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
-        /** CreateApiKeyRequest */
-        CreateApiKeyRequest: {
-            /** @default live */
-            environment?: components["schemas"]["Environment"];
-            /** @description A label to tell keys apart. */
-            name?: string;
-            /**
-             * @description Runs this key may have in flight.
-             * @default 10
-             */
-            max_concurrency?: number;
-            /**
-             * @description Requests this key may make per minute.
-             * @default 120
-             */
-            rate_limit_per_minute?: number;
+        /**
+         * OrganizationPage
+         * @description One page of organizations, newest first.
+         */
+        OrganizationPage: {
+            data: components["schemas"]["Organization"][];
+            /** @description Whether another page follows. */
+            has_more: boolean;
+            /** @description Pass as `cursor` to get the next page; `null` on the last page. */
+            next_cursor: string | null;
+        };
+        /** CreateOrganizationRequest */
+        CreateOrganizationRequest: {
+            /** @description Display name. */
+            name: string;
         };
         /**
          * ApiKey
@@ -1695,6 +1785,34 @@ export interface components {
             revoked_at: string | null;
         };
         /**
+         * ApiKeyPage
+         * @description One page of an organization's API keys, newest first. Secrets are never shown.
+         */
+        ApiKeyPage: {
+            data: components["schemas"]["ApiKey"][];
+            /** @description Whether another page follows. */
+            has_more: boolean;
+            /** @description Pass as `cursor` to get the next page; `null` on the last page. */
+            next_cursor: string | null;
+        };
+        /** CreateApiKeyRequest */
+        CreateApiKeyRequest: {
+            /** @default live */
+            environment?: components["schemas"]["Environment"];
+            /** @description A label to tell keys apart. */
+            name?: string;
+            /**
+             * @description Runs this key may have in flight.
+             * @default 10
+             */
+            max_concurrency?: number;
+            /**
+             * @description Requests this key may make per minute.
+             * @default 120
+             */
+            rate_limit_per_minute?: number;
+        };
+        /**
          * CreatedApiKey
          * @description A new API key with its secret. Store `key` now; it is never shown again.
          */
@@ -1704,6 +1822,30 @@ export interface components {
              * @example sk-live-3f9a1c7e5b2d4f6a8c0e2b4d6f8a1c3e5b7d9f1a
              */
             key: string;
+        };
+        /**
+         * TopUpEntry
+         * @description A top-up as the organization's history keeps it.
+         */
+        TopUpEntry: {
+            /** @example top_1d3f5a7c9e1b4d6f8a0c2e4b6d8f0a1c */
+            top_up_id: string;
+            organization_id: string;
+            amount_usd: components["schemas"]["Money"];
+            note: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * TopUpPage
+         * @description One page of an organization's top-ups, newest first.
+         */
+        TopUpPage: {
+            data: components["schemas"]["TopUpEntry"][];
+            /** @description Whether another page follows. */
+            has_more: boolean;
+            /** @description Pass as `cursor` to get the next page; `null` on the last page. */
+            next_cursor: string | null;
         };
         /** CreateTopUpRequest */
         CreateTopUpRequest: {
@@ -1738,6 +1880,121 @@ export interface components {
             /** @description Runs this key may have in flight. Lowering it below the runs in flight stops new admissions until enough end. */
             max_concurrency?: number;
             rate_limit_per_minute?: number;
+        };
+        /**
+         * UsageRunCounts
+         * @description Runs created in the window, by their status now.
+         */
+        UsageRunCounts: {
+            total: number;
+            queued: number;
+            processing: number;
+            succeeded: number;
+            failed: number;
+            timeout: number;
+            cancelled: number;
+        };
+        /**
+         * UsageGroup
+         * @description The runs of one group and one environment created in the window. A group with runs in both
+         *     environments has two rows, `live` and `test`.
+         */
+        UsageGroup: {
+            /**
+             * @description The group's value: an `api_key_id`, a model slug, a provider's name from the routing file
+             *     (`unassigned` for runs no worker has taken a provider slot for yet), or a UTC date
+             *     (`2026-11-22`).
+             * @example key_9c2d4e6f8a0b4c1d9e3f5a7b9c1d3e5f
+             */
+            group: string;
+            environment: components["schemas"]["Environment"];
+            runs: components["schemas"]["UsageRunCounts"];
+            /** @description Runs that `failed` or timed out (`timeout`). */
+            failures: number;
+            /** @description Seconds billed on the runs (`billing.billable_seconds`), charged or not. */
+            billed_seconds: number;
+            /** @description Taken from the wallet for these runs. Always `"0.00"` for `test`, whose runs are never charged. */
+            spend_usd: components["schemas"]["Money"];
+            /**
+             * @description The runs' `billing.amount`, added up: what they cost as priced. The same as `spend_usd` for
+             *     `live`; for `test`, what the runs would have cost.
+             */
+            priced_usd: components["schemas"]["Money"];
+        };
+        /**
+         * UsageReport
+         * @description Usage of the runs created in `[from, to)`, one row per group and environment that had runs,
+         *     ordered by `group`, then `environment`.
+         */
+        UsageReport: {
+            /**
+             * Format: date-time
+             * @description Start of the window, inclusive.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the window, exclusive.
+             */
+            to: string;
+            /** @enum {string} */
+            group_by: "api_key" | "model" | "provider" | "day";
+            /** @description The organization the report is limited to; `null` for every organization. */
+            organization_id: string | null;
+            data: components["schemas"]["UsageGroup"][];
+        };
+        /**
+         * AdminSearchRunsRequest
+         * @description Filters and paging for the operators' run search. All filters are optional and combine with
+         *     AND; without any, every run of every organization and both environments is listed, newest first.
+         */
+        AdminSearchRunsRequest: {
+            /** @description Keep runs of this organization. */
+            organization_id?: string;
+            /** @description Keep runs made with this API key. */
+            api_key_id?: string;
+            environment?: components["schemas"]["Environment"];
+            /** @description Keep runs in any of these statuses. */
+            status?: components["schemas"]["RunStatus"][];
+            endpoint?: components["schemas"]["ModelSlug"];
+            /**
+             * Format: date-time
+             * @description Keep runs created at or after this instant.
+             */
+            created_after?: string;
+            /**
+             * Format: date-time
+             * @description Keep runs created strictly before this instant.
+             */
+            created_before?: string;
+            /**
+             * @description Page size.
+             * @default 20
+             */
+            limit?: number;
+            /** @description `next_cursor` of the previous page. Send the same filters with it. */
+            cursor?: string;
+        };
+        /**
+         * AdminRun
+         * @description A run as operators see it, with the organization and the key that made it.
+         */
+        AdminRun: components["schemas"]["Run"] & {
+            /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
+            organization_id: string;
+            /** @example key_9c2d4e6f8a0b4c1d9e3f5a7b9c1d3e5f */
+            api_key_id: string;
+        };
+        /**
+         * AdminRunPage
+         * @description One page of runs across organizations, newest first.
+         */
+        AdminRunPage: {
+            data: components["schemas"]["AdminRun"][];
+            /** @description Whether another page follows. */
+            has_more: boolean;
+            /** @description Pass as `cursor` to get the next page; `null` on the last page. */
+            next_cursor: string | null;
         };
         /**
          * WebhookEvent
@@ -1897,6 +2154,18 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description `REFVID_METRICS_TOKEN` is set and the request did not send it (`unauthorized`). */
+        MetricsUnauthorized: {
+            headers: {
+                /** @description Always `Bearer realm="metrics"`. */
+                "WWW-Authenticate"?: string;
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Missing or wrong admin token (`unauthorized`). */
         AdminUnauthorized: {
             headers: {
@@ -1959,6 +2228,10 @@ export interface components {
          * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
          */
         DeliveryId: string;
+        /** @description Page size. */
+        PageLimit: number;
+        /** @description `next_cursor` of the previous page. Send the same filters with it. */
+        PageCursor: string;
         /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
         OrganizationId: string;
         /** @example key_9c2d4e6f8a0b4c1d9e3f5a7b9c1d3e5f */
@@ -2849,6 +3122,69 @@ export interface operations {
             };
         };
     };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example # HELP refvid_runs_queued Runs waiting in the queue, across every process (read from the store at scrape).
+                     *     # TYPE refvid_runs_queued gauge
+                     *     refvid_runs_queued 3
+                     *     # HELP refvid_runs_ended_total Runs this process ended, by model, provider (none: never started) and terminal status.
+                     *     # TYPE refvid_runs_ended_total counter
+                     *     refvid_runs_ended_total{model="lab-d/model-d/reference-to-video",provider="preview",status="succeeded"} 42
+                     */
+                    "text/plain; version=0.0.4": string;
+                };
+            };
+            401: components["responses"]["MetricsUnauthorized"];
+        };
+    };
+    listOrganizations: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Keep organizations whose name starts with this text (case-sensitive).
+                 * @example Acme
+                 */
+                name?: string;
+                /** @description Page size. */
+                limit?: components["parameters"]["PageLimit"];
+                /** @description `next_cursor` of the previous page. Send the same filters with it. */
+                cursor?: components["parameters"]["PageCursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of organizations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminDisabled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createOrganization: {
         parameters: {
             query?: never;
@@ -2905,6 +3241,44 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `true` keeps only revoked keys, `false` only keys in use.
+                 * @example false
+                 */
+                revoked?: boolean;
+                /** @description Page size. */
+                limit?: components["parameters"]["PageLimit"];
+                /** @description `next_cursor` of the previous page. Send the same filters with it. */
+                cursor?: components["parameters"]["PageCursor"];
+            };
+            header?: never;
+            path: {
+                /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminDisabled"];
+            404: components["responses"]["OrganizationNotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createApiKey: {
         parameters: {
             query?: never;
@@ -2935,6 +3309,39 @@ export interface operations {
             403: components["responses"]["AdminDisabled"];
             404: components["responses"]["OrganizationNotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTopUps: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["PageLimit"];
+                /** @description `next_cursor` of the previous page. Send the same filters with it. */
+                cursor?: components["parameters"]["PageCursor"];
+            };
+            header?: never;
+            path: {
+                /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of top-ups. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TopUpPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminDisabled"];
+            404: components["responses"]["OrganizationNotFound"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3027,6 +3434,92 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["AdminDisabled"];
             404: components["responses"]["ApiKeyNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getUsage: {
+        parameters: {
+            query: {
+                /**
+                 * @description `api_key`, `model` (the endpoint's slug), `provider` (the provider a worker ran it on;
+                 *     `unassigned` before one did) or `day` (the UTC date the run was created).
+                 * @example api_key
+                 */
+                group_by: "api_key" | "model" | "provider" | "day";
+                /**
+                 * @description Start of the window (inclusive), over the runs' `created_at`.
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                from?: string;
+                /**
+                 * @description End of the window (exclusive); now unless given.
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                to?: string;
+                /**
+                 * @description Only this organization's runs.
+                 * @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d
+                 */
+                organization_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage, one row per group and environment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminDisabled"];
+            404: components["responses"]["OrganizationNotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminSearchRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AdminSearchRunsRequest"];
+            };
+        };
+        responses: {
+            /** @description A page of runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminRunPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminDisabled"];
+            /** @description The `organization_id` or `api_key_id` filter names nothing (`organization_not_found`, `api_key_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -5,8 +5,8 @@ import * as z from 'zod';
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CancelRunData, CancelRunErrors, CancelRunResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses } from './types.gen.js';
-import { zCancelRunPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpPath, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zGetWebhookDeliveryPath, zListWebhookDeliveriesQuery, zPreviewPriceBody, zRedeliverWebhookPath, zRevokeApiKeyPath, zSearchRunsBody, zStreamRunEventsHeaders, zStreamRunEventsPath, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateApiKeyBody, zUpdateApiKeyPath } from './zod.gen.js';
+import type { AdminSearchRunsData, AdminSearchRunsErrors, AdminSearchRunsResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListTopUpsData, ListTopUpsErrors, ListTopUpsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses } from './types.gen.js';
+import { zAdminSearchRunsBody, zCancelRunPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpPath, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zGetUsageQuery, zGetWebhookDeliveryPath, zListApiKeysPath, zListApiKeysQuery, zListOrganizationsQuery, zListTopUpsPath, zListTopUpsQuery, zListWebhookDeliveriesQuery, zPreviewPriceBody, zRedeliverWebhookPath, zRevokeApiKeyPath, zSearchRunsBody, zStreamRunEventsHeaders, zStreamRunEventsPath, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateApiKeyBody, zUpdateApiKeyPath } from './zod.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -260,8 +260,8 @@ export const cancelRun = <ThrowOnError extends boolean = false>(options: Options
 /**
  * Search runs
  *
- * Lists the organization's runs, newest first, filtered by status, model, creation time and
- * metadata. Pages are keyset-paginated: pass `next_cursor` back as `cursor` (with the same
+ * Lists the organization's runs, newest first, filtered by status, model, API key, creation time
+ * and metadata. Pages are keyset-paginated: pass `next_cursor` back as `cursor` (with the same
  * filters) until `has_more` is false. An empty body lists every run.
  *
  */
@@ -474,6 +474,47 @@ export const getReadiness = <ThrowOnError extends boolean = false>(options?: Opt
 });
 
 /**
+ * Prometheus metrics
+ *
+ * This process's metrics in the Prometheus text exposition format: HTTP requests by route
+ * template and status, runs admitted, rejected and ended, the queue and its oldest run's age,
+ * provider calls and errors, webhook attempts and backlog, reserved wallet money, and the
+ * Node.js process. Each process serves its own (API and worker processes alike): scrape every
+ * one. Needs no API key and is never rate limited; when the server is started with
+ * `REFVID_METRICS_TOKEN`, send it as `Authorization: Bearer <token>`.
+ *
+ */
+export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>) => (options?.client ?? client).get<GetMetricsResponses, GetMetricsErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: z.never().optional(),
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/metrics',
+    ...options
+});
+
+/**
+ * List organizations
+ *
+ * Every organization with its wallet and tier, newest first, optionally only those whose name
+ * starts with `name`. Pages are keyset-paginated: pass `next_cursor` back as `cursor` (with the
+ * same filters) until `has_more` is false.
+ *
+ */
+export const listOrganizations = <ThrowOnError extends boolean = false>(options?: Options<ListOrganizationsData, ThrowOnError>) => (options?.client ?? client).get<ListOrganizationsResponses, ListOrganizationsErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: z.never().optional(),
+        query: zListOrganizationsQuery.optional()
+    }).parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/admin/v1/organizations',
+    ...options
+});
+
+/**
  * Create an organization
  *
  * Creates an organization with an empty wallet on the `starter` tier.
@@ -510,6 +551,26 @@ export const getOrganization = <ThrowOnError extends boolean = false>(options: O
 });
 
 /**
+ * List an organization's API keys
+ *
+ * The organization's keys of both environments, newest first, revoked ones included (with
+ * `revoked_at`) unless `revoked` says otherwise. Secrets are never shown. Pages are
+ * keyset-paginated: pass `next_cursor` back as `cursor` (with the same filters) until `has_more`
+ * is false.
+ *
+ */
+export const listApiKeys = <ThrowOnError extends boolean = false>(options: Options<ListApiKeysData, ThrowOnError>) => (options.client ?? client).get<ListApiKeysResponses, ListApiKeysErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: zListApiKeysPath,
+        query: zListApiKeysQuery.optional()
+    }).parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/admin/v1/organizations/{organization_id}/api-keys',
+    ...options
+});
+
+/**
  * Create an API key
  *
  * Creates a key for the organization. The secret (`key`) is in this response only; the server
@@ -529,6 +590,24 @@ export const createApiKey = <ThrowOnError extends boolean = false>(options: Opti
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * List an organization's top-ups
+ *
+ * The organization's top-ups, newest first. Pages are keyset-paginated: pass `next_cursor` back
+ * as `cursor` until `has_more` is false.
+ *
+ */
+export const listTopUps = <ThrowOnError extends boolean = false>(options: Options<ListTopUpsData, ThrowOnError>) => (options.client ?? client).get<ListTopUpsResponses, ListTopUpsErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: zListTopUpsPath,
+        query: zListTopUpsQuery.optional()
+    }).parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/admin/v1/organizations/{organization_id}/top-ups',
+    ...options
 });
 
 /**
@@ -588,5 +667,51 @@ export const updateApiKey = <ThrowOnError extends boolean = false>(options: Opti
     headers: {
         'Content-Type': 'application/json',
         ...options.headers
+    }
+});
+
+/**
+ * Usage by key, model, provider or day
+ *
+ * What the runs created in `[from, to)` did and cost, grouped by `group_by`, with one row per
+ * group and environment: runs by status, failures, billed seconds, what was taken from the
+ * wallet (`spend_usd`, live runs only) and what the runs were priced at (`priced_usd`, which
+ * for test runs is what they would have cost). The window defaults to the 30 days before `to`,
+ * and `to` to now; `from` must be before `to`, at most 366 days apart. A run counts in the window
+ * it was created in, with its status now.
+ *
+ */
+export const getUsage = <ThrowOnError extends boolean = false>(options: Options<GetUsageData, ThrowOnError>) => (options.client ?? client).get<GetUsageResponses, GetUsageErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: z.never().optional(),
+        query: zGetUsageQuery
+    }).parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/admin/v1/usage',
+    ...options
+});
+
+/**
+ * Search runs across organizations
+ *
+ * Lists runs of every organization and both environments, newest first, each with the
+ * `organization_id` and `api_key_id` it belongs to; filter by organization, key, environment,
+ * status, model and creation time. Pages are keyset-paginated: pass `next_cursor` back as
+ * `cursor` (with the same filters) until `has_more` is false. An empty body lists every run.
+ *
+ */
+export const adminSearchRuns = <ThrowOnError extends boolean = false>(options?: Options<AdminSearchRunsData, ThrowOnError>) => (options?.client ?? client).post<AdminSearchRunsResponses, AdminSearchRunsErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: zAdminSearchRunsBody.optional(),
+        path: z.never().optional(),
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/admin/v1/runs/search',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options?.headers
     }
 });

@@ -716,6 +716,12 @@ export type ApiSearchRunsRequest = {
     status?: Array<ApiRunStatus>;
     endpoint?: ApiModelSlug;
     /**
+     * Keep runs made with this key of the organization (its `api_key_id`, as the admin API shows
+     * it). A key of another organization, or of the other environment, matches no run.
+     *
+     */
+    api_key_id?: string;
+    /**
      * Keep runs created at or after this instant.
      */
     created_after?: string;
@@ -1065,16 +1071,6 @@ export type ApiHealth = {
 };
 
 /**
- * CreateOrganizationRequest
- */
-export type ApiCreateOrganizationRequest = {
-    /**
-     * Display name.
-     */
-    name: string;
-};
-
-/**
  * Organization
  *
  * An organization, its wallet and its tier.
@@ -1092,22 +1088,30 @@ export type ApiOrganization = {
 };
 
 /**
- * CreateApiKeyRequest
+ * OrganizationPage
+ *
+ * One page of organizations, newest first.
  */
-export type ApiCreateApiKeyRequest = {
-    environment?: ApiEnvironment;
+export type ApiOrganizationPage = {
+    data: Array<ApiOrganization>;
     /**
-     * A label to tell keys apart.
+     * Whether another page follows.
      */
-    name?: string;
+    has_more: boolean;
     /**
-     * Runs this key may have in flight.
+     * Pass as `cursor` to get the next page; `null` on the last page.
      */
-    max_concurrency?: number;
+    next_cursor: string | null;
+};
+
+/**
+ * CreateOrganizationRequest
+ */
+export type ApiCreateOrganizationRequest = {
     /**
-     * Requests this key may make per minute.
+     * Display name.
      */
-    rate_limit_per_minute?: number;
+    name: string;
 };
 
 /**
@@ -1134,6 +1138,42 @@ export type ApiApiKey = {
 };
 
 /**
+ * ApiKeyPage
+ *
+ * One page of an organization's API keys, newest first. Secrets are never shown.
+ */
+export type ApiApiKeyPage = {
+    data: Array<ApiApiKey>;
+    /**
+     * Whether another page follows.
+     */
+    has_more: boolean;
+    /**
+     * Pass as `cursor` to get the next page; `null` on the last page.
+     */
+    next_cursor: string | null;
+};
+
+/**
+ * CreateApiKeyRequest
+ */
+export type ApiCreateApiKeyRequest = {
+    environment?: ApiEnvironment;
+    /**
+     * A label to tell keys apart.
+     */
+    name?: string;
+    /**
+     * Runs this key may have in flight.
+     */
+    max_concurrency?: number;
+    /**
+     * Requests this key may make per minute.
+     */
+    rate_limit_per_minute?: number;
+};
+
+/**
  * CreatedApiKey
  *
  * A new API key with its secret. Store `key` now; it is never shown again.
@@ -1143,6 +1183,36 @@ export type ApiCreatedApiKey = ApiApiKey & {
      * The secret. Send it as `Authorization: Key <key>` or `Bearer <key>`.
      */
     key: string;
+};
+
+/**
+ * TopUpEntry
+ *
+ * A top-up as the organization's history keeps it.
+ */
+export type ApiTopUpEntry = {
+    top_up_id: string;
+    organization_id: string;
+    amount_usd: ApiMoney;
+    note: string | null;
+    created_at: string;
+};
+
+/**
+ * TopUpPage
+ *
+ * One page of an organization's top-ups, newest first.
+ */
+export type ApiTopUpPage = {
+    data: Array<ApiTopUpEntry>;
+    /**
+     * Whether another page follows.
+     */
+    has_more: boolean;
+    /**
+     * Pass as `cursor` to get the next page; `null` on the last page.
+     */
+    next_cursor: string | null;
 };
 
 /**
@@ -1188,6 +1258,149 @@ export type ApiUpdateApiKeyRequest = {
 };
 
 /**
+ * UsageRunCounts
+ *
+ * Runs created in the window, by their status now.
+ */
+export type ApiUsageRunCounts = {
+    total: number;
+    queued: number;
+    processing: number;
+    succeeded: number;
+    failed: number;
+    timeout: number;
+    cancelled: number;
+};
+
+/**
+ * UsageGroup
+ *
+ * The runs of one group and one environment created in the window. A group with runs in both
+ * environments has two rows, `live` and `test`.
+ *
+ */
+export type ApiUsageGroup = {
+    /**
+     * The group's value: an `api_key_id`, a model slug, a provider's name from the routing file
+     * (`unassigned` for runs no worker has taken a provider slot for yet), or a UTC date
+     * (`2026-11-22`).
+     *
+     */
+    group: string;
+    environment: ApiEnvironment;
+    runs: ApiUsageRunCounts;
+    /**
+     * Runs that `failed` or timed out (`timeout`).
+     */
+    failures: number;
+    /**
+     * Seconds billed on the runs (`billing.billable_seconds`), charged or not.
+     */
+    billed_seconds: number;
+    /**
+     * Taken from the wallet for these runs. Always `"0.00"` for `test`, whose runs are never charged.
+     */
+    spend_usd: ApiMoney;
+    /**
+     * The runs' `billing.amount`, added up: what they cost as priced. The same as `spend_usd` for
+     * `live`; for `test`, what the runs would have cost.
+     *
+     */
+    priced_usd: ApiMoney;
+};
+
+/**
+ * UsageReport
+ *
+ * Usage of the runs created in `[from, to)`, one row per group and environment that had runs,
+ * ordered by `group`, then `environment`.
+ *
+ */
+export type ApiUsageReport = {
+    /**
+     * Start of the window, inclusive.
+     */
+    from: string;
+    /**
+     * End of the window, exclusive.
+     */
+    to: string;
+    group_by: 'api_key' | 'model' | 'provider' | 'day';
+    /**
+     * The organization the report is limited to; `null` for every organization.
+     */
+    organization_id: string | null;
+    data: Array<ApiUsageGroup>;
+};
+
+/**
+ * AdminSearchRunsRequest
+ *
+ * Filters and paging for the operators' run search. All filters are optional and combine with
+ * AND; without any, every run of every organization and both environments is listed, newest first.
+ *
+ */
+export type ApiAdminSearchRunsRequest = {
+    /**
+     * Keep runs of this organization.
+     */
+    organization_id?: string;
+    /**
+     * Keep runs made with this API key.
+     */
+    api_key_id?: string;
+    environment?: ApiEnvironment;
+    /**
+     * Keep runs in any of these statuses.
+     */
+    status?: Array<ApiRunStatus>;
+    endpoint?: ApiModelSlug;
+    /**
+     * Keep runs created at or after this instant.
+     */
+    created_after?: string;
+    /**
+     * Keep runs created strictly before this instant.
+     */
+    created_before?: string;
+    /**
+     * Page size.
+     */
+    limit?: number;
+    /**
+     * `next_cursor` of the previous page. Send the same filters with it.
+     */
+    cursor?: string;
+};
+
+/**
+ * AdminRun
+ *
+ * A run as operators see it, with the organization and the key that made it.
+ */
+export type ApiAdminRun = ApiRun & {
+    organization_id: string;
+    api_key_id: string;
+};
+
+/**
+ * AdminRunPage
+ *
+ * One page of runs across organizations, newest first.
+ */
+export type ApiAdminRunPage = {
+    data: Array<ApiAdminRun>;
+    /**
+     * Whether another page follows.
+     */
+    has_more: boolean;
+    /**
+     * Pass as `cursor` to get the next page; `null` on the last page.
+     */
+    next_cursor: string | null;
+};
+
+/**
  * WebhookEvent
  *
  * Sent once per run, when it reaches a terminal state.
@@ -1221,6 +1434,16 @@ export type ApiRunId = string;
  * The delivery's `id`, the `webhook-id` its requests carry.
  */
 export type ApiDeliveryId = string;
+
+/**
+ * Page size.
+ */
+export type ApiPageLimit = number;
+
+/**
+ * `next_cursor` of the previous page. Send the same filters with it.
+ */
+export type ApiPageCursor = string;
 
 export type ApiOrganizationId = string;
 
@@ -2273,6 +2496,84 @@ export type GetReadinessResponses = {
 
 export type GetReadinessResponse = GetReadinessResponses[keyof GetReadinessResponses];
 
+export type GetMetricsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/metrics';
+};
+
+export type GetMetricsErrors = {
+    /**
+     * `REFVID_METRICS_TOKEN` is set and the request did not send it (`unauthorized`).
+     */
+    401: ApiError;
+};
+
+export type GetMetricsError = GetMetricsErrors[keyof GetMetricsErrors];
+
+export type GetMetricsResponses = {
+    /**
+     * The metrics.
+     */
+    200: string;
+};
+
+export type GetMetricsResponse = GetMetricsResponses[keyof GetMetricsResponses];
+
+export type ListOrganizationsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Keep organizations whose name starts with this text (case-sensitive).
+         */
+        name?: string;
+        /**
+         * Page size.
+         */
+        limit?: number;
+        /**
+         * `next_cursor` of the previous page. Send the same filters with it.
+         */
+        cursor?: string;
+    };
+    url: '/admin/v1/organizations';
+};
+
+export type ListOrganizationsErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing or wrong admin token (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
+     */
+    403: ApiError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type ListOrganizationsError = ListOrganizationsErrors[keyof ListOrganizationsErrors];
+
+export type ListOrganizationsResponses = {
+    /**
+     * A page of organizations.
+     */
+    200: ApiOrganizationPage;
+};
+
+export type ListOrganizationsResponse = ListOrganizationsResponses[keyof ListOrganizationsResponses];
+
 export type CreateOrganizationData = {
     body: ApiCreateOrganizationRequest;
     path?: never;
@@ -2359,6 +2660,65 @@ export type GetOrganizationResponses = {
 
 export type GetOrganizationResponse = GetOrganizationResponses[keyof GetOrganizationResponses];
 
+export type ListApiKeysData = {
+    body?: never;
+    path: {
+        organization_id: string;
+    };
+    query?: {
+        /**
+         * `true` keeps only revoked keys, `false` only keys in use.
+         */
+        revoked?: boolean;
+        /**
+         * Page size.
+         */
+        limit?: number;
+        /**
+         * `next_cursor` of the previous page. Send the same filters with it.
+         */
+        cursor?: string;
+    };
+    url: '/admin/v1/organizations/{organization_id}/api-keys';
+};
+
+export type ListApiKeysErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing or wrong admin token (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
+     */
+    403: ApiError;
+    /**
+     * No such organization (`organization_not_found`).
+     */
+    404: ApiError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type ListApiKeysError = ListApiKeysErrors[keyof ListApiKeysErrors];
+
+export type ListApiKeysResponses = {
+    /**
+     * A page of keys.
+     */
+    200: ApiApiKeyPage;
+};
+
+export type ListApiKeysResponse = ListApiKeysResponses[keyof ListApiKeysResponses];
+
 export type CreateApiKeyData = {
     body?: ApiCreateApiKeyRequest;
     path: {
@@ -2408,6 +2768,61 @@ export type CreateApiKeyResponses = {
 };
 
 export type CreateApiKeyResponse = CreateApiKeyResponses[keyof CreateApiKeyResponses];
+
+export type ListTopUpsData = {
+    body?: never;
+    path: {
+        organization_id: string;
+    };
+    query?: {
+        /**
+         * Page size.
+         */
+        limit?: number;
+        /**
+         * `next_cursor` of the previous page. Send the same filters with it.
+         */
+        cursor?: string;
+    };
+    url: '/admin/v1/organizations/{organization_id}/top-ups';
+};
+
+export type ListTopUpsErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing or wrong admin token (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
+     */
+    403: ApiError;
+    /**
+     * No such organization (`organization_not_found`).
+     */
+    404: ApiError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type ListTopUpsError = ListTopUpsErrors[keyof ListTopUpsErrors];
+
+export type ListTopUpsResponses = {
+    /**
+     * A page of top-ups.
+     */
+    200: ApiTopUpPage;
+};
+
+export type ListTopUpsResponse = ListTopUpsResponses[keyof ListTopUpsResponses];
 
 export type CreateTopUpData = {
     body: ApiCreateTopUpRequest;
@@ -2550,6 +2965,117 @@ export type UpdateApiKeyResponses = {
 };
 
 export type UpdateApiKeyResponse = UpdateApiKeyResponses[keyof UpdateApiKeyResponses];
+
+export type GetUsageData = {
+    body?: never;
+    path?: never;
+    query: {
+        /**
+         * `api_key`, `model` (the endpoint's slug), `provider` (the provider a worker ran it on;
+         * `unassigned` before one did) or `day` (the UTC date the run was created).
+         *
+         */
+        group_by: 'api_key' | 'model' | 'provider' | 'day';
+        /**
+         * Start of the window (inclusive), over the runs' `created_at`.
+         */
+        from?: string;
+        /**
+         * End of the window (exclusive); now unless given.
+         */
+        to?: string;
+        /**
+         * Only this organization's runs.
+         */
+        organization_id?: string;
+    };
+    url: '/admin/v1/usage';
+};
+
+export type GetUsageErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing or wrong admin token (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
+     */
+    403: ApiError;
+    /**
+     * No such organization (`organization_not_found`).
+     */
+    404: ApiError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type GetUsageError = GetUsageErrors[keyof GetUsageErrors];
+
+export type GetUsageResponses = {
+    /**
+     * The usage, one row per group and environment.
+     */
+    200: ApiUsageReport;
+};
+
+export type GetUsageResponse = GetUsageResponses[keyof GetUsageResponses];
+
+export type AdminSearchRunsData = {
+    body?: ApiAdminSearchRunsRequest;
+    path?: never;
+    query?: never;
+    url: '/admin/v1/runs/search';
+};
+
+export type AdminSearchRunsErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing or wrong admin token (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
+     */
+    403: ApiError;
+    /**
+     * The `organization_id` or `api_key_id` filter names nothing (`organization_not_found`, `api_key_not_found`).
+     */
+    404: ApiError;
+    /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: ApiError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type AdminSearchRunsError = AdminSearchRunsErrors[keyof AdminSearchRunsErrors];
+
+export type AdminSearchRunsResponses = {
+    /**
+     * A page of runs.
+     */
+    200: ApiAdminRunPage;
+};
+
+export type AdminSearchRunsResponse = AdminSearchRunsResponses[keyof AdminSearchRunsResponses];
 
 export type RunTerminalWebhookWebhookPayload = ApiWebhookEvent;
 

@@ -526,6 +526,7 @@ export const zModelList = z.object({
 export const zSearchRunsRequest = z.object({
     status: z.array(zRunStatus).min(1).optional(),
     endpoint: zModelSlug.optional(),
+    api_key_id: z.string().min(1).max(100).optional(),
     created_after: z.iso.datetime().optional(),
     created_before: z.iso.datetime().optional(),
     metadata: zMetadata.optional(),
@@ -761,13 +762,6 @@ export const zHealth = z.object({
 });
 
 /**
- * CreateOrganizationRequest
- */
-export const zCreateOrganizationRequest = z.object({
-    name: z.string().min(1).max(200)
-});
-
-/**
  * Organization
  *
  * An organization, its wallet and its tier.
@@ -782,13 +776,21 @@ export const zOrganization = z.object({
 });
 
 /**
- * CreateApiKeyRequest
+ * OrganizationPage
+ *
+ * One page of organizations, newest first.
  */
-export const zCreateApiKeyRequest = z.object({
-    environment: zEnvironment.optional().default('live'),
-    name: z.string().min(1).max(200).optional(),
-    max_concurrency: z.int().gte(1).lte(1000).optional().default(10),
-    rate_limit_per_minute: z.int().gte(1).lte(100000).optional().default(120)
+export const zOrganizationPage = z.object({
+    data: z.array(zOrganization),
+    has_more: z.boolean(),
+    next_cursor: z.string().nullable()
+});
+
+/**
+ * CreateOrganizationRequest
+ */
+export const zCreateOrganizationRequest = z.object({
+    name: z.string().min(1).max(200)
 });
 
 /**
@@ -809,6 +811,27 @@ export const zApiKey = z.object({
 });
 
 /**
+ * ApiKeyPage
+ *
+ * One page of an organization's API keys, newest first. Secrets are never shown.
+ */
+export const zApiKeyPage = z.object({
+    data: z.array(zApiKey),
+    has_more: z.boolean(),
+    next_cursor: z.string().nullable()
+});
+
+/**
+ * CreateApiKeyRequest
+ */
+export const zCreateApiKeyRequest = z.object({
+    environment: zEnvironment.optional().default('live'),
+    name: z.string().min(1).max(200).optional(),
+    max_concurrency: z.int().gte(1).lte(1000).optional().default(10),
+    rate_limit_per_minute: z.int().gte(1).lte(100000).optional().default(120)
+});
+
+/**
  * CreatedApiKey
  *
  * A new API key with its secret. Store `key` now; it is never shown again.
@@ -816,6 +839,30 @@ export const zApiKey = z.object({
 export const zCreatedApiKey = zApiKey.and(z.object({
     key: z.string().regex(/^sk-(live|test)-[A-Za-z0-9_-]+$/)
 }));
+
+/**
+ * TopUpEntry
+ *
+ * A top-up as the organization's history keeps it.
+ */
+export const zTopUpEntry = z.object({
+    top_up_id: z.string(),
+    organization_id: z.string(),
+    amount_usd: zMoney,
+    note: z.string().nullable(),
+    created_at: z.iso.datetime()
+});
+
+/**
+ * TopUpPage
+ *
+ * One page of an organization's top-ups, newest first.
+ */
+export const zTopUpPage = z.object({
+    data: z.array(zTopUpEntry),
+    has_more: z.boolean(),
+    next_cursor: z.string().nullable()
+});
 
 /**
  * CreateTopUpRequest
@@ -848,6 +895,98 @@ export const zUpdateApiKeyRequest = z.object({
     name: z.string().min(1).max(200).optional(),
     max_concurrency: z.int().gte(1).lte(1000).optional(),
     rate_limit_per_minute: z.int().gte(1).lte(100000).optional()
+});
+
+/**
+ * UsageRunCounts
+ *
+ * Runs created in the window, by their status now.
+ */
+export const zUsageRunCounts = z.object({
+    total: z.int().gte(0),
+    queued: z.int().gte(0),
+    processing: z.int().gte(0),
+    succeeded: z.int().gte(0),
+    failed: z.int().gte(0),
+    timeout: z.int().gte(0),
+    cancelled: z.int().gte(0)
+});
+
+/**
+ * UsageGroup
+ *
+ * The runs of one group and one environment created in the window. A group with runs in both
+ * environments has two rows, `live` and `test`.
+ *
+ */
+export const zUsageGroup = z.object({
+    group: z.string(),
+    environment: zEnvironment,
+    runs: zUsageRunCounts,
+    failures: z.int().gte(0),
+    billed_seconds: z.int().gte(0),
+    spend_usd: zMoney,
+    priced_usd: zMoney
+});
+
+/**
+ * UsageReport
+ *
+ * Usage of the runs created in `[from, to)`, one row per group and environment that had runs,
+ * ordered by `group`, then `environment`.
+ *
+ */
+export const zUsageReport = z.object({
+    from: z.iso.datetime(),
+    to: z.iso.datetime(),
+    group_by: z.enum([
+        'api_key',
+        'model',
+        'provider',
+        'day'
+    ]),
+    organization_id: z.string().nullable(),
+    data: z.array(zUsageGroup)
+});
+
+/**
+ * AdminSearchRunsRequest
+ *
+ * Filters and paging for the operators' run search. All filters are optional and combine with
+ * AND; without any, every run of every organization and both environments is listed, newest first.
+ *
+ */
+export const zAdminSearchRunsRequest = z.object({
+    organization_id: z.string().min(1).max(100).optional(),
+    api_key_id: z.string().min(1).max(100).optional(),
+    environment: zEnvironment.optional(),
+    status: z.array(zRunStatus).min(1).optional(),
+    endpoint: zModelSlug.optional(),
+    created_after: z.iso.datetime().optional(),
+    created_before: z.iso.datetime().optional(),
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(512).optional()
+});
+
+/**
+ * AdminRun
+ *
+ * A run as operators see it, with the organization and the key that made it.
+ */
+export const zAdminRun = zRun.and(z.object({
+    organization_id: z.string(),
+    api_key_id: z.string()
+}));
+
+/**
+ * AdminRunPage
+ *
+ * One page of runs across organizations, newest first.
+ */
+export const zAdminRunPage = z.object({
+    data: z.array(zAdminRun),
+    has_more: z.boolean(),
+    next_cursor: z.string().nullable()
 });
 
 /**
@@ -886,6 +1025,16 @@ export const zRunId = z.string().min(1).max(100);
  * The delivery's `id`, the `webhook-id` its requests carry.
  */
 export const zDeliveryId = z.string().min(1).max(100);
+
+/**
+ * Page size.
+ */
+export const zPageLimit = z.int().gte(1).lte(100).default(20);
+
+/**
+ * `next_cursor` of the previous page. Send the same filters with it.
+ */
+export const zPageCursor = z.string().min(1).max(512);
 
 export const zOrganizationId = z.string().min(1).max(100);
 
@@ -1098,6 +1247,22 @@ export const zGetHealthResponse = zHealth;
  */
 export const zGetReadinessResponse = zHealth;
 
+/**
+ * The metrics.
+ */
+export const zGetMetricsResponse = z.string();
+
+export const zListOrganizationsQuery = z.object({
+    name: z.string().min(1).max(200).optional(),
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(512).optional()
+});
+
+/**
+ * A page of organizations.
+ */
+export const zListOrganizationsResponse = zOrganizationPage;
+
 export const zCreateOrganizationBody = zCreateOrganizationRequest;
 
 /**
@@ -1114,6 +1279,21 @@ export const zGetOrganizationPath = z.object({
  */
 export const zGetOrganizationResponse = zOrganization;
 
+export const zListApiKeysPath = z.object({
+    organization_id: z.string().min(1).max(100)
+});
+
+export const zListApiKeysQuery = z.object({
+    revoked: z.boolean().optional(),
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(512).optional()
+});
+
+/**
+ * A page of keys.
+ */
+export const zListApiKeysResponse = zApiKeyPage;
+
 export const zCreateApiKeyBody = zCreateApiKeyRequest;
 
 export const zCreateApiKeyPath = z.object({
@@ -1124,6 +1304,20 @@ export const zCreateApiKeyPath = z.object({
  * The new key with its secret.
  */
 export const zCreateApiKeyResponse = zCreatedApiKey;
+
+export const zListTopUpsPath = z.object({
+    organization_id: z.string().min(1).max(100)
+});
+
+export const zListTopUpsQuery = z.object({
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(512).optional()
+});
+
+/**
+ * A page of top-ups.
+ */
+export const zListTopUpsResponse = zTopUpPage;
 
 export const zCreateTopUpBody = zCreateTopUpRequest;
 
@@ -1155,6 +1349,30 @@ export const zUpdateApiKeyPath = z.object({
  * The key as it now stands.
  */
 export const zUpdateApiKeyResponse = zApiKey;
+
+export const zGetUsageQuery = z.object({
+    group_by: z.enum([
+        'api_key',
+        'model',
+        'provider',
+        'day'
+    ]),
+    from: z.iso.datetime().optional(),
+    to: z.iso.datetime().optional(),
+    organization_id: z.string().min(1).max(100).optional()
+});
+
+/**
+ * The usage, one row per group and environment.
+ */
+export const zGetUsageResponse = zUsageReport;
+
+export const zAdminSearchRunsBody = zAdminSearchRunsRequest;
+
+/**
+ * A page of runs.
+ */
+export const zAdminSearchRunsResponse = zAdminRunPage;
 
 export const zRunTerminalWebhookWebhookRequest = z.object({
     body: zWebhookEvent,

@@ -6,12 +6,15 @@
 import { describe } from "vitest";
 import type { Store } from "../types.js";
 import { accountsContract } from "./accounts.contract.js";
+import { adminListsContract } from "./admin-lists.contract.js";
 import { admissionContract } from "./admission.contract.js";
 import { environmentsContract } from "./environments.contract.js";
 import { invariantsContract } from "./invariants.contract.js";
 import { lifecycleContract } from "./lifecycle.contract.js";
 import { providersContract } from "./providers.contract.js";
 import { searchContract } from "./search.contract.js";
+import { statsContract } from "./stats.contract.js";
+import { usageContract } from "./usage.contract.js";
 import { webhookLogContract } from "./webhook-log.contract.js";
 import { webhooksContract } from "./webhooks.contract.js";
 
@@ -25,9 +28,12 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
     lifecycleContract(makeStore);
     providersContract(makeStore);
     searchContract(makeStore);
+    statsContract(makeStore);
     webhooksContract(makeStore);
     webhookLogContract(makeStore);
     invariantsContract(makeStore);
+    adminListsContract(makeStore);
+    usageContract(makeStore);
   });
 }
 

@@ -97,6 +97,11 @@ export class MemoryOutbox {
     }
   }
 
+  /** Deliveries neither delivered nor given up. */
+  pendingCount(): number {
+    return this.pending.size;
+  }
+
   list(runId: string): WebhookDelivery[] {
     return [...this.deliveries.values()].filter((d) => d.runId === runId);
   }

@@ -52,6 +52,14 @@ export class PostgresStore implements T.Store {
   readonly getWebhookDelivery: T.Store["getWebhookDelivery"] = (...args) =>
     q.getWebhookDelivery(this.db, ...args);
   readonly redeliverWebhook: T.Store["redeliverWebhook"] = (...args) => q.redeliverWebhook(this.db, ...args);
+  readonly listOrganizations: T.Store["listOrganizations"] = (...args) =>
+    q.listOrganizations(this.db, ...args);
+  readonly listApiKeys: T.Store["listApiKeys"] = (...args) => q.listApiKeys(this.db, ...args);
+  readonly listTopUps: T.Store["listTopUps"] = (...args) => q.listTopUps(this.db, ...args);
+  readonly searchAllRuns: T.Store["searchAllRuns"] = (...args) => q.searchAllRuns(this.db, ...args);
+  readonly usage: T.Store["usage"] = (...args) => q.usage(this.db, ...args);
+
+  readonly serviceStats: T.Store["serviceStats"] = () => q.serviceStats(this.db);
 
   async subscribe(listener: (event: T.StoreEvent) => void) {
     return this.db.listen(CHANNEL, (payload) => {

@@ -17,7 +17,7 @@ const numOrNull = (v: unknown): number | null => (v === null || v === undefined 
  * A bigint money column, exact: a value past 2^53 would round silently as a JavaScript number, so it
  * is an error naming the column instead. The lifetime top-up cap keeps real values far below it.
  */
-function micros(v: unknown, column: string): number {
+export function micros(v: unknown, column: string): number {
   const n = v === null || v === undefined ? 0 : Number(v);
   if (!Number.isSafeInteger(n))
     throw new RangeError(`${column} holds ${String(v)} micro-USD, past the exact range`);

@@ -16,6 +16,8 @@ export function searchRunsQuery(search: T.RunSearch): { text: string; params: un
   };
   if (search.statuses) add((p) => `status = any(${p}::text[])`, search.statuses);
   if (search.endpoint) add((p) => `endpoint = ${p}`, search.endpoint);
+  // Through `runs_by_api_key`: one key's runs are all of one organization and environment.
+  if (search.apiKeyId !== undefined) add((p) => `api_key_id = ${p}`, search.apiKeyId);
   if (search.createdAfter) add((p) => `created_at >= ${p}`, search.createdAfter);
   if (search.createdBefore) add((p) => `created_at < ${p}`, search.createdBefore);
   if (search.metadata) add((p) => `metadata @> ${p}::jsonb`, json(search.metadata));

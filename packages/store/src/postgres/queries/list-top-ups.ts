@@ -1,0 +1,28 @@
+import type * as T from "../../types.js";
+import type { Database } from "../database.js";
+import { micros } from "../rows.js";
+
+/** One organization's top-ups newest first through `top_ups_list`. Exported so a test EXPLAINs it. */
+export function listTopUpsQuery(search: T.TopUpSearch): { text: string; params: unknown[] } {
+  const where = ["organization_id = $1"];
+  const params: unknown[] = [search.organizationId];
+  if (search.after) {
+    params.push(search.after.createdAt, search.after.id);
+    where.push(`(created_at, id) < ($${params.length - 1}, $${params.length})`);
+  }
+  params.push(search.limit);
+  const text = `select * from top_ups where ${where.join(" and ")} order by created_at desc, id desc limit $${params.length}`;
+  return { text, params };
+}
+
+export async function listTopUps(db: Database, search: T.TopUpSearch): ReturnType<T.Store["listTopUps"]> {
+  const { text, params } = listTopUpsQuery(search);
+  const { rows } = await db.query(text, params);
+  return rows.map((r) => ({
+    id: String(r.id),
+    organizationId: String(r.organization_id),
+    amount: micros(r.amount, "amount"),
+    note: (r.note as string | null) ?? null,
+    createdAt: r.created_at instanceof Date ? r.created_at : new Date(String(r.created_at)),
+  }));
+}
