@@ -1,0 +1,140 @@
+/** The wallet, concurrency and rate limit as gauges; the webhook secret and the delivery log. */
+import type { Account, RefvidClient, WebhookDelivery } from "@refvid/client";
+import { useCallback, useEffect, useState } from "react";
+import { ErrorMessage } from "./errors.js";
+
+function Gauge(props: { id: string; label: string; value: number; max: number; text: string }) {
+  return (
+    <div className="gauge">
+      <label htmlFor={props.id}>{props.label}</label>
+      <meter id={props.id} min={0} max={Math.max(props.max, 1)} value={props.value} high={props.max * 0.8}>
+        {props.text}
+      </meter>
+      <span>{props.text}</span>
+    </div>
+  );
+}
+
+export function AccountPage({ client, active }: { client: RefvidClient; active: boolean }) {
+  const [account, setAccount] = useState<Account | null>(null);
+  const [secret, setSecret] = useState("");
+  const [shown, setShown] = useState(false);
+  const [deliveries, setDeliveries] = useState<WebhookDelivery[]>([]);
+  const [error, setError] = useState<unknown>();
+
+  const refresh = useCallback(async () => {
+    setError(undefined);
+    try {
+      const [a, s, d] = await Promise.all([
+        client.getAccount(),
+        client.getWebhookSecret(),
+        client.listWebhookDeliveries({ limit: 20 }),
+      ]);
+      setAccount(a);
+      setSecret(s.secret);
+      setDeliveries(d.data);
+    } catch (e) {
+      setError(e);
+    }
+  }, [client]);
+  useEffect(() => {
+    if (active) void refresh();
+  }, [refresh, active]);
+
+  const wallet = account?.wallet;
+  return (
+    <div className="account">
+      <h1>Account</h1>
+      <ErrorMessage error={error} />
+      {account && wallet ? (
+        <>
+          <p>
+            Organization <code>{account.organization_id}</code>, key <code>{account.api_key_id}</code> (
+            {account.environment})
+          </p>
+          <section aria-labelledby="wallet-heading">
+            <h2 id="wallet-heading">Wallet</h2>
+            <dl className="wallet">
+              <dt>Balance</dt>
+              <dd data-testid="balance">${wallet.balance_usd}</dd>
+              <dt>Reserved</dt>
+              <dd>${wallet.reserved_usd}</dd>
+              <dt>Available</dt>
+              <dd>${wallet.available_usd}</dd>
+              <dt>Spent</dt>
+              <dd>${wallet.total_spent_usd}</dd>
+            </dl>
+          </section>
+          <section aria-labelledby="limits-heading">
+            <h2 id="limits-heading">Limits</h2>
+            <Gauge
+              id="gauge-org"
+              label={`Organization concurrency (${account.concurrency.tier} tier)`}
+              value={account.concurrency.in_flight}
+              max={account.concurrency.limit}
+              text={`${account.concurrency.in_flight} of ${account.concurrency.limit} runs in flight`}
+            />
+            <Gauge
+              id="gauge-key"
+              label="This key's concurrency"
+              value={account.api_key_concurrency.in_flight}
+              max={account.api_key_concurrency.limit}
+              text={`${account.api_key_concurrency.in_flight} of ${account.api_key_concurrency.limit} runs in flight`}
+            />
+            <Gauge
+              id="gauge-rate"
+              label="Rate limit, used this minute"
+              value={account.rate_limit.per_minute - account.rate_limit.remaining}
+              max={account.rate_limit.per_minute}
+              text={`${account.rate_limit.remaining} of ${account.rate_limit.per_minute} requests left, resets in ${account.rate_limit.reset_seconds} s`}
+            />
+          </section>
+        </>
+      ) : null}
+      <section aria-labelledby="webhooks-heading">
+        <h2 id="webhooks-heading">Webhooks</h2>
+        <p>
+          Signing secret: <code data-testid="webhook-secret">{shown ? secret : "whsec_••••••••"}</code>{" "}
+          <button type="button" onClick={() => setShown(!shown)} aria-pressed={shown}>
+            {shown ? "Hide" : "Show"}
+          </button>
+        </p>
+        <div className="table-wrap">
+          <table>
+            <caption>Recent deliveries</caption>
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Run</th>
+                <th scope="col">State</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">URL</th>
+              </tr>
+            </thead>
+            <tbody>
+              {deliveries.map((d) => (
+                <tr key={d.id}>
+                  <td>{d.event_type}</td>
+                  <td>
+                    <code>{d.run_id.slice(0, 12)}…</code>
+                  </td>
+                  <td>{d.state}</td>
+                  <td>{d.attempts.length}</td>
+                  <td className="url">{d.url}</td>
+                </tr>
+              ))}
+              {deliveries.length === 0 ? (
+                <tr>
+                  <td colSpan={5}>No deliveries yet: submit a run with a webhook URL.</td>
+                </tr>
+              ) : null}
+            </tbody>
+          </table>
+        </div>
+      </section>
+      <button type="button" onClick={() => void refresh()}>
+        Refresh
+      </button>
+    </div>
+  );
+}

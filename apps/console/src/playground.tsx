@@ -1,0 +1,313 @@
+/**
+ * Pick a model, fill the form its input schema makes (checked as you type, priced live), submit,
+ * and follow the run live to its video. The same request can be copied as curl, TypeScript or CLI.
+ */
+import { type Model, type ModelSlug, type RefvidClient, type Run, ValidationError } from "@refvid/client";
+import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
+import { describeError, ErrorMessage } from "./errors.js";
+import { RunView } from "./run-view.js";
+import {
+  type Field,
+  type FormValues,
+  fieldOfProblem,
+  fieldsOf,
+  type InputSchema,
+  initialValues,
+  inputOf,
+  listItems,
+  problemsOf,
+} from "./schema.js";
+import { cliSnippet, curlSnippet, typescriptSnippet } from "./snippets.js";
+
+const PRICE_DEBOUNCE_MS = 400;
+
+function FieldInput(props: {
+  field: Field;
+  value: string | boolean | undefined;
+  problem: string | undefined;
+  onChange: (value: string | boolean) => void;
+}) {
+  const { field, value, problem, onChange } = props;
+  const { schema } = field;
+  const id = `field-${field.name}`;
+  const describedBy = [schema.description ? `${id}-help` : "", problem ? `${id}-error` : ""].join(" ").trim();
+  const common = {
+    id,
+    name: field.name,
+    "aria-invalid": problem ? true : undefined,
+    "aria-describedby": describedBy || undefined,
+    required: field.required,
+  };
+  const text = typeof value === "string" ? value : "";
+  let control: React.ReactNode;
+  if (field.kind === "boolean") {
+    control = (
+      <input
+        {...common}
+        type="checkbox"
+        checked={value === true}
+        onChange={(e) => onChange(e.target.checked)}
+      />
+    );
+  } else if (field.kind === "select") {
+    control = (
+      <select {...common} value={text} onChange={(e) => onChange(e.target.value)}>
+        {field.required || schema.default !== undefined ? null : <option value="">(not set)</option>}
+        {(schema.enum ?? []).map((option) => (
+          <option key={String(option)} value={String(option)}>
+            {String(option)}
+          </option>
+        ))}
+      </select>
+    );
+  } else if (field.kind === "list" || field.kind === "longtext") {
+    control = (
+      <textarea
+        {...common}
+        rows={field.kind === "list" ? 3 : 4}
+        value={text}
+        onChange={(e) => onChange(e.target.value)}
+      />
+    );
+  } else if (field.kind === "number" || field.kind === "integer") {
+    control = (
+      <input
+        {...common}
+        type="number"
+        min={schema.minimum}
+        max={schema.maximum}
+        step={field.kind === "integer" ? 1 : "any"}
+        value={text}
+        onChange={(e) => onChange(e.target.value)}
+      />
+    );
+  } else {
+    control = <input {...common} type="text" value={text} onChange={(e) => onChange(e.target.value)} />;
+  }
+  const listHelp =
+    field.kind === "list" ? ` One URL per line${schema.maxItems ? `, up to ${schema.maxItems}` : ""}.` : "";
+  return (
+    <div className={`field field-${field.kind}`}>
+      <label htmlFor={id}>
+        {field.name}
+        {field.required ? <span aria-hidden="true"> *</span> : null}
+      </label>
+      {control}
+      {schema.description || listHelp ? (
+        <p className="help" id={`${id}-help`}>
+          {schema.description}
+          {listHelp}
+        </p>
+      ) : null}
+      {problem ? (
+        <p className="field-error" id={`${id}-error`}>
+          {problem}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+type SnippetKind = "curl" | "TypeScript" | "CLI";
+
+/** `key=value` lines as run metadata. */
+function metadataOf(text: string): Record<string, string> | undefined {
+  const pairs = listItems(text).flatMap((line) => {
+    const at = line.indexOf("=");
+    return at > 0 ? [[line.slice(0, at).trim(), line.slice(at + 1).trim()] as const] : [];
+  });
+  return pairs.length > 0 ? Object.fromEntries(pairs) : undefined;
+}
+
+export function PlaygroundPage({ client, models }: { client: RefvidClient; models: Model[] }) {
+  const [chosen, setSlug] = useState("");
+  const slug = chosen || (models[0]?.slug ?? "");
+  const [metadata, setMetadata] = useState("");
+  /** Ends the stream of the run shown, when another is submitted or the page goes. */
+  const following = useRef<AbortController | null>(null);
+  useEffect(() => () => following.current?.abort(), []);
+  const [values, setValues] = useState<FormValues>({});
+  const [touched, setTouched] = useState<Set<string>>(new Set());
+  const [serverProblems, setServerProblems] = useState<Record<string, string>>({});
+  const [price, setPrice] = useState<string>("");
+  const [error, setError] = useState<unknown>();
+  const [run, setRun] = useState<Run | null>(null);
+  const [submitting, setSubmitting] = useState(false);
+  const [snippet, setSnippet] = useState<SnippetKind>("curl");
+  const [copied, setCopied] = useState("");
+
+  const model = models.find((m) => m.slug === slug);
+  const fields = useMemo(() => (model ? fieldsOf(model.input_schema as InputSchema) : []), [model]);
+  useEffect(() => {
+    setValues(initialValues(fields));
+    setTouched(new Set());
+    setServerProblems({});
+  }, [fields]);
+
+  const problems = problemsOf(fields, values);
+  const valid = Object.keys(problems).length === 0;
+  const input = useMemo(() => inputOf(fields, values), [fields, values]);
+  const inputKey = JSON.stringify(input);
+
+  useEffect(() => {
+    if (!model || !valid) {
+      setPrice("");
+      return;
+    }
+    const controller = new AbortController();
+    const timer = setTimeout(() => {
+      client
+        .previewPrice(model.slug as ModelSlug, JSON.parse(inputKey) as never, { signal: controller.signal })
+        .then(
+          (p) => setPrice(`$${p.amount} (${p.billable_seconds} s at $${p.unit_price}/s, ${p.price_tier})`),
+          (e) => controller.signal.aborted || setPrice(`No price: ${describeError(e)}`),
+        );
+    }, PRICE_DEBOUNCE_MS);
+    return () => {
+      clearTimeout(timer);
+      controller.abort();
+    };
+  }, [client, model, valid, inputKey]);
+
+  const change = (name: string, value: string | boolean) => {
+    setValues((v) => ({ ...v, [name]: value }));
+    setTouched((t) => new Set(t).add(name));
+    setServerProblems(({ [name]: _, ...rest }) => rest);
+  };
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setTouched(new Set(fields.map((f) => f.name)));
+    if (!model || !valid) return;
+    setError(undefined);
+    setServerProblems({});
+    setSubmitting(true);
+    let queued: Run;
+    try {
+      queued = await client.submit(model.slug as ModelSlug, input as never, {
+        metadata: metadataOf(metadata),
+      });
+    } catch (e) {
+      showSubmitError(e);
+      return;
+    } finally {
+      setSubmitting(false);
+    }
+    setRun(queued);
+    // Follow this run live; the form is free for the next one meanwhile.
+    following.current?.abort();
+    const controller = new AbortController();
+    following.current = controller;
+    try {
+      for await (const update of client.streamRun(queued.run_id, { signal: controller.signal })) {
+        setRun(update);
+      }
+    } catch (e) {
+      if (!controller.signal.aborted) setError(e);
+    }
+  };
+
+  /** A refused submit: each field's problem next to it, anything else above the form. */
+  const showSubmitError = (e: unknown) => {
+    if (!(e instanceof ValidationError)) {
+      setError(e);
+      return;
+    }
+    const byField: Record<string, string> = {};
+    for (const problem of e.fields) {
+      const name = fieldOfProblem(problem.field);
+      if (name && fields.some((f) => f.name === name)) byField[name] ??= problem.message;
+    }
+    setServerProblems(byField);
+    if (Object.keys(byField).length < e.fields.length) setError(e);
+  };
+
+  const snippetText = model
+    ? snippet === "curl"
+      ? curlSnippet(location.origin, model, input)
+      : snippet === "TypeScript"
+        ? typescriptSnippet(location.origin, model, input)
+        : cliSnippet(model, input)
+    : "";
+
+  const copy = async (kind: SnippetKind) => {
+    setSnippet(kind);
+    const text = model
+      ? kind === "curl"
+        ? curlSnippet(location.origin, model, input)
+        : kind === "TypeScript"
+          ? typescriptSnippet(location.origin, model, input)
+          : cliSnippet(model, input)
+      : "";
+    try {
+      await navigator.clipboard.writeText(text);
+      setCopied(`Copied as ${kind}.`);
+    } catch {
+      setCopied(`Select the ${kind} below and copy it.`);
+    }
+  };
+
+  return (
+    <div className="playground">
+      <h1>Playground</h1>
+      <ErrorMessage error={error} />
+      <form onSubmit={submit} noValidate aria-label="Run a model">
+        <div className="field">
+          <label htmlFor="model">Model</label>
+          <select id="model" value={slug} onChange={(e) => setSlug(e.target.value)}>
+            {models.map((m) => (
+              <option key={m.slug} value={m.slug}>
+                {m.name} — {m.slug}
+              </option>
+            ))}
+          </select>
+          {model ? <p className="help">{model.summary}</p> : null}
+        </div>
+        {fields.map((field) => (
+          <FieldInput
+            key={`${slug}:${field.name}`}
+            field={field}
+            value={values[field.name]}
+            problem={
+              serverProblems[field.name] ?? (touched.has(field.name) ? problems[field.name] : undefined)
+            }
+            onChange={(value) => change(field.name, value)}
+          />
+        ))}
+        <div className="field">
+          <label htmlFor="run-metadata">metadata</label>
+          <textarea
+            id="run-metadata"
+            rows={2}
+            value={metadata}
+            onChange={(e) => setMetadata(e.target.value)}
+            aria-describedby="run-metadata-help"
+          />
+          <p className="help" id="run-metadata-help">
+            Your key=value pairs, one per line, kept on the run and searchable on the Runs page.
+          </p>
+        </div>
+        <p className="price" aria-live="polite">
+          Price: <output data-testid="price">{valid ? price || "…" : "complete the form to see it"}</output>
+        </p>
+        <button type="submit" disabled={submitting || !model}>
+          {submitting ? "Running…" : "Run"}
+        </button>
+      </form>
+      <section aria-label="Copy this request" className="snippets">
+        <div className="buttons">
+          {(["curl", "TypeScript", "CLI"] as const).map((kind) => (
+            <button key={kind} type="button" onClick={() => copy(kind)} aria-pressed={snippet === kind}>
+              Copy as {kind}
+            </button>
+          ))}
+        </div>
+        <p aria-live="polite" className="help">
+          {copied}
+        </p>
+        <pre data-testid="snippet">{snippetText}</pre>
+      </section>
+      <div aria-live="polite">{run ? <RunView run={run} /> : null}</div>
+    </div>
+  );
+}

@@ -1,0 +1,71 @@
+/** One run as it stands: status, progress, video, timeline, billing and error. */
+import type { Run } from "@refvid/client";
+
+const time = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : "—");
+
+export function RunView({ run }: { run: Run }) {
+  const video = run.output?.videos[0];
+  return (
+    <section className="run" aria-label={`Run ${run.run_id}`}>
+      <p>
+        <span className={`status status-${run.status}`} data-testid="run-status">
+          {run.status}
+        </span>{" "}
+        <code>{run.run_id}</code>
+      </p>
+      {run.status === "processing" || run.status === "queued" ? (
+        <label className="progress">
+          Progress
+          <progress max={1} value={run.progress ?? undefined}>
+            {run.progress === null ? "working" : `${Math.round(run.progress * 100)} %`}
+          </progress>
+        </label>
+      ) : null}
+      {video ? (
+        <>
+          {/* biome-ignore lint/a11y/useMediaCaption: generated videos come without captions */}
+          <video controls playsInline preload="auto" src={video.url} data-testid="run-video" />
+          <p>
+            <a href={video.url} download={video.file_name ?? `${run.run_id}.mp4`}>
+              Download the MP4
+            </a>
+          </p>
+        </>
+      ) : null}
+      <dl className="timeline">
+        <dt>Model</dt>
+        <dd>{run.endpoint}</dd>
+        <dt>Created</dt>
+        <dd>{time(run.created_at)}</dd>
+        <dt>Started</dt>
+        <dd>{time(run.started_at)}</dd>
+        <dt>Completed</dt>
+        <dd>{time(run.completed_at)}</dd>
+        <dt>Elapsed</dt>
+        <dd>{run.elapsed_ms === null ? "—" : `${(run.elapsed_ms / 1000).toFixed(1)} s`}</dd>
+        <dt>Billing</dt>
+        <dd>
+          {run.billing
+            ? `$${run.billing.amount}${run.billing.billable_seconds ? ` (${run.billing.billable_seconds} s at $${run.billing.unit_price}/s)` : ""}`
+            : "— (in flight)"}
+        </dd>
+        {run.error ? (
+          <>
+            <dt>Error</dt>
+            <dd className="error">
+              {run.error.type}: {run.error.message}
+            </dd>
+          </>
+        ) : null}
+        {Object.keys(run.metadata ?? {}).length > 0 ? (
+          <>
+            <dt>Metadata</dt>
+            <dd>
+              <code>{JSON.stringify(run.metadata)}</code>
+            </dd>
+          </>
+        ) : null}
+      </dl>
+    </section>
+  );
+}

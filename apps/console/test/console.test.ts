@@ -1,0 +1,332 @@
+/**
+ * The console in Chromium against a real refvid server (the built apps/server, simulated provider):
+ * sign in, run model-d to a playable video, see a field error, find the run, read the account.
+ * Nothing may leave 127.0.0.1. With REFVID_UPDATE_SCREENSHOTS=1 it also writes docs/images/console-*.png.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { launchTestBrowser } from "@refvid/test-browser";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "../../..");
+const SCREENSHOTS = process.env.REFVID_UPDATE_SCREENSHOTS === "1";
+const ADMIN_TOKEN = "console-test-admin-token-0123456789";
+
+let server: ChildProcess;
+let dataDir: string;
+let url: string;
+let apiKey: string;
+let browser: Browser;
+let page: Page;
+const blocked: string[] = [];
+const pageErrors: string[] = [];
+
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once("error", fail);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => done(port));
+    });
+  });
+}
+
+async function admin(path: string, body: unknown): Promise<any> {
+  const res = await fetch(`${url}/admin/v1${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** A new organization with `balance` USD and a live key made with `key`; returns the key. */
+async function tenant(balance: string, key: Record<string, unknown> = {}): Promise<string> {
+  const org = await admin("/organizations", { name: "Console test org" });
+  await admin(`/organizations/${org.organization_id}/top-ups`, { amount_usd: balance });
+  const created = await admin(`/organizations/${org.organization_id}/api-keys`, {
+    environment: "live",
+    ...key,
+  });
+  return created.key;
+}
+
+async function signIn(key: string) {
+  await page.goto(`${url}/console`);
+  const signOut = page.getByRole("button", { name: "Sign out" });
+  if (await signOut.isVisible()) await signOut.click();
+  await page.getByLabel("API key").fill(key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Playground" }).waitFor();
+}
+
+const runForm = () => page.getByRole("form", { name: "Run a model" });
+const runButton = () => runForm().getByRole("button", { name: "Run", exact: true });
+
+async function chooseModel(name: "model-a" | "model-d") {
+  const slug = `lab-${name.slice(-1)}/${name}/reference-to-video`;
+  await runForm()
+    .getByLabel("Model", { exact: true })
+    .selectOption({ label: `${name} — ${slug}` });
+}
+
+async function screenshot(name: string) {
+  if (SCREENSHOTS)
+    await page.screenshot({ path: join(ROOT, "docs/images", `console-${name}.png`), fullPage: true });
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  url = `http://127.0.0.1:${port}`;
+  dataDir = await mkdtemp(join(tmpdir(), "refvid-console-"));
+  server = spawn(process.execPath, [join(ROOT, "apps/server/dist/main.js")], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      REFVID_PUBLIC_URL: url,
+      REFVID_STORE: "memory",
+      REFVID_ADMIN_TOKEN: ADMIN_TOKEN,
+      REFVID_PROVIDER: "simulated",
+      REFVID_SIMULATED_LATENCY_MS: "800",
+      REFVID_SEED_DEMO: "false",
+      REFVID_DATA_DIR: dataDir,
+      LOG_LEVEL: "silent",
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const exited = new Promise<never>((_, fail) =>
+    server.once("exit", (code) => fail(new Error(`the server exited with ${code} before it was healthy`))),
+  );
+  const healthy = (async () => {
+    for (;;) {
+      const ok = await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  await Promise.race([healthy, exited]);
+  server.removeAllListeners("exit");
+
+  apiKey = await tenant("50.00");
+
+  browser = await launchTestBrowser();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: url });
+  await context.route(
+    (u) => u.hostname !== "127.0.0.1",
+    (route) => {
+      blocked.push(route.request().url());
+      return route.abort("blockedbyclient");
+    },
+  );
+  page = await context.newPage();
+  page.on("pageerror", (error) => pageErrors.push(String(error)));
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  server?.kill();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe("the console", () => {
+  it("signs in with an API key kept in sessionStorage", async () => {
+    await signIn(apiKey);
+    expect(await page.evaluate(() => sessionStorage.getItem("refvid.apiKey"))).toBe(apiKey);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+  });
+
+  it("shows a field's problem next to it as the user types", async () => {
+    await chooseModel("model-d");
+    await page.getByLabel("image_urls").fill("ftp://example.com/a.png");
+    await expect(page.locator("#field-image_urls-error").textContent()).resolves.toBe(
+      "Line 1 must be an http or https URL.",
+    );
+    await expect(page.getByLabel("image_urls").getAttribute("aria-invalid")).resolves.toBe("true");
+    await page.getByLabel("prompt").fill("x");
+    await page.getByLabel("prompt").fill("");
+    await expect(page.locator("#field-prompt-error").textContent()).resolves.toBe("This field is required.");
+    await expect(page.getByTestId("price").textContent()).resolves.toBe("complete the form to see it");
+  });
+
+  it("shows a problem only the server knows next to its field", async () => {
+    await chooseModel("model-a");
+    await page.getByLabel("prompt").fill("Bars to music");
+    await page.getByLabel("audio_urls").fill("https://example.com/refs/track.mp3");
+    await runButton().click();
+    await page.locator("#field-audio_urls-error").waitFor();
+    await expect(page.locator("#field-audio_urls-error").textContent()).resolves.toBe(
+      "audio cannot be the only reference; add image_urls or video_urls",
+    );
+  });
+
+  it("runs model-d live to a video that plays in the page, and copies the request", async () => {
+    await chooseModel("model-d");
+    await page.getByLabel("prompt").fill("A slow dolly shot around the sculpture at golden hour");
+    await page.getByLabel("image_urls").fill("https://example.com/refs/cat.png");
+    await page.getByLabel("duration").selectOption("4s");
+    await page.getByLabel("metadata", { exact: true }).fill("project=console-test");
+    await page.waitForFunction(() =>
+      document.querySelector("[data-testid=price]")?.textContent?.startsWith("$0.284 "),
+    );
+    await page.getByRole("button", { name: "Copy as CLI" }).click();
+    const cli =
+      "refvid run model-d --prompt 'A slow dolly shot around the sculpture at golden hour' --duration 4s --image https://example.com/refs/cat.png";
+    await page.getByText("Copied as CLI.").waitFor();
+    await expect(page.getByTestId("snippet").textContent()).resolves.toBe(cli);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(cli);
+
+    await runButton().click();
+    const video = page.getByTestId("run-video");
+    await video.waitFor({ timeout: 30_000 });
+    await expect(page.getByTestId("run-status").textContent()).resolves.toBe("succeeded");
+    await page.waitForFunction(() => (document.querySelector("video")?.readyState ?? 0) >= 1);
+    expect(await video.evaluate((v: HTMLVideoElement) => v.duration)).toBeGreaterThan(0);
+    await screenshot("playground");
+  });
+
+  it("finds the run by status, model and metadata, and shows its timeline", async () => {
+    await page.getByRole("link", { name: "Runs" }).click();
+    const filters = page.getByRole("form", { name: "Search runs" });
+    await filters.getByLabel("succeeded").check();
+    await filters.getByLabel("Model", { exact: true }).selectOption({ label: "model-d" });
+    await filters.getByLabel("Metadata", { exact: true }).fill("project=console-test");
+    await filters.getByRole("button", { name: "Search" }).click();
+    const row = page.getByRole("row").filter({ hasText: "model-d" });
+    await row.first().waitFor();
+    expect(await row.count()).toBe(1);
+    await row.getByRole("button").click();
+    const detail = page.getByRole("region", { name: "Run detail" });
+    await detail.getByText("Elapsed").waitFor();
+    await expect(detail.getByTestId("run-status").textContent()).resolves.toBe("succeeded");
+    await expect(detail.getByText('{"project":"console-test"}').count()).resolves.toBe(1);
+
+    // Metadata no run carries: nothing matches.
+    await filters.getByLabel("Metadata", { exact: true }).fill("project=other");
+    await filters.getByRole("button", { name: "Search" }).click();
+    await page.getByText("No runs match.").waitFor();
+    await filters.getByLabel("Metadata", { exact: true }).fill("project=console-test");
+    await filters.getByRole("button", { name: "Search" }).click();
+    await row.first().waitFor();
+    await screenshot("runs");
+  });
+
+  it("shows the wallet, limits and webhook secret", async () => {
+    await page.getByRole("link", { name: "Account" }).click();
+    await page.getByTestId("balance").waitFor();
+    // 50.00 topped up, minus the 4 s model-d run at 0.071 USD/s.
+    await expect(page.getByTestId("balance").textContent()).resolves.toBe("$49.716");
+    await page.getByRole("button", { name: "Show" }).click();
+    await expect(page.getByTestId("webhook-secret").textContent()).resolves.toMatch(/^whsec_/);
+    await page.getByRole("button", { name: "Hide" }).click();
+    await screenshot("account");
+  });
+
+  it("fits a phone-width screen", async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole("link", { name: "Playground" }).click();
+    await page.getByLabel("prompt").waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await screenshot("phone");
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it("pages through runs with the keyset cursor", async () => {
+    // Six more runs, submitted through the API: seven in all, newest first, five to a page.
+    for (let i = 0; i < 6; i++) {
+      const res = await fetch(`${url}/v1/run/lab-d/model-d/reference-to-video`, {
+        method: "POST",
+        headers: { authorization: `Key ${apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          input: { prompt: `run ${i}`, image_urls: ["https://example.com/refs/cat.png"], duration: "4s" },
+          metadata: { batch: "paging" },
+        }),
+      });
+      expect(res.status).toBe(201);
+    }
+    await page.getByRole("link", { name: "Runs" }).click();
+    const filters = page.getByRole("form", { name: "Search runs" });
+    await filters.getByLabel("succeeded").uncheck();
+    await filters.getByLabel("Metadata", { exact: true }).fill("");
+    await filters.getByLabel("Per page").selectOption("5");
+    await filters.getByRole("button", { name: "Search" }).click();
+    const rows = page.getByRole("table", { name: "Runs, newest first" }).locator("tbody tr");
+    await page.waitForFunction(() => document.querySelectorAll(".runs tbody tr").length === 5);
+    const first = await rows.allTextContents();
+    await page.getByRole("button", { name: "Next page" }).click();
+    await page.waitForFunction(() => document.querySelectorAll(".runs tbody tr").length === 2);
+    const second = await rows.allTextContents();
+    expect(second.filter((row) => first.includes(row))).toEqual([]);
+    await expect(page.getByRole("button", { name: "Next page" }).isDisabled()).resolves.toBe(true);
+    await page.getByRole("button", { name: "Previous page" }).click();
+    await page.waitForFunction(() => document.querySelectorAll(".runs tbody tr").length === 5);
+  });
+
+  it("says how much a run needs when the wallet cannot cover it", async () => {
+    await signIn(await tenant("0.10"));
+    await chooseModel("model-d");
+    await page.getByLabel("prompt").fill("A slow dolly shot");
+    await page.getByLabel("image_urls").fill("https://example.com/refs/cat.png");
+    await runButton().click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    await expect(alert.textContent()).resolves.toBe(
+      "Not enough balance: this run needs $0.568, and $0.10 is available. Top up the wallet and try again.",
+    );
+  });
+
+  it("says when to retry after a 429", async () => {
+    // One request a minute: the model list takes it, so the account page is refused.
+    await signIn(await tenant("1.00", { rate_limit_per_minute: 1 }));
+    await page.getByRole("link", { name: "Account" }).click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/^Too many requests\. You can retry in \d+ s \(at .+\)\.$/);
+  });
+
+  it("lets the operator create an organization, top it up, and create and revoke a key", async () => {
+    await page.goto(`${url}/console`);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("Operator").check();
+    await page.getByLabel("Admin token").fill(ADMIN_TOKEN);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Organizations" }).waitFor();
+
+    await page.getByLabel("Name").fill("Acme Studios");
+    await page.getByRole("button", { name: "Create organization" }).click();
+    const detail = page.getByRole("region", { name: "Organization Acme Studios" });
+    await detail.waitFor();
+    await detail.getByLabel("Amount (USD)").fill("25.00");
+    await detail.getByLabel("Note").fill("invoice 42");
+    await detail.getByRole("button", { name: "Add funds" }).click();
+    await detail.getByRole("cell", { name: "invoice 42" }).waitFor();
+    await expect(detail.getByText("balance $25.00").count()).resolves.toBe(1);
+
+    await detail.getByLabel("Name").fill("ci");
+    await detail.getByRole("button", { name: "Create key" }).click();
+    const secret = await detail.getByTestId("new-key").textContent();
+    expect(secret).toMatch(/^sk-live-/);
+    const account = () => fetch(`${url}/v1/account`, { headers: { authorization: `Key ${secret}` } });
+    expect((await account()).status).toBe(200);
+    await screenshot("operator");
+
+    await detail.getByRole("button", { name: /^Revoke / }).click();
+    await detail.getByText(/^revoked /).waitFor();
+    expect((await account()).status).toBe(401);
+  });
+
+  it("made no request off the machine and threw no page errors", () => {
+    expect(blocked).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});
