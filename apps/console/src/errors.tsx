@@ -42,3 +42,33 @@ export function ErrorMessage({ error }: { error: unknown }) {
     </p>
   );
 }
+
+/**
+ * A `400 invalid_request`'s problems with the named fields, keyed by name (`query.from` and
+ * `body.from` are both `from`), the first problem of each; `rest` is true when some problem
+ * names no field in `names`, so the whole error is worth showing as well.
+ */
+export function fieldProblems(
+  error: unknown,
+  names: readonly string[],
+): { byField: Record<string, string>; rest: boolean } {
+  const byField: Record<string, string> = {};
+  if (!(error instanceof ValidationError)) return { byField, rest: error !== undefined && error !== null };
+  let rest = error.fields.length === 0;
+  for (const problem of error.fields) {
+    const name = problem.field.replace(/^(body|query|path)\./, "");
+    if (names.includes(name)) byField[name] ??= problem.message;
+    else rest = true;
+  }
+  return { byField, rest };
+}
+
+/** A field's problem, under it; give the field `aria-describedby={id}` while it shows. */
+export function FieldError({ id, problem }: { id: string; problem: string | undefined }) {
+  if (!problem) return null;
+  return (
+    <p className="field-error" id={id}>
+      {problem}
+    </p>
+  );
+}

@@ -1,24 +1,20 @@
 /**
  * The operator's side, signed in with the admin token: organizations (find, create), and for one
- * organization its API keys (create, with the secret shown once; revoke) and its top-ups.
- * The admin API has no helpers in @refvid/client, so this uses its raw typed `api`.
+ * organization its API keys (create, with the secret shown once; change caps; revoke) and its
+ * top-ups; and the usage report, for that organization or all of them.
  */
 
 import type { components } from "@refvid/api-types";
-import { errorFromResponse, type RefvidClient } from "@refvid/client";
+import type { RefvidClient } from "@refvid/client";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
+import { unwrap } from "./admin.js";
 import { ErrorMessage } from "./errors.js";
+import { KeyCapsCells } from "./key-caps.js";
+import { UsagePanel } from "./usage.js";
 
 type Organization = components["schemas"]["Organization"];
 type ApiKey = components["schemas"]["ApiKey"];
 type TopUp = components["schemas"]["TopUpEntry"];
-
-/** The data of an openapi-fetch result, or the typed error its response stands for. */
-async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
-  const { data, error, response } = await call;
-  if (!response.ok || data === undefined) throw errorFromResponse(response, error);
-  return data;
-}
 
 const date = (iso: string) => new Date(iso).toLocaleString();
 
@@ -135,13 +131,16 @@ function OrganizationDetail({
         <button type="submit">Create key</button>
       </form>
       <div className="table-wrap">
-        <table>
+        <table className="compact">
           <caption className="visually-hidden">API keys</caption>
           <thead>
             <tr>
               <th scope="col">Key</th>
               <th scope="col">Name</th>
               <th scope="col">Created</th>
+              <th scope="col">Max in flight</th>
+              <th scope="col">Requests / min</th>
+              <th scope="col">Caps</th>
               <th scope="col">State</th>
             </tr>
           </thead>
@@ -153,6 +152,7 @@ function OrganizationDetail({
                 </td>
                 <td>{key.name ?? "—"}</td>
                 <td>{date(key.created_at)}</td>
+                <KeyCapsCells client={client} apiKey={key} onSaved={load} />
                 <td>
                   {key.revoked_at ? (
                     `revoked ${date(key.revoked_at)}`
@@ -283,6 +283,7 @@ export function OperatorPage({ client }: { client: RefvidClient }) {
         </table>
       </div>
       {org ? <OrganizationDetail client={client} org={org} onChange={() => void load()} /> : null}
+      <UsagePanel client={client} org={org} />
     </div>
   );
 }

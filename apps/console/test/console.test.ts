@@ -1,6 +1,7 @@
 /**
  * The console in Chromium against a real refvid server (the built apps/server, simulated provider):
- * sign in, run model-d to a playable video, see a field error, find the run, read the account.
+ * sign in, run model-d to a playable video, see a field error, find the run, read the account;
+ * as the operator, manage organizations and keys and read the usage report.
  * Nothing may leave 127.0.0.1. With REFVID_UPDATE_SCREENSHOTS=1 it also writes docs/images/console-*.png.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -20,6 +21,10 @@ let server: ChildProcess;
 let dataDir: string;
 let url: string;
 let apiKey: string;
+/** The organization of `apiKey`, which runs model-d. */
+let organizationId: string;
+/** The runs `apiKey` submitted through the API. */
+const runIds: string[] = [];
 let browser: Browser;
 let page: Page;
 const blocked: string[] = [];
@@ -36,25 +41,31 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function admin(path: string, body: unknown): Promise<any> {
+/** An admin API call: a POST with `body`, or a GET without. */
+async function admin(path: string, body?: unknown): Promise<any> {
+  const method = body === undefined ? "GET" : "POST";
   const res = await fetch(`${url}/admin/v1${path}`, {
-    method: "POST",
+    method,
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   return res.json();
 }
 
-/** A new organization with `balance` USD and a live key made with `key`; returns the key. */
-async function tenant(balance: string, key: Record<string, unknown> = {}): Promise<string> {
-  const org = await admin("/organizations", { name: "Console test org" });
+/** A new organization with `balance` USD and a live key made with `key`. */
+async function tenant(
+  balance: string,
+  key: Record<string, unknown> = {},
+  name = "Console test org",
+): Promise<{ key: string; organizationId: string }> {
+  const org = await admin("/organizations", { name });
   await admin(`/organizations/${org.organization_id}/top-ups`, { amount_usd: balance });
   const created = await admin(`/organizations/${org.organization_id}/api-keys`, {
     environment: "live",
     ...key,
   });
-  return created.key;
+  return { key: created.key, organizationId: org.organization_id };
 }
 
 async function signIn(key: string) {
@@ -116,7 +127,7 @@ beforeAll(async () => {
   await Promise.race([healthy, exited]);
   server.removeAllListeners("exit");
 
-  apiKey = await tenant("50.00");
+  ({ key: apiKey, organizationId } = await tenant("50.00", {}, "Model-d studio"));
 
   browser = await launchTestBrowser();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -253,6 +264,7 @@ describe("the console", () => {
         }),
       });
       expect(res.status).toBe(201);
+      runIds.push((await res.json()).run_id);
     }
     await page.getByRole("link", { name: "Runs" }).click();
     const filters = page.getByRole("form", { name: "Search runs" });
@@ -273,7 +285,7 @@ describe("the console", () => {
   });
 
   it("says how much a run needs when the wallet cannot cover it", async () => {
-    await signIn(await tenant("0.10"));
+    await signIn((await tenant("0.10")).key);
     await chooseModel("model-d");
     await page.getByLabel("prompt").fill("A slow dolly shot");
     await page.getByLabel("image_urls").fill("https://example.com/refs/cat.png");
@@ -287,7 +299,7 @@ describe("the console", () => {
 
   it("says when to retry after a 429", async () => {
     // One request a minute: the model list takes it, so the account page is refused.
-    await signIn(await tenant("1.00", { rate_limit_per_minute: 1 }));
+    await signIn((await tenant("1.00", { rate_limit_per_minute: 1 })).key);
     await page.getByRole("link", { name: "Account" }).click();
     const alert = page.getByRole("alert");
     await alert.waitFor();
@@ -310,7 +322,7 @@ describe("the console", () => {
     await detail.getByLabel("Note").fill("invoice 42");
     await detail.getByRole("button", { name: "Add funds" }).click();
     await detail.getByRole("cell", { name: "invoice 42" }).waitFor();
-    await expect(detail.getByText("balance $25.00").count()).resolves.toBe(1);
+    await detail.getByText("balance $25.00").waitFor();
 
     await detail.getByLabel("Name").fill("ci");
     await detail.getByRole("button", { name: "Create key" }).click();
@@ -323,6 +335,95 @@ describe("the console", () => {
     await detail.getByRole("button", { name: /^Revoke / }).click();
     await detail.getByText(/^revoked /).waitFor();
     expect((await account()).status).toBe(401);
+  });
+
+  it("shows the usage the API reports, by model and by key, for one organization", async () => {
+    await page.getByRole("button", { name: "Model-d studio" }).click();
+    await page.getByRole("region", { name: "Organization Model-d studio" }).waitFor();
+    const usage = page.getByRole("region", { name: "Usage" });
+    await usage.getByLabel("Organization").selectOption({ label: "Model-d studio" });
+    // The form's dates, as the API's window: the start of `from` to the end of `to`, UTC.
+    const from = await usage.getByLabel("From").inputValue();
+    const to = await usage.getByLabel("To", { exact: true }).inputValue();
+    const end = new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString();
+    expect(Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)).toBe(30 * 86_400_000);
+    const rows = usage.locator("tbody tr");
+    // Each run's event stream ends when the run does: then the figures stay put.
+    for (const id of runIds) {
+      const events = await fetch(`${url}/v1/runs/${id}/events`, {
+        headers: { authorization: `Key ${apiKey}` },
+      });
+      expect(await events.text()).toContain("event: done");
+    }
+
+    for (const groupBy of ["model", "api_key"]) {
+      await usage.getByLabel("Group by").selectOption(groupBy);
+      await usage.getByRole("button", { name: "Show usage" }).click();
+      await usage.getByRole("columnheader", { name: groupBy }).waitFor();
+      const query = new URLSearchParams({
+        from: `${from}T00:00:00.000Z`,
+        to: end,
+        group_by: groupBy,
+        organization_id: organizationId,
+      });
+      const report = await admin(`/usage?${query}`);
+      expect(report.data.length).toBeGreaterThan(0);
+      const expected = report.data.map((g: any) => [
+        g.group,
+        g.environment,
+        String(g.runs.total),
+        String(g.runs.succeeded),
+        String(g.failures),
+        String(g.billed_seconds),
+        `$${g.spend_usd}`,
+        `$${g.priced_usd}`,
+      ]);
+      const shown = await rows.evaluateAll((trs) =>
+        trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)),
+      );
+      expect(shown).toEqual(expected);
+      if (groupBy === "model") {
+        expect(report.data.map((g: any) => g.group)).toEqual(["lab-d/model-d/reference-to-video"]);
+        // The run from the playground and the six paged through: 4 s each at 0.071 USD/s.
+        expect(shown[0]?.slice(2)).toEqual(["7", "7", "0", "28", "$1.988", "$1.988"]);
+        await screenshot("usage");
+      }
+    }
+  });
+
+  it("shows a bad usage range next to From", async () => {
+    const usage = page.getByRole("region", { name: "Usage" });
+    const to = await usage.getByLabel("To", { exact: true }).inputValue();
+    const after = new Date(Date.parse(`${to}T00:00:00Z`) + 2 * 86_400_000).toISOString().slice(0, 10);
+    await usage.getByLabel("From").fill(after);
+    await usage.getByRole("button", { name: "Show usage" }).click();
+    const problem = usage.locator("#usage-from-error");
+    await problem.waitFor();
+    expect(await problem.textContent()).toMatch(/^must be before to \(/);
+    await expect(usage.getByLabel("From").getAttribute("aria-invalid")).resolves.toBe("true");
+    await expect(usage.getByRole("table").count()).resolves.toBe(0);
+  });
+
+  it("changes a key's caps in place, with the server's refusal next to the field", async () => {
+    const detail = page.getByRole("region", { name: "Organization Model-d studio" });
+    await detail.getByRole("button", { name: /^Edit caps of / }).click();
+    const concurrency = detail.getByLabel(/^Max concurrency of /);
+    // Past the browser's own check (min="1"), so the server's answer is what shows.
+    await concurrency.evaluate((input) => input.removeAttribute("min"));
+    await concurrency.fill("0");
+    await detail.getByRole("button", { name: "Save" }).click();
+    const problem = detail.locator("td.cap .field-error");
+    await problem.waitFor();
+    await expect(concurrency.getAttribute("aria-describedby")).resolves.toBe(
+      await problem.getAttribute("id"),
+    );
+
+    await concurrency.fill("7");
+    await detail.getByRole("button", { name: "Save" }).click();
+    await detail.getByRole("button", { name: /^Edit caps of / }).waitFor();
+    const keys = await admin(`/organizations/${organizationId}/api-keys`);
+    expect(keys.data.map((k: any) => k.max_concurrency)).toEqual([7]);
+    await expect(detail.getByRole("cell", { name: "7", exact: true }).count()).resolves.toBe(1);
   });
 
   it("made no request off the machine and threw no page errors", () => {

@@ -1,0 +1,113 @@
+/**
+ * An API key's caps in its row of the keys table (runs in flight, requests a minute), edited in
+ * place: the inputs sit in their cells and belong, through their `form` attribute, to the form
+ * in the last cell, whose Save sends `PATCH /admin/v1/api-keys/{api_key_id}`.
+ */
+import type { components } from "@refvid/api-types";
+import type { RefvidClient } from "@refvid/client";
+import { type FormEvent, useState } from "react";
+import { unwrap } from "./admin.js";
+import { ErrorMessage, FieldError, fieldProblems } from "./errors.js";
+
+type ApiKey = components["schemas"]["ApiKey"];
+
+const CAPS = [
+  { name: "max_concurrency", label: "Max concurrency", max: 1000 },
+  { name: "rate_limit_per_minute", label: "Rate limit per minute", max: 100_000 },
+] as const;
+type Cap = (typeof CAPS)[number]["name"];
+
+export function KeyCapsCells({
+  client,
+  apiKey,
+  onSaved,
+}: {
+  client: RefvidClient;
+  apiKey: ApiKey;
+  onSaved: () => Promise<void>;
+}) {
+  const [values, setValues] = useState<Record<Cap, string> | null>(null);
+  const [error, setError] = useState<unknown>();
+  const formId = `caps-${apiKey.api_key_id}`;
+  const label = (text: string) => `${text} of ${apiKey.key_prefix}`;
+
+  const edit = () => {
+    setError(undefined);
+    setValues({
+      max_concurrency: String(apiKey.max_concurrency),
+      rate_limit_per_minute: String(apiKey.rate_limit_per_minute),
+    });
+  };
+  const save = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!values) return;
+    setError(undefined);
+    try {
+      await unwrap(
+        client.api.PATCH("/admin/v1/api-keys/{api_key_id}", {
+          params: { path: { api_key_id: apiKey.api_key_id } },
+          body: {
+            max_concurrency: Number(values.max_concurrency),
+            rate_limit_per_minute: Number(values.rate_limit_per_minute),
+          },
+        }),
+      );
+      await onSaved();
+      setValues(null);
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  if (!values) {
+    return (
+      <>
+        <td>{apiKey.max_concurrency}</td>
+        <td>{apiKey.rate_limit_per_minute}</td>
+        <td>
+          {apiKey.revoked_at ? null : (
+            <button type="button" className="link" onClick={edit} aria-label={label("Edit caps")}>
+              Edit caps
+            </button>
+          )}
+        </td>
+      </>
+    );
+  }
+  const { byField, rest } = fieldProblems(error, ["max_concurrency", "rate_limit_per_minute"]);
+  return (
+    <>
+      {CAPS.map((cap) => {
+        const id = `${formId}-${cap.name}`;
+        return (
+          <td key={cap.name} className="cap">
+            <input
+              id={id}
+              form={formId}
+              type="number"
+              required
+              min={1}
+              max={cap.max}
+              step={1}
+              aria-label={label(cap.label)}
+              value={values[cap.name]}
+              onChange={(e) => setValues({ ...values, [cap.name]: e.target.value })}
+              aria-invalid={byField[cap.name] ? true : undefined}
+              aria-describedby={byField[cap.name] ? `${id}-error` : undefined}
+            />
+            <FieldError id={`${id}-error`} problem={byField[cap.name]} />
+          </td>
+        );
+      })}
+      <td>
+        <form id={formId} onSubmit={save} aria-label={label("Caps")} className="row-form">
+          <button type="submit">Save</button>
+          <button type="button" className="link" onClick={() => setValues(null)}>
+            Cancel
+          </button>
+        </form>
+        {rest ? <ErrorMessage error={error} /> : null}
+      </td>
+    </>
+  );
+}

@@ -1,0 +1,167 @@
+/**
+ * The operator's usage report: what the runs created between two UTC dates did and cost, by key,
+ * model, provider or day, for one organization or all of them.
+ */
+import type { components } from "@refvid/api-types";
+import type { RefvidClient } from "@refvid/client";
+import { type FormEvent, useState } from "react";
+import { unwrap } from "./admin.js";
+import { ErrorMessage, FieldError, fieldProblems } from "./errors.js";
+
+type Organization = components["schemas"]["Organization"];
+type UsageReport = components["schemas"]["UsageReport"];
+type GroupBy = UsageReport["group_by"];
+
+const GROUP_BY: readonly GroupBy[] = ["api_key", "model", "provider", "day"];
+const DAY_MS = 86_400_000;
+const DEFAULT_DAYS = 30;
+
+/** The UTC date `days` after `date` (a `YYYY-MM-DD`), in the same form. */
+export function addDays(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+/**
+ * The report's window for two dates picked in the form: from the start of `from` to the end of
+ * `to`, both UTC days included (the API's `to` is exclusive).
+ */
+export function usageWindow(from: string, to: string): { from: string; to: string } {
+  return { from: `${from}T00:00:00.000Z`, to: `${addDays(to, 1)}T00:00:00.000Z` };
+}
+
+export function UsagePanel({ client, org }: { client: RefvidClient; org: Organization | undefined }) {
+  const today = new Date().toISOString().slice(0, 10);
+  const [from, setFrom] = useState(() => addDays(today, -DEFAULT_DAYS));
+  const [to, setTo] = useState(today);
+  const [groupBy, setGroupBy] = useState<GroupBy>("api_key");
+  const [onlySelected, setOnlySelected] = useState(false);
+  const [report, setReport] = useState<UsageReport>();
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(undefined);
+    setBusy(true);
+    try {
+      const query = {
+        ...usageWindow(from, to),
+        group_by: groupBy,
+        ...(onlySelected && org ? { organization_id: org.organization_id } : {}),
+      };
+      setReport(await unwrap(client.api.GET("/admin/v1/usage", { params: { query } })));
+    } catch (e) {
+      setReport(undefined);
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const { byField, rest } = fieldProblems(error, ["from", "to", "group_by"]);
+  const scope = onlySelected && org ? org.organization_id : "";
+  return (
+    <section aria-label="Usage" className="detail">
+      <h2>Usage</h2>
+      <p className="help" id="usage-help">
+        Runs created from the start of one UTC date to the end of the other.
+      </p>
+      {rest ? <ErrorMessage error={error} /> : null}
+      <form onSubmit={submit} aria-label="Usage report" className="inline-form" aria-busy={busy}>
+        <div className="field">
+          <label htmlFor="usage-from">From</label>
+          <input
+            id="usage-from"
+            type="date"
+            required
+            value={from}
+            onChange={(e) => setFrom(e.target.value)}
+            aria-invalid={byField.from ? true : undefined}
+            aria-describedby={byField.from ? "usage-help usage-from-error" : "usage-help"}
+          />
+          <FieldError id="usage-from-error" problem={byField.from} />
+        </div>
+        <div className="field">
+          <label htmlFor="usage-to">To</label>
+          <input
+            id="usage-to"
+            type="date"
+            required
+            value={to}
+            onChange={(e) => setTo(e.target.value)}
+            aria-invalid={byField.to ? true : undefined}
+            aria-describedby={byField.to ? "usage-help usage-to-error" : "usage-help"}
+          />
+          <FieldError id="usage-to-error" problem={byField.to} />
+        </div>
+        <div className="field">
+          <label htmlFor="usage-group-by">Group by</label>
+          <select id="usage-group-by" value={groupBy} onChange={(e) => setGroupBy(e.target.value as GroupBy)}>
+            {GROUP_BY.map((g) => (
+              <option key={g} value={g}>
+                {g}
+              </option>
+            ))}
+          </select>
+          <FieldError id="usage-group-by-error" problem={byField.group_by} />
+        </div>
+        <div className="field">
+          <label htmlFor="usage-organization">Organization</label>
+          <select
+            id="usage-organization"
+            value={scope}
+            onChange={(e) => setOnlySelected(e.target.value !== "")}
+          >
+            <option value="">All organizations</option>
+            {org ? <option value={org.organization_id}>{org.name}</option> : null}
+          </select>
+        </div>
+        <button type="submit" disabled={busy}>
+          Show usage
+        </button>
+      </form>
+      {report ? (
+        <div className="table-wrap">
+          <table className="compact">
+            <caption>
+              Runs created from {report.from} to {report.to} (exclusive), by {report.group_by}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">{report.group_by}</th>
+                <th scope="col">Environment</th>
+                <th scope="col">Runs</th>
+                <th scope="col">Succeeded</th>
+                <th scope="col">Failures</th>
+                <th scope="col">Billed seconds</th>
+                <th scope="col">Spend</th>
+                <th scope="col">Priced</th>
+              </tr>
+            </thead>
+            <tbody>
+              {report.data.length === 0 ? (
+                <tr>
+                  <td colSpan={8}>No runs in this window.</td>
+                </tr>
+              ) : null}
+              {report.data.map((g) => (
+                <tr key={`${g.group} ${g.environment}`}>
+                  <td>
+                    <code>{g.group}</code>
+                  </td>
+                  <td>{g.environment}</td>
+                  <td>{g.runs.total}</td>
+                  <td>{g.runs.succeeded}</td>
+                  <td>{g.failures}</td>
+                  <td>{g.billed_seconds}</td>
+                  <td>${g.spend_usd}</td>
+                  <td>${g.priced_usd}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </section>
+  );
+}
