@@ -4,7 +4,6 @@
  */
 import type {
   Account,
-  components,
   Model,
   ModelInputs,
   ModelList,
@@ -19,162 +18,25 @@ import type {
   WebhookDeliveryPage,
   WebhookSecret,
 } from "@refvid/api-types";
-import createClient, { type Client } from "openapi-fetch";
+import createClient from "openapi-fetch";
 import { ApiPromise, type WithResponse } from "./api-promise.js";
+import type { RefvidClient, RefvidClientOptions, RequestOptions, SubmitOptions } from "./client-types.js";
 import { readEnv } from "./env.js";
 import { errorFromResponse, RefvidError, RequestTimeoutError, RunFailedError } from "./errors.js";
-import {
-  collectRuns,
-  iterateRunPages,
-  iterateRuns,
-  type PaginationOptions,
-  type RunFilters,
-} from "./pagination.js";
+import { collectRuns, iterateRunPages, iterateRuns } from "./pagination.js";
 import { randomUuid } from "./random.js";
-import { createRetryingFetch, type RetryOptions } from "./retry.js";
-import { type ConnectStream, type StreamOptions, streamRun, waitByStream } from "./stream.js";
+import { createRetryingFetch } from "./retry.js";
+import { type ConnectStream, streamRun, waitByStream } from "./stream.js";
 import { type WaitOptions, waitForRun } from "./wait.js";
 
-/** The raw openapi-fetch client, typed by the refvid OpenAPI document. */
-export type RefvidApi = Client<paths>;
-
-/** Options for {@link createRefvidClient}. */
-export interface RefvidClientOptions {
-  /** Root URL of the API, e.g. `https://api.example.com` (no `/v1`). Default: `REFVID_BASE_URL`. */
-  baseUrl?: string;
-  /** An `sk-live-…` or `sk-test-…` key. Default: `REFVID_API_KEY`. */
-  apiKey?: string;
-  /** How the key is sent in `Authorization`: `Key sk-…` (default) or `Bearer sk-…`. */
-  authScheme?: "Key" | "Bearer";
-  /** The fetch to use. Default: `globalThis.fetch`, looked up on each request. */
-  fetch?: typeof fetch;
-  /** Retry policy for 429, 5xx, network errors and timeouts; `{ maxRetries: 0 }` turns it off. */
-  retry?: RetryOptions;
-  /**
-   * How long one attempt of a request may take, response body included, before it fails with a
-   * {@link RequestTimeoutError} (after retries, when the request may be retried). A method's own
-   * `timeoutMs` overrides it. `0` for no limit. Default 600 000 (10 minutes), which also bounds
-   * each attempt of a `sync: true` submit.
-   */
-  timeoutMs?: number;
-  /** `User-Agent` header. Default `refvid-client`. */
-  userAgent?: string;
-}
-
-/** Options every single-request method accepts. */
-export interface RequestOptions {
-  /** Aborting it cancels the request and any retry wait; the call rejects with `signal.reason`. */
-  signal?: AbortSignal;
-  /** This call's {@link RefvidClientOptions.timeoutMs}: a limit on each attempt, `0` for none. */
-  timeoutMs?: number;
-}
-
-/** Options for {@link RefvidClient.submit}. */
-export interface SubmitOptions extends RequestOptions {
-  /** URL to call with a signed `run.*` event once the run is terminal. */
-  webhookUrl?: string;
-  /** Hold the response until the run is terminal. */
-  sync?: boolean;
-  /** Your key-value pairs, echoed on the run and searchable. */
-  metadata?: components["schemas"]["Metadata"];
-  /**
-   * `Idempotency-Key` for the submit. Default: a fresh UUID, which makes the submit safe to
-   * retry (the same key is sent on every retry). Pass your own to dedupe across processes, or
-   * `false` to send none, in which case the submit is never retried.
-   */
-  idempotencyKey?: string | false;
-}
-
-/**
- * Options for {@link RefvidClient.run}: submit options plus wait options. The one `signal` covers
- * both steps; `timeoutMs` is the wait's deadline ({@link WaitOptions.timeoutMs}), while the submit
- * and each poll are bounded by the client's `timeoutMs`.
- */
-export interface RunOptions extends Omit<SubmitOptions, "timeoutMs">, WaitOptions {
-  /**
-   * Whether a run that ends `failed` or `timeout` rejects with a {@link RunFailedError} (which
-   * carries the run). Default `true`; `false` resolves with such runs. A `cancelled` run always
-   * resolves, since cancelling is something a caller does on purpose; so does a terminal status
-   * newer than this client, which it cannot know to be a failure.
-   */
-  throwOnFailure?: boolean;
-  /**
-   * Called with the run as it stands, on each change of status or progress, and at its end. With
-   * it, `run()` follows the run's live event stream (polling a server that has none) instead of
-   * polling.
-   */
-  onProgress?: (run: Run) => void;
-}
-
-/**
- * A refvid API client. Create it with {@link createRefvidClient}.
- *
- * Methods that send one request return an {@link ApiPromise}: await it for the data, or call
- * `.withResponse()` for `{ data, response, requestId }`. API errors reject with a typed
- * `RefvidError` (which carries `requestId` too), a timed-out request with a `RequestTimeoutError`.
- */
-export interface RefvidClient {
-  /** The raw openapi-fetch client (auth, retries and timeouts included); returns `{ data, error, response }`, never throws API errors. */
-  readonly api: RefvidApi;
-  /** Submits a run of model `slug`. Returns the queued run (the terminal run with `sync: true`). */
-  submit<S extends ModelSlug>(slug: S, input: ModelInputs[S], options?: SubmitOptions): ApiPromise<Run>;
-  /** The run as it stands now. */
-  getRun(runId: string, options?: RequestOptions): ApiPromise<Run>;
-  /** Cancels a queued or processing run; a run that already ended is a `ConflictError`. */
-  cancelRun(runId: string, options?: RequestOptions): ApiPromise<Run>;
-  /** Status of the calling key and its organization: wallet, limits, usage. */
-  getAccount(options?: RequestOptions): ApiPromise<Account>;
-  /** What a run of `slug` with `input` would reserve, without creating it. */
-  previewPrice<S extends ModelSlug>(
-    slug: S,
-    input: ModelInputs[S],
-    options?: RequestOptions,
-  ): ApiPromise<PricePreview>;
-  /** One page of runs matching `request`, newest first. */
-  searchRuns(request?: SearchRunsRequest, options?: RequestOptions): ApiPromise<RunPage>;
-  /** Every model the server serves, with its input schema, limits and price table. */
-  listModels(options?: RequestOptions): ApiPromise<ModelList>;
-  /** One model by slug, `<lab>/<model>/<category>`; an unknown slug is a `NotFoundError`. */
-  getModel(slug: string, options?: RequestOptions): ApiPromise<Model>;
-  /** The organization's webhook signing secret (`whsec_…`), for {@link verifyWebhook}. */
-  getWebhookSecret(options?: RequestOptions): ApiPromise<WebhookSecret>;
-  /**
-   * A new signing secret. The previous one keeps signing beside it for 24 h (a second `v1,`
-   * signature), so receivers can switch without missing a delivery.
-   */
-  rotateWebhookSecret(options?: RequestOptions): ApiPromise<WebhookSecret>;
-  /** One page of the webhook delivery log, newest first, with every attempt of each delivery. */
-  listWebhookDeliveries(
-    filters?: { run_id?: string; state?: WebhookDelivery["state"]; limit?: number; cursor?: string },
-    options?: RequestOptions,
-  ): ApiPromise<WebhookDeliveryPage>;
-  /** One delivery (`msg_…`) and its attempts. */
-  getWebhookDelivery(deliveryId: string, options?: RequestOptions): ApiPromise<WebhookDelivery>;
-  /** Sends the delivery once more now: the same `webhook-id` and body, freshly signed. */
-  redeliverWebhook(deliveryId: string, options?: RequestOptions): ApiPromise<WebhookDelivery>;
-  /**
-   * Follows the run live over its event stream: yields the run as it stands, each change of
-   * status or progress, and the terminal run, then ends. Falls back to polling on a server
-   * without the stream; resumes a dropped connection.
-   */
-  streamRun(runId: string, options?: StreamOptions): AsyncGenerator<Run, void, undefined>;
-  /** Polls the run until it is terminal and returns it, whatever its status; see {@link WaitOptions}. */
-  waitForRun(runId: string, options?: WaitOptions): Promise<Run>;
-  /**
-   * Submits a run, then waits for it to end and returns it. Rejects with {@link RunFailedError}
-   * when it ends `failed` or `timeout`, unless `throwOnFailure: false`; see {@link RunOptions}.
-   */
-  run<S extends ModelSlug>(slug: S, input: ModelInputs[S], options?: RunOptions): Promise<Run>;
-  /** Every page of runs matching `filters`, fetched lazily. */
-  iterateRunPages(
-    filters?: RunFilters,
-    options?: PaginationOptions,
-  ): AsyncGenerator<RunPage, void, undefined>;
-  /** Every run matching `filters`, across pages, fetched lazily. */
-  iterateRuns(filters?: RunFilters, options?: PaginationOptions): AsyncGenerator<Run, void, undefined>;
-  /** Every run matching `filters`, in one array. */
-  searchAll(filters?: RunFilters, options?: PaginationOptions): Promise<Run[]>;
-}
+export type {
+  RefvidApi,
+  RefvidClient,
+  RefvidClientOptions,
+  RequestOptions,
+  RunOptions,
+  SubmitOptions,
+} from "./client-types.js";
 
 const DEFAULT_USER_AGENT = "refvid-client";
 const DEFAULT_TIMEOUT_MS = 600_000;

@@ -14,138 +14,44 @@ import {
   decideAdmission,
   decideEnd,
   decideIdempotency,
-  decideTopUp,
   type IdempotencyRecord,
   isInFlight,
   type RateWindow,
   settleRun,
-  tierFor,
 } from "@refvid/core";
 import { idempotencyAnswer } from "./admission.js";
-import { AccountIndex } from "./memory/account-index.js";
+import { MemoryAccounts } from "./memory/accounts.js";
+import { copy } from "./memory/copy.js";
 import { MemoryOutbox } from "./memory/outbox.js";
 import { RunIndex } from "./memory/run-index.js";
 import { queuedRun, RunQueue } from "./memory/run-queue.js";
 import { serviceStatsOf } from "./memory/stats.js";
 import { tallyUsage } from "./memory/usage.js";
 import type * as T from "./types.js";
-import type { ApiKeyRecord, OrganizationRecord, RunRecord, Store } from "./types.js";
-
-const copy = <V>(value: V): V => structuredClone(value);
+import type { RunRecord, Store } from "./types.js";
 
 export class MemoryStore implements Store {
-  private readonly organizations = new Map<string, OrganizationRecord>();
-  private readonly apiKeys = new Map<string, ApiKeyRecord>();
-  private readonly keysByHash = new Map<string, string>();
   private readonly runs = new Map<string, RunRecord>();
   private readonly queue = new RunQueue(this.runs);
   /** Runs in keyset order per organization and environment, per key and overall, for search and usage. */
   private readonly index = new RunIndex();
-  /** Organizations, keys and top-ups newest first, for the admin lists. */
-  private readonly accounts = new AccountIndex();
+  /** Organizations, keys and top-ups, with their admin lists. */
+  private readonly accounts = new MemoryAccounts();
+  readonly createOrganization = this.accounts.createOrganization;
+  readonly getOrganization = this.accounts.getOrganization;
+  readonly createApiKey = this.accounts.createApiKey;
+  readonly getApiKey = this.accounts.getApiKey;
+  readonly updateApiKey = this.accounts.updateApiKey;
+  readonly revokeApiKey = this.accounts.revokeApiKey;
+  readonly addTopUp = this.accounts.addTopUp;
+  readonly findApiKeyByHash = this.accounts.findApiKeyByHash;
+  readonly rotateWebhookSecret = this.accounts.rotateWebhookSecret;
   private readonly outbox = new MemoryOutbox();
   private readonly rateWindows = new Map<string, RateWindow>();
   private readonly idempotency = new Map<string, IdempotencyRecord>();
   /** Runs queued or processing, so the sweeper's scans cost O(in flight), not O(history). */
   private readonly inFlight = new Map<string, RunRecord>();
   private closed = false;
-
-  async createOrganization(input: Parameters<T.Store["createOrganization"]>[0]) {
-    const { tier, concurrency } = tierFor(0);
-    const org: OrganizationRecord = {
-      id: input.id,
-      name: input.name,
-      createdAt: input.now,
-      balance: 0,
-      reserved: 0,
-      totalSpent: 0,
-      lifetimeTopUps: 0,
-      tier,
-      concurrencyLimit: concurrency,
-      inFlight: 0,
-      testInFlight: 0,
-      webhookSecret: input.webhookSecret,
-      previousWebhookSecret: null,
-    };
-    this.organizations.set(org.id, org);
-    this.accounts.addOrganization(org);
-    return copy(org);
-  }
-
-  async getOrganization(id: string) {
-    const org = this.organizations.get(id);
-    return org ? copy(org) : null;
-  }
-
-  async createApiKey(input: Parameters<T.Store["createApiKey"]>[0]) {
-    if (!this.organizations.has(input.organizationId)) return null;
-    const { now, ...rest } = input;
-    const key: ApiKeyRecord = { ...rest, inFlight: 0, createdAt: now, revokedAt: null };
-    this.apiKeys.set(key.id, key);
-    this.keysByHash.set(key.keyHash, key.id);
-    this.accounts.addApiKey(key);
-    return copy(key);
-  }
-
-  async getApiKey(id: string) {
-    const key = this.apiKeys.get(id);
-    return key ? copy(key) : null;
-  }
-
-  async updateApiKey(id: string, patch: T.ApiKeyPatch) {
-    const key = this.apiKeys.get(id);
-    if (!key) return null;
-    if (patch.name !== undefined) key.name = patch.name;
-    if (patch.maxConcurrency !== undefined) key.maxConcurrency = patch.maxConcurrency;
-    if (patch.rateLimitPerMinute !== undefined) key.rateLimitPerMinute = patch.rateLimitPerMinute;
-    return copy(key);
-  }
-
-  async revokeApiKey(id: string, now: Date) {
-    const key = this.apiKeys.get(id);
-    if (!key) return null;
-    key.revokedAt ??= now;
-    return copy(key);
-  }
-
-  async addTopUp(input: Parameters<T.Store["addTopUp"]>[0]) {
-    const org = this.organizations.get(input.organizationId);
-    if (!org) return null;
-    const decision = decideTopUp(org.lifetimeTopUps, input.amount);
-    if (!decision.ok) return { kind: "rejected", decision } as const;
-    org.balance += input.amount;
-    org.lifetimeTopUps = decision.lifetimeTopUps;
-    org.tier = decision.tier;
-    org.concurrencyLimit = decision.concurrency;
-    const topUp = {
-      id: input.id,
-      organizationId: org.id,
-      amount: input.amount,
-      note: input.note,
-      createdAt: input.now,
-    };
-    this.accounts.addTopUp(topUp);
-    return { kind: "added", topUp: copy(topUp), organization: copy(org) } as const;
-  }
-
-  async findApiKeyByHash(keyHash: string) {
-    const id = this.keysByHash.get(keyHash);
-    const apiKey = id ? this.apiKeys.get(id) : undefined;
-    const organization = apiKey ? this.organizations.get(apiKey.organizationId) : undefined;
-    return apiKey && organization ? { apiKey: copy(apiKey), organization: copy(organization) } : null;
-  }
-
-  async rotateWebhookSecret({
-    organizationId,
-    secret,
-    previousExpiresAt,
-  }: Parameters<T.Store["rotateWebhookSecret"]>[0]) {
-    const org = this.organizations.get(organizationId);
-    if (!org) return null;
-    org.previousWebhookSecret = { secret: org.webhookSecret, expiresAt: previousExpiresAt };
-    org.webhookSecret = secret;
-    return copy(org);
-  }
 
   async countRequest(apiKeyId: string, limit: number, now: Date) {
     const decision = countRequest(this.rateWindows.get(apiKeyId), limit, now.getTime());
@@ -154,8 +60,8 @@ export class MemoryStore implements Store {
   }
 
   async admitRun({ run, idempotency, now }: Parameters<T.Store["admitRun"]>[0]) {
-    const org = this.organizations.get(run.organizationId);
-    const key = this.apiKeys.get(run.apiKeyId);
+    const org = this.accounts.organizations.get(run.organizationId);
+    const key = this.accounts.apiKeys.get(run.apiKeyId);
     if (!org || !key) return { kind: "api_key_gone" } as const;
     const idemKey = idempotency ? `${run.organizationId}\u0000${idempotency.key}` : null;
     if (idempotency && idemKey) {
@@ -207,15 +113,15 @@ export class MemoryStore implements Store {
   }
 
   async listOrganizations(search: T.OrganizationSearch) {
-    return this.accounts.listOrganizations(search).map(copy);
+    return this.accounts.index.listOrganizations(search).map(copy);
   }
 
   async listApiKeys(search: T.ApiKeySearch) {
-    return this.accounts.listApiKeys(search).map(copy);
+    return this.accounts.index.listApiKeys(search).map(copy);
   }
 
   async listTopUps(search: T.TopUpSearch) {
-    return this.accounts.listTopUps(search).map(copy);
+    return this.accounts.index.listTopUps(search).map(copy);
   }
 
   async searchAllRuns(search: T.AdminRunSearch) {
@@ -307,8 +213,8 @@ export class MemoryStore implements Store {
         ? ({ kind: "not_found" } as const)
         : ({ kind: decision.reason, run: copy(run) } as const);
     }
-    const org = this.organizations.get(run.organizationId);
-    const key = this.apiKeys.get(run.apiKeyId);
+    const org = this.accounts.organizations.get(run.organizationId);
+    const key = this.accounts.apiKeys.get(run.apiKeyId);
     if (!org || !key) throw new Error(`run ${runId} has no organization or key`);
 
     const settled = settleRun(run, outcome);
@@ -389,7 +295,11 @@ export class MemoryStore implements Store {
   }
 
   async serviceStats() {
-    return serviceStatsOf(this.inFlight.values(), this.organizations.values(), this.outbox.pendingCount());
+    return serviceStatsOf(
+      this.inFlight.values(),
+      this.accounts.organizations.values(),
+      this.outbox.pendingCount(),
+    );
   }
 
   /** The run, when it is processing under this worker's lease. */

@@ -20,6 +20,7 @@ import type { ProviderRoute } from "../providers/registry.js";
 import { ProviderError, type ProviderResult } from "../providers/types.js";
 import { VendorError } from "../providers/upstream/vendor-http.js";
 import { isConnectionLost } from "../services/store-errors.js";
+import { progressReporter } from "./progress.js";
 import {
   outcomeOfError,
   ProviderFull,
@@ -260,15 +261,7 @@ export class Worker {
       ? [{ name: "simulated", provider: deps.sandbox, vendor: false }]
       : configured;
     const resumeAt = run.upstream ? routes.findIndex((route) => route.name === run.upstream?.provider) : -1;
-    let lastProgress = 0;
-    const onProgress = (fraction: number) => {
-      if (!(fraction - lastProgress >= 0.05)) return;
-      lastProgress = fraction;
-      void deps.store
-        .setProgress(run.id, Math.round(Math.min(fraction, 1) * 100) / 100)
-        .then(() => deps.events.runChanged(run.id))
-        .catch(() => {});
-    };
+    const onProgress = progressReporter(deps, run.id);
     let result: ProviderResult | undefined;
     for (let i = Math.max(resumeAt, 0); i < routes.length && !result; i++) {
       const route = routes[i] as ProviderRoute;
