@@ -116,7 +116,7 @@ export function modelInputOptions(model: Model, reserved: ReadonlySet<string>): 
       const parse =
         itemType === "integer" || itemType === "number" ? parseNumber(flag, itemType === "integer") : String;
       option = new Option(
-        `${flag} <${kind ? "url" : "value"}>`,
+        `${flag} <${kind ? "url|file" : "value"}>`,
         describe(property, isRequired, true),
       ).argParser((value: string, previous: unknown[] | undefined) => [...(previous ?? []), parse(value)]);
     } else if (type === "boolean") {
@@ -188,20 +188,28 @@ function problem(schema: PropertySchema, value: unknown): string | undefined {
   return undefined;
 }
 
+/** The flag of `field`, or how to name a field that has none (set with `--input`). */
+export function flagName(flags: readonly InputFlag[], field: string): string {
+  return flags.find((f) => f.field === field)?.flag ?? `input field "${field}"`;
+}
+
 /**
  * The model input from the parsed flags, over the fields given as `--input` JSON; a missing
  * required field or a value the schema refuses is a {@link UsageError} naming the flag.
+ * `prepare` may change the input before it is checked (local files for placeholder URLs).
  */
 export function buildInput(
   model: Model,
   { flags, required }: ModelInputOptions,
   values: Record<string, unknown>,
   base: Record<string, unknown> = {},
+  prepare?: (input: Record<string, unknown>) => void,
 ): Record<string, unknown> {
   const input: Record<string, unknown> = { ...base };
   for (const f of flags) if (values[f.attribute] !== undefined) input[f.field] = values[f.attribute];
+  prepare?.(input);
   const properties = (model.input_schema as InputSchema).properties ?? {};
-  const name = (field: string) => flags.find((f) => f.field === field)?.flag ?? `input field "${field}"`;
+  const name = (field: string) => flagName(flags, field);
   for (const field of required) {
     if (input[field] === undefined) {
       const description = oneLine(properties[field]?.description);

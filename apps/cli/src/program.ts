@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { registerAccount } from "./commands/account.js";
 import { registerAdmin } from "./commands/admin.js";
+import { registerFiles } from "./commands/files.js";
 import { type Catalog, registerPrice, registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
 import { registerWebhooks } from "./commands/webhooks.js";
@@ -27,7 +28,8 @@ Exit codes:
 Get started:
   refvid login
   refvid models
-  refvid run model-d --prompt "A slow dolly shot" --image https://example.com/a.png --download`;
+  refvid run model-d --prompt "A slow dolly shot" --image https://example.com/a.png --download
+  refvid run model-d --prompt "A slow dolly shot" --image ./sculpture.png --download`;
 
 export function buildProgram(catalog: Catalog, argv: readonly string[]): Command {
   const { ce } = createOutput(optionsFromArgv(argv));
@@ -52,6 +54,7 @@ export function buildProgram(catalog: Catalog, argv: readonly string[]): Command
   registerRun(program, catalog);
   registerRuns(program);
   registerPrice(program, catalog);
+  registerFiles(program);
   registerAccount(program);
   registerWebhooks(program);
   registerAdmin(program);

@@ -11,7 +11,17 @@ describe("help", () => {
   it("lists the commands, the configuration and the exit codes", async () => {
     const result = await cli(["--help"]);
     expect(result.code).toBe(0);
-    for (const command of ["run", "runs", "price", "login", "account", "models", "webhooks", "admin"]) {
+    for (const command of [
+      "run",
+      "runs",
+      "price",
+      "files",
+      "login",
+      "account",
+      "models",
+      "webhooks",
+      "admin",
+    ]) {
       expect(result.stdout).toMatch(new RegExp(`^  ${command} `, "m"));
     }
     expect(result.stdout).toContain("REFVID_BASE_URL");
@@ -22,16 +32,19 @@ describe("help", () => {
     const result = await cli(["run", "model-a", "--help"], { env: account.env });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("Input of model-a (lab-a/model-a/reference-to-video):");
-    expect(result.stdout).toMatch(/--image <url>\s+Image references/);
-    expect(result.stdout).toMatch(/--video <url>/);
-    expect(result.stdout).toMatch(/--audio <url>/);
+    expect(result.stdout).toMatch(/--image <url\|file>\s+Image references/);
+    expect(result.stdout).toMatch(/--video <url\|file>/);
+    expect(result.stdout).toMatch(/--audio <url\|file>/);
+    expect(result.stdout.replace(/\s+/g, " ")).toContain(
+      "or the path of a local file: such a file is uploaded",
+    );
     expect(result.stdout).toMatch(
       /--bitrate-mode <value>\s+`high` gives higher quality[^-]*default: "standard"\)\s+\(choices:\s+"standard",\s+"high"\)/,
     );
     expect(result.stdout).toMatch(/--no-generate-audio/);
     const b = await cli(["price", "model-b", "--help"], { env: account.env });
     expect(b.stdout).toMatch(/--seed <n>/);
-    expect(b.stdout).toMatch(/--image <url>\s+Subject or style references/); // reference_image_urls
+    expect(b.stdout).toMatch(/--image <url\|file>\s+Subject or style references/); // reference_image_urls
   });
 
   it("without a model, says where the model's flags come from", async () => {
@@ -44,7 +57,14 @@ describe("help", () => {
   });
 
   it("has help for each subcommand", async () => {
-    for (const args of [["runs", "list"], ["webhooks", "listen"], ["admin", "keys", "create"], ["login"]]) {
+    for (const args of [
+      ["runs", "list"],
+      ["webhooks", "listen"],
+      ["admin", "keys", "create"],
+      ["login"],
+      ["files", "upload"],
+      ["files", "delete"],
+    ]) {
       const result = await cli([...args, "--help"]);
       expect(result.code, args.join(" ")).toBe(0);
       expect(result.stdout).toMatch(/^Usage: refvid /);

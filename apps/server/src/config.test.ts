@@ -139,6 +139,94 @@ describe("loadConfig", () => {
   });
 });
 
+describe("REFVID_BLOB_STORE", () => {
+  const keys = { AWS_ACCESS_KEY_ID: "AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY: "secret" };
+
+  it("keeps files in the data directory unless a bucket is named", () => {
+    expect(loadConfig({}).blobStore).toEqual({ kind: "local", dir: ".refvid/files" });
+    expect(loadConfig({ REFVID_DATA_DIR: "/srv/refvid" }).blobStore).toEqual({
+      kind: "local",
+      dir: "/srv/refvid/files",
+    });
+    expect(loadConfig({}).uploadTtlHours).toBe(24);
+  });
+
+  it.each([
+    [
+      "AWS itself: virtual-hosted, the SDK's credential chain",
+      { REFVID_BLOB_STORE: "s3://acme-media", AWS_REGION: "eu-west-3" },
+      {
+        bucket: "acme-media",
+        prefix: "",
+        region: "eu-west-3",
+        endpoint: null,
+        forcePathStyle: false,
+        credentials: null,
+      },
+    ],
+    [
+      "an S3-compatible server: path-style, keys from the environment, a prefix",
+      { REFVID_BLOB_STORE: "s3://refvid/prod/files/", REFVID_S3_ENDPOINT: "http://10.0.0.9:9000", ...keys },
+      {
+        bucket: "refvid",
+        prefix: "prod/files/",
+        region: "us-east-1",
+        endpoint: "http://10.0.0.9:9000",
+        forcePathStyle: true,
+        credentials: { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret" },
+      },
+    ],
+    [
+      "a server that takes virtual-hosted addressing",
+      {
+        REFVID_BLOB_STORE: "s3://b.example",
+        REFVID_S3_ENDPOINT: "https://s3.example.com",
+        REFVID_S3_PATH_STYLE: "false",
+      },
+      { bucket: "b.example", endpoint: "https://s3.example.com", forcePathStyle: false },
+    ],
+  ])("reads a bucket: %s", (_name, env, location) => {
+    expect(loadConfig(env).blobStore).toMatchObject({ kind: "s3", presign: false, location });
+  });
+
+  it.each([
+    [
+      { REFVID_BLOB_STORE: "/mnt/share" },
+      /REFVID_BLOB_STORE: "\/mnt\/share" is not a bucket; use s3:\/\/bucket/,
+    ],
+    [{ REFVID_BLOB_STORE: "s3://Upper_Case" }, /REFVID_BLOB_STORE/],
+    [{ REFVID_S3_ENDPOINT: "http://s3:9000" }, /REFVID_S3_ENDPOINT: applies only with REFVID_BLOB_STORE/],
+    [{ REFVID_S3_PRESIGN: "true" }, /REFVID_S3_PRESIGN: applies only with REFVID_BLOB_STORE/],
+    [{ REFVID_BLOB_STORE: "s3://bkt", AWS_ACCESS_KEY_ID: "x" }, /AWS_SECRET_ACCESS_KEY: set both/],
+    [
+      { REFVID_BLOB_STORE: "s3://bkt", REFVID_S3_PRESIGN: "true" },
+      /REFVID_S3_PRESIGN: presigned URLs are signed with/,
+    ],
+    [
+      {
+        REFVID_BLOB_STORE: "s3://bkt",
+        REFVID_S3_PRESIGN: "true",
+        REFVID_FILE_URL_TTL_SECONDS: "604800",
+        ...keys,
+      },
+      /REFVID_FILE_URL_TTL_SECONDS: must be at most 597600 with REFVID_S3_PRESIGN/,
+    ],
+    [{ REFVID_UPLOAD_TTL_HOURS: "0" }, /REFVID_UPLOAD_TTL_HOURS/],
+  ])("names the variable when %j is bad", (env, want) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(want);
+  });
+
+  it("presigns with the keys when asked", () => {
+    expect(
+      loadConfig({ REFVID_BLOB_STORE: "s3://bkt", REFVID_S3_PRESIGN: "yes", ...keys }).blobStore,
+    ).toMatchObject({
+      kind: "s3",
+      presign: true,
+    });
+  });
+});
+
 describe("REFVID_PROVIDERS_FILE", () => {
   it("reads the routing file at boot, and a bad one stops it naming the path inside the file", async () => {
     const { mkdtemp, writeFile, rm } = await import("node:fs/promises");

@@ -3,8 +3,11 @@
  * variables, parsed and checked once at boot. A bad value stops the process with a message
  * naming the variable.
  */
+import { join } from "node:path";
 import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
 import { z } from "zod";
+import { parseS3Url, type S3Location } from "./files/s3-location.js";
+import { MAX_PRESIGN_SECONDS } from "./files/s3-presign.js";
 import { loadRouting, type Routing, RoutingError } from "./providers/routing.js";
 
 export type ProviderName = "simulated" | "preview";
@@ -35,6 +38,10 @@ export interface Config {
   fileUrlTtlSeconds: number;
   /** Generated videos are deleted this long after they were made. */
   fileRetentionHours: number;
+  /** Where videos and uploads are kept: a local directory, or an S3-compatible bucket. */
+  blobStore: BlobStoreConfig;
+  /** Reference uploads (`POST /v1/files`) expire this long after they were made. */
+  uploadTtlHours: number;
   workerConcurrency: number;
   /** How long a claimed run stays a worker's without a heartbeat; a dead worker's runs return after it. */
   workerLeaseMs: number;
@@ -52,6 +59,11 @@ export interface Config {
 
 /** What one process does: serve the API, run the worker side (worker, sweeper, webhooks), or both. */
 export type Role = "all" | "api" | "worker";
+
+export type BlobStoreConfig =
+  | { kind: "local"; dir: string }
+  /** `presign`: file URLs are S3 presigned GET URLs instead of refvid's own. */
+  | { kind: "s3"; location: S3Location; presign: boolean };
 
 export type StoreConfig =
   | { kind: "memory" }
@@ -108,6 +120,15 @@ const schema = z.object({
   REFVID_SIGNING_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   REFVID_FILE_URL_TTL_SECONDS: int(60).default(86_400),
   REFVID_FILE_RETENTION_HOURS: int(1).default(168),
+  REFVID_BLOB_STORE: z.string().min(1).optional(),
+  REFVID_S3_ENDPOINT: z.string().url().optional(),
+  REFVID_S3_PATH_STYLE: flag.optional(),
+  REFVID_S3_PRESIGN: flag.default(false),
+  AWS_REGION: z.string().min(1).optional(),
+  AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  AWS_SESSION_TOKEN: z.string().min(1).optional(),
+  REFVID_UPLOAD_TTL_HOURS: int(1, 24 * 366).default(24),
   REFVID_WORKER_CONCURRENCY: int(1, 256).default(4),
   REFVID_WORKER_LEASE_MS: int(300).default(30_000),
   REFVID_SEED_DEMO: flag.optional(),
@@ -153,6 +174,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     signingSecret: e.REFVID_SIGNING_SECRET ?? null,
     fileUrlTtlSeconds: e.REFVID_FILE_URL_TTL_SECONDS,
     fileRetentionHours: e.REFVID_FILE_RETENTION_HOURS,
+    blobStore: parseBlobStore(e),
+    uploadTtlHours: e.REFVID_UPLOAD_TTL_HOURS,
     workerConcurrency: e.REFVID_WORKER_CONCURRENCY,
     workerLeaseMs: e.REFVID_WORKER_LEASE_MS,
     seedDemo: e.REFVID_SEED_DEMO ?? !production,
@@ -161,6 +184,68 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     headersTimeoutMs: e.REFVID_HEADERS_TIMEOUT_MS,
     maxConnections: e.REFVID_MAX_CONNECTIONS,
     maxStreamsPerKey: e.REFVID_MAX_STREAMS_PER_KEY,
+  };
+}
+
+function parseBlobStore(e: z.infer<typeof schema>): BlobStoreConfig {
+  const text = e.REFVID_BLOB_STORE;
+  const bad = (name: string, why: string) => new ConfigError(`Invalid configuration:\n  ${name}: ${why}`);
+  if (!text) {
+    for (const name of ["REFVID_S3_ENDPOINT", "REFVID_S3_PATH_STYLE"] as const) {
+      if (e[name] !== undefined) throw bad(name, "applies only with REFVID_BLOB_STORE=s3://bucket/prefix");
+    }
+    if (e.REFVID_S3_PRESIGN)
+      throw bad("REFVID_S3_PRESIGN", "applies only with REFVID_BLOB_STORE=s3://bucket/prefix");
+    return { kind: "local", dir: join(e.REFVID_DATA_DIR, "files") };
+  }
+  const bucket = parseS3Url(text);
+  if (!bucket) {
+    throw bad(
+      "REFVID_BLOB_STORE",
+      `"${text}" is not a bucket; use s3://bucket or s3://bucket/prefix (unset keeps files in REFVID_DATA_DIR)`,
+    );
+  }
+  if ((e.AWS_ACCESS_KEY_ID === undefined) !== (e.AWS_SECRET_ACCESS_KEY === undefined)) {
+    throw bad(
+      e.AWS_ACCESS_KEY_ID === undefined ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
+      "set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or neither (the SDK's default chain)",
+    );
+  }
+  const credentials =
+    e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY
+      ? {
+          accessKeyId: e.AWS_ACCESS_KEY_ID,
+          secretAccessKey: e.AWS_SECRET_ACCESS_KEY,
+          ...(e.AWS_SESSION_TOKEN ? { sessionToken: e.AWS_SESSION_TOKEN } : {}),
+        }
+      : null;
+  if (e.REFVID_S3_PRESIGN) {
+    if (!credentials) {
+      throw bad(
+        "REFVID_S3_PRESIGN",
+        "presigned URLs are signed with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; set both",
+      );
+    }
+    // A URL is signed at the start of the hour and lives to the TTL rounded up to the hour.
+    const longest = MAX_PRESIGN_SECONDS - 2 * 3600;
+    if (e.REFVID_FILE_URL_TTL_SECONDS > longest) {
+      throw bad(
+        "REFVID_FILE_URL_TTL_SECONDS",
+        `must be at most ${longest} with REFVID_S3_PRESIGN (S3 presigned URLs live at most 7 days)`,
+      );
+    }
+  }
+  return {
+    kind: "s3",
+    presign: e.REFVID_S3_PRESIGN,
+    location: {
+      ...bucket,
+      region: e.AWS_REGION ?? "us-east-1",
+      endpoint: e.REFVID_S3_ENDPOINT ?? null,
+      // S3-compatible servers mostly want path-style; AWS itself wants virtual-hosted.
+      forcePathStyle: e.REFVID_S3_PATH_STYLE ?? e.REFVID_S3_ENDPOINT !== undefined,
+      credentials,
+    },
   };
 }
 

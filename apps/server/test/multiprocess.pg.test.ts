@@ -1,16 +1,22 @@
 /**
- * refvid scaled out on one Postgres database: two API processes and two worker processes. Caps
- * hold across processes, sync submits and webhooks work across them, and a worker killed with
- * SIGKILL loses no run and no cent.
+ * refvid scaled out on one Postgres database and one S3 bucket, with no directory shared between
+ * processes: two API processes and two worker processes. Caps hold across processes, sync submits
+ * and webhooks work across them, a reference uploaded to one process is rendered by a worker and
+ * served by the other, and a worker killed with SIGKILL loses no run and no cent.
  */
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { type TestDatabases, testDatabases } from "@refvid/store/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, startReceiver } from "./harness.js";
 import { type Fleet, fleet, type RefvidProcess, walletInSql } from "./processes.js";
+import { useS3Server } from "./s3.js";
 import { stream } from "./sse.js";
 
 const SUBMIT = "/v1/run/lab-d/model-d/reference-to-video";
+const MODEL_A = "lab-a/model-a/reference-to-video";
+const SCULPTURE = fileURLToPath(new URL("../../../docs/examples/refs/sculpture.png", import.meta.url));
 const input = (prompt: string) => ({ prompt, image_urls: ["https://example.com/a.png"], duration: "4s" });
 
 let databases: TestDatabases;
@@ -18,18 +24,30 @@ let db: pg.Pool;
 let processes: Fleet;
 let api: RefvidProcess[];
 let workers: RefvidProcess[];
+let publicUrl: Record<string, string>;
+
+const s3 = useS3Server();
 
 beforeAll(async () => {
   databases = await testDatabases();
   const url = await databases.create();
   db = new pg.Pool({ connectionString: url, max: 2 });
-  processes = await fleet({
-    DATABASE_URL: url,
-    REFVID_WORKER_LEASE_MS: "1500",
-    REFVID_SIMULATED_LATENCY_MS: "200",
-  });
-  api = await Promise.all([processes.start("api"), processes.start("api")]);
-  workers = await Promise.all([processes.start("worker"), processes.start("worker")]);
+  processes = await fleet(
+    {
+      DATABASE_URL: url,
+      REFVID_WORKER_LEASE_MS: "1500",
+      REFVID_SIMULATED_LATENCY_MS: "200",
+      REFVID_PROVIDER: `${MODEL_A}=preview`,
+      ...s3.env,
+    },
+    { dataDirEach: true },
+  );
+  const first = await processes.start("api");
+  // Behind one load balancer every process hands out the same public URL (in file URLs, webhooks
+  // and upload URLs, which workers recognise as their own by it).
+  publicUrl = { REFVID_PUBLIC_URL: `http://localhost:${first.port}` };
+  api = [first, await processes.start("api", publicUrl)];
+  workers = await Promise.all([processes.start("worker", publicUrl), processes.start("worker", publicUrl)]);
 }, 120_000);
 
 afterAll(async () => {
@@ -128,6 +146,67 @@ describe("two API and two worker processes on one database", () => {
     expect(w.balance).toBe(w.topUps - w.charged);
   }, 120_000);
 
+  it("renders a reference uploaded to one API process, and serves the video from the other", async () => {
+    const t = await tenant(1, 2);
+    const png = await readFile(SCULPTURE);
+    const uploaded = await fetch(`${api[0]?.url}/v1/files`, {
+      method: "POST",
+      headers: { authorization: `Key ${t.keys[0]}`, "content-type": "image/png" },
+      body: png,
+    }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }));
+    expect(uploaded.status).toBe(201);
+    const res = await fetch(`${api[1]?.url}/v1/run/${MODEL_A}`, {
+      method: "POST",
+      headers: { authorization: `Key ${t.keys[0]}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        input: { prompt: "bars", image_urls: [uploaded.body.url], duration: "4", resolution: "480p" },
+        sync: true,
+      }),
+    });
+    const run = (await res.json()) as any;
+    expect(run.error).toBeNull();
+    expect(run).toMatchObject({ status: "succeeded", billing: { billable_seconds: 4 } });
+    for (const process of api) {
+      const polled = await fetch(`${process.url}/v1/runs/${run.run_id}`, {
+        headers: { authorization: `Key ${t.keys[0]}` },
+      }).then((r) => r.json() as Promise<any>);
+      const video = await fetch(polled.output.videos[0].url.replace(/^http:\/\/localhost:\d+/, process.url));
+      expect(video.status).toBe(200);
+      expect(
+        Buffer.from(await video.arrayBuffer())
+          .subarray(4, 8)
+          .toString("latin1"),
+      ).toBe("ftyp");
+    }
+  });
+
+  it("stops a key revoked through one API process on the other within a second (keys are cached for 900 ms)", async () => {
+    const t = await tenant(1, 2);
+    const account = (process: RefvidProcess) =>
+      fetch(`${process.url}/v1/account`, { headers: { authorization: `Key ${t.keys[0]}` } }).then(
+        (r) => r.status,
+      );
+    // The other process has the key in its cache.
+    expect(await account(api[1] as RefvidProcess)).toBe(200);
+    const { api_key_id: keyId } = (await fetch(`${api[0]?.url}/v1/account`, {
+      headers: { authorization: `Key ${t.keys[0]}` },
+    }).then((r) => r.json())) as { api_key_id: string };
+    const revoke = await fetch(`${api[0]?.url}/admin/v1/api-keys/${keyId}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${processes.adminToken}` },
+    });
+    expect(revoke.status).toBe(200);
+    const revoked = Date.now();
+    // The process that revoked it forgets it at once.
+    expect(await account(api[0] as RefvidProcess)).toBe(401);
+    await eventually(
+      async () => ((await account(api[1] as RefvidProcess)) === 401 ? true : undefined),
+      5_000,
+    );
+    // 900 ms of cache, plus room for a busy machine's request latency.
+    expect(Date.now() - revoked).toBeLessThan(1_500);
+  });
+
   it("answers a sync submit on one process with the run a worker process finished", async () => {
     const t = await tenant(1, 5);
     const started = Date.now();
@@ -155,11 +234,13 @@ describe("two API and two worker processes on one database", () => {
   }, 30_000);
 
   it("delivers each webhook exactly once with two dispatchers running", async () => {
-    const t = await tenant(1, 10);
+    const HOOKS = 10;
+    const t = await tenant(1, HOOKS);
     const receiver = await startReceiver();
     try {
       const ids: string[] = [];
-      for (let i = 0; i < 12; i++) {
+      // As many as the organization's cap (10), so no submit waits for another run to end.
+      for (let i = 0; i < HOOKS; i++) {
         const res = await submit(api[i % 2] as RefvidProcess, t.keys[0] as string, {
           input: input(`hook ${i} [simulate:delay=50]`),
           webhook_url: `${receiver.url}/hook`,
@@ -167,7 +248,7 @@ describe("two API and two worker processes on one database", () => {
         expect(res.status).toBe(201);
         ids.push(res.body.run_id as string);
       }
-      await receiver.waitFor(12, 30_000);
+      await receiver.waitFor(HOOKS, 30_000);
       // Each event was recorded delivered at its first attempt. A delivered row is never claimed
       // again, and a claimed one is leased to its dispatcher, so no duplicate can still come.
       const deliveries = await eventually(
@@ -176,15 +257,15 @@ describe("two API and two worker processes on one database", () => {
             "select state, attempts from webhook_deliveries where run_id = any($1::text[])",
             [ids],
           );
-          return rows.length === 12 && rows.every((r) => r.state === "delivered") ? rows : undefined;
+          return rows.length === HOOKS && rows.every((r) => r.state === "delivered") ? rows : undefined;
         },
         10_000,
         "every delivery to be recorded",
       );
-      expect(deliveries.map((r) => r.attempts)).toEqual(Array(12).fill(1));
+      expect(deliveries.map((r) => r.attempts)).toEqual(Array(HOOKS).fill(1));
       const webhookIds = receiver.requests.map((r) => r.headers["webhook-id"]);
-      expect(webhookIds).toHaveLength(12);
-      expect(new Set(webhookIds).size).toBe(12);
+      expect(webhookIds).toHaveLength(HOOKS);
+      expect(new Set(webhookIds).size).toBe(HOOKS);
       expect(new Set(receiver.requests.map((r) => JSON.parse(r.body).data.run_id))).toEqual(new Set(ids));
     } finally {
       await receiver.close();
@@ -215,7 +296,7 @@ describe("two API and two worker processes on one database", () => {
       );
       const victim = workers.shift() as RefvidProcess;
       await processes.kill(victim, "SIGKILL");
-      workers.push(await processes.start("worker"));
+      workers.push(await processes.start("worker", publicUrl));
     }
     // Lease (1.5 s) + sweep (1 s) + a rerun, for each run: all end well within this.
     await allEnded(t.organizationId, 60_000);
@@ -257,7 +338,7 @@ describe("two API and two worker processes on one database", () => {
     const runId = first.headers.get("x-run-id");
     await processes.kill(victim, "SIGKILL");
     await first.text().catch(() => undefined);
-    api.push(await processes.start("api"));
+    api.push(await processes.start("api", publicUrl));
 
     // A retry on another process, while the run may still be processing, and again after it ended.
     for (const survivor of [api[0], api[1]] as RefvidProcess[]) {

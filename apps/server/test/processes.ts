@@ -42,9 +42,13 @@ export async function freePort(): Promise<number> {
 
 /**
  * Processes sharing one store (`DATABASE_URL`, or `REFVID_STORE=pglite:<dir>`), one signing
- * secret and one data directory.
+ * secret and one data directory; or, with `dataDirEach`, a data directory each, so that nothing on
+ * disk is shared (files then live in a bucket, `REFVID_BLOB_STORE`).
  */
-export async function fleet(baseEnv: Record<string, string>): Promise<Fleet> {
+export async function fleet(
+  baseEnv: Record<string, string>,
+  options: { dataDirEach?: boolean } = {},
+): Promise<Fleet> {
   const adminToken = randomBytes(24).toString("hex");
   const dataDir = await mkdtemp(join(tmpdir(), "refvid-fleet-"));
   const running = new Set<RefvidProcess>();
@@ -70,8 +74,9 @@ export async function fleet(baseEnv: Record<string, string>): Promise<Fleet> {
     adminToken,
     async start(role, env = {}) {
       const port = await freePort();
+      const ownDir = options.dataDirEach ? { REFVID_DATA_DIR: await mkdtemp(join(dataDir, `${role}-`)) } : {};
       const child = spawn(process.execPath, [MAIN, "--role", role], {
-        env: { PATH: process.env.PATH ?? "", ...shared, PORT: String(port), ...env },
+        env: { PATH: process.env.PATH ?? "", ...shared, ...ownDir, PORT: String(port), ...env },
         stdio: ["ignore", "pipe", "pipe"],
       });
       const p: RefvidProcess = { role, port, url: `http://127.0.0.1:${port}`, child, output: [] };

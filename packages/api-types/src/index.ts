@@ -64,6 +64,10 @@ export interface WebhookDeliveryAttempt extends Schema<"WebhookDeliveryAttempt">
 export interface WebhookDeliveryPage extends Schema<"WebhookDeliveryPage"> {
   data: WebhookDelivery[];
 }
+/** A reference file uploaded with `POST /v1/files`; its `url` goes in any `*_urls` field. */
+export interface FileUpload extends Schema<"FileUpload"> {}
+/** Answer of `DELETE /v1/files/{file_id}`. */
+export interface DeletedFile extends Schema<"DeletedFile"> {}
 /** The organization's webhook signing secret. */
 export interface WebhookSecret extends Schema<"WebhookSecret"> {}
 /** Input of `lab-a/model-a/reference-to-video`. */

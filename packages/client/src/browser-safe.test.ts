@@ -21,6 +21,16 @@ describe("runs outside Node", () => {
     },
   );
 
+  it("only the Node entry, @refvid/client/node, uses Node's file system, and the main entry never loads it", () => {
+    const graph = walkImports(path("./node.ts"));
+    expect(graph.builtins.map((b) => b.specifier).sort()).toEqual([
+      "node:fs",
+      "node:fs/promises",
+      "node:path",
+    ]);
+    expect(walkImports(path("./index.ts")).files).not.toContain(path("./node.ts"));
+  });
+
   it("the walk finds a built-in behind a relative import, and ignores a type-only one", () => {
     const graph = walkImports(path("../test/fixtures/entry.ts"));
     expect(graph.builtins).toEqual([

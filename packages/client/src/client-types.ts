@@ -2,6 +2,8 @@
 import type {
   Account,
   components,
+  DeletedFile,
+  FileUpload,
   Model,
   ModelInputs,
   ModelList,
@@ -73,6 +75,17 @@ export interface SubmitOptions extends RequestOptions {
   idempotencyKey?: string | false;
 }
 
+/** Options for {@link RefvidClient.uploadFile}. */
+export interface UploadOptions extends RequestOptions {
+  /** The name to store with the file. Default: a `File`'s own `name`; none for other bodies. */
+  fileName?: string;
+  /**
+   * The media type to declare. Default: the Blob's `type`, or `application/octet-stream`. The
+   * server goes by the file's bytes whatever is declared; this only has to be a valid header value.
+   */
+  contentType?: string;
+}
+
 /**
  * Options for {@link RefvidClient.run}: submit options plus wait options. The one `signal` covers
  * both steps; `timeoutMs` is the wait's deadline ({@link WaitOptions.timeoutMs}), while the submit
@@ -124,6 +137,18 @@ export interface RefvidClient {
   listModels(options?: RequestOptions): ApiPromise<ModelList>;
   /** One model by slug, `<lab>/<model>/<category>`; an unknown slug is a `NotFoundError`. */
   getModel(slug: string, options?: RequestOptions): ApiPromise<Model>;
+  /**
+   * Uploads a reference file (an image, video or audio file) for your organization and returns
+   * it with the `url` to put in any `*_urls` field of a run, until it expires (24 h by default).
+   * The bytes are sent as the raw body, streamed: a `Blob` or `File` (a browser's file input, or
+   * `fileFromPath` from `@refvid/client/node`) is never read into memory. An upload is not
+   * retried (it carries no idempotency key) and does not follow redirects. A file too large for
+   * its kind rejects with a `RefvidError` of status 413 (`payload_too_large`), one that is not
+   * an image, video or audio file refvid reads with 415 (`unsupported_media_type`).
+   */
+  uploadFile(file: Blob | ArrayBuffer | ArrayBufferView, options?: UploadOptions): ApiPromise<FileUpload>;
+  /** Deletes an upload before it expires; someone else's, or one already gone, is a `NotFoundError`. */
+  deleteUpload(fileId: string, options?: RequestOptions): ApiPromise<DeletedFile>;
   /** The organization's webhook signing secret (`whsec_…`), for {@link verifyWebhook}. */
   getWebhookSecret(options?: RequestOptions): ApiPromise<WebhookSecret>;
   /**

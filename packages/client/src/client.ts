@@ -4,6 +4,8 @@
  */
 import type {
   Account,
+  DeletedFile,
+  FileUpload,
   Model,
   ModelInputs,
   ModelList,
@@ -27,6 +29,7 @@ import { collectRuns, iterateRunPages, iterateRuns } from "./pagination.js";
 import { randomUuid } from "./random.js";
 import { createRetryingFetch } from "./retry.js";
 import { type ConnectStream, streamRun, waitByStream } from "./stream.js";
+import { uploadRequest } from "./upload.js";
 import { type WaitOptions, waitForRun } from "./wait.js";
 
 export type {
@@ -36,6 +39,7 @@ export type {
   RequestOptions,
   RunOptions,
   SubmitOptions,
+  UploadOptions,
 } from "./client-types.js";
 
 const DEFAULT_USER_AGENT = "refvid-client";
@@ -229,6 +233,16 @@ export function createRefvidClient(options: RefvidClientOptions = {}): RefvidCli
         requestOptions,
       );
     },
+    uploadFile: (file, uploadOptions = {}) =>
+      call<FileUpload>(
+        (init) => api.POST("/v1/files", { ...uploadRequest(file, uploadOptions), ...init }),
+        uploadOptions,
+      ),
+    deleteUpload: (fileId, requestOptions = {}) =>
+      call<DeletedFile>(
+        (init) => api.DELETE("/v1/files/{file_id}", { params: { path: { file_id: fileId } }, ...init }),
+        requestOptions,
+      ),
     getWebhookSecret: (requestOptions = {}) =>
       call<WebhookSecret>((init) => api.GET("/v1/webhooks/secret", init), requestOptions),
     rotateWebhookSecret: (requestOptions = {}) =>

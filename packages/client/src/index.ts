@@ -1,12 +1,15 @@
 /**
  * @refvid/client: a typed fetch client for the refvid API, with retries, timeouts, waiting,
- * pagination and webhook verification. It imports no Node module: it runs in Node 20+, browsers,
- * Deno, Bun and edge runtimes (anything with fetch and Web Crypto).
+ * pagination, reference uploads and webhook verification. It imports no Node module: it runs in
+ * Node 20+, browsers, Deno, Bun and edge runtimes (anything with fetch and Web Crypto). Reading a
+ * file from a path for an upload is Node's business: `fileFromPath` from `@refvid/client/node`.
  */
 
 export type {
   Account,
   Billing,
+  DeletedFile,
+  FileUpload,
   Model,
   ModelAInput,
   ModelBInput,
@@ -40,6 +43,7 @@ export {
   type RequestOptions,
   type RunOptions,
   type SubmitOptions,
+  type UploadOptions,
 } from "./client.js";
 export {
   AuthenticationError,

@@ -54,6 +54,7 @@ describe("isRetryableRequest", () => {
     { method: "POST", path: `/v1/run/${SLUG}`, headers: {}, expected: false },
     { method: "POST", path: `/v1/run/${SLUG}`, headers: { "Idempotency-Key": "k" }, expected: true },
     { method: "POST", path: "/admin/v1/organizations/org_1/top-ups", headers: {}, expected: false },
+    { method: "POST", path: "/v1/files", headers: {}, expected: false },
     { method: "PATCH", path: "/admin/v1/api-keys/key_1", headers: {}, expected: false },
   ])("$method $path with $headers: $expected", ({ method, path, headers, expected }) => {
     const request = new Request(`${base}${path}`, { method, headers });

@@ -172,7 +172,9 @@ export function createRetryingFetch(
     const limit = timeoutMs !== undefined && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS ? timeoutMs : 0;
     for (let attempt = 0; ; attempt++) {
       const mayRetry = retryable && attempt < policy.maxRetries;
-      // Keep the original unread while a retry may still need its body.
+      // Keep the original unread while a retry may still need its body. Only then: a clone tees
+      // the body, and the branch kept buffers every byte sent (all of an upload, which is never
+      // retried, so is sent as it is).
       const copy = mayRetry ? request.clone() : request;
       const deadline = limit ? AbortSignal.timeout(limit) : undefined;
       const sent = deadline ? withDeadline(copy, request.signal, deadline) : copy;

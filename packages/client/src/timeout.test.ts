@@ -24,7 +24,8 @@ describe("timeoutMs", () => {
     expect(error).toBeInstanceOf(RequestTimeoutError);
     expect(error).toMatchObject({ name: "RequestTimeoutError", timeoutMs: 50 });
     expect(performance.now() - started).toBeLessThan(1000);
-    expect(server.requests).toHaveLength(1);
+    // Not retried. (On a busy machine the 50 ms can run out before the server has read the request.)
+    expect(server.requests.length).toBeLessThanOrEqual(1);
   });
 
   it("bounds each attempt, retrying one that timed out", async () => {

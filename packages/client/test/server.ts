@@ -14,6 +14,8 @@ export interface RecordedRequest {
   url: string;
   headers: IncomingHttpHeaders;
   body: string;
+  /** The body as it came, for binary ones. */
+  bytes: Buffer;
   /** `performance.now()` when the request was fully read. */
   receivedAt: number;
 }
@@ -55,6 +57,7 @@ export async function startServer(handler: Handler): Promise<TestServer> {
         method: req.method ?? "",
         url: req.url ?? "",
         headers: req.headers,
+        bytes: Buffer.concat(chunks),
         body: Buffer.concat(chunks).toString("utf8"),
         receivedAt: performance.now(),
       };

@@ -10,10 +10,12 @@ import { saveVideo } from "../download.js";
 import { EXIT_RUN_FAILED, UsageError, withFieldFlags } from "../errors.js";
 import { details, runOutcome, videoUrl } from "../format.js";
 import { createOutput, type GlobalOptions, type Output } from "../io.js";
+import { checkLocalFiles, type LocalFile, placeLocalFiles, uploadLocalFiles } from "../local-files.js";
 import {
   buildInput,
   findModel,
   flagForField,
+  flagName,
   type ModelInputOptions,
   modelInputOptions,
 } from "../model-flags.js";
@@ -68,8 +70,11 @@ function withModelInput(cmd: Command, catalog: Catalog, reserved: string[]): Mod
   return inputs;
 }
 
-/** The model and its input from the command line, checked against the model's schema. */
-function resolveInput(
+/**
+ * The model and its input from the command line, checked against the model's schema, with a
+ * placeholder URL for each local file given as a reference (`local`); each of them exists.
+ */
+async function resolveInput(
   catalog: Catalog,
   inputs: ModelInputOptions | undefined,
   name: string,
@@ -81,7 +86,12 @@ function resolveInput(
   if (!model || !inputs || !catalog.client || findModel(catalog.models ?? [], name) !== model) {
     throw new UsageError(`unknown model "${name}". Models: ${modelList(catalog)} (see \`refvid models\`)`);
   }
-  return { model, inputs, client: catalog.client, input: buildInput(model, inputs, values, values.input) };
+  let local: LocalFile[] = [];
+  const input = buildInput(model, inputs, values, values.input, (draft) => {
+    local = placeLocalFiles(model, draft, (field) => flagName(inputs.flags, field));
+  });
+  await checkLocalFiles(local);
+  return { model, inputs, client: catalog.client, input, local };
 }
 
 function priceLine(price: PricePreview, config: Config | undefined): string {
@@ -137,6 +147,9 @@ export function registerRun(program: Command, catalog: Catalog): void {
       "Run a model on your prompt and references. Shows the price first and asks to confirm it " +
         "(--yes skips the question, and is needed when stdin is not a terminal), submits with an " +
         "Idempotency-Key, prints the run id, and follows the run live to its end.\n\n" +
+        "A reference (--image, --video, --audio) is an http(s):// URL, or the path of a local file: " +
+        "such a file is uploaded (POST /v1/files) once the run is confirmed, and its upload's URL " +
+        "goes in the input.\n\n" +
         "The model's input flags below come from the server (GET /v1/models). " +
         "Exit code 1 when the run fails, times out or is cancelled.",
     )
@@ -159,17 +172,21 @@ export function registerRun(program: Command, catalog: Catalog): void {
     "after",
     "\nExamples:\n" +
       '  refvid run model-d --prompt "A slow dolly shot" --image https://example.com/a.png --yes --download\n' +
+      '  refvid run model-d --prompt "A slow dolly shot" --image ./sculpture.png --yes --download\n' +
       '  refvid run model-a --prompt "Bars to music" --duration 6 --resolution 480p --yes --json > run.json',
   );
   cmd.action(async (name: string, values: InputValues, command: Command) => {
     const io = createOutput(command.optsWithGlobals());
-    const { model, inputs: declared, client, input } = resolveInput(catalog, inputs, name, values);
+    const resolved = await resolveInput(catalog, inputs, name, values);
+    const { model, inputs: declared, client, input } = resolved;
     const price = await preview(client, model, input, declared);
     io.info(priceLine(price, catalog.config));
     if (!(await confirmed(io, price, values.yes as boolean | undefined))) {
       io.info("Not submitted.");
       return;
     }
+    // Local files go up only now, once the run is to be submitted.
+    await uploadLocalFiles(client, model, input, resolved.local, io);
     let run: Run;
     try {
       run = await client.submit(model.slug as ModelSlug, input as never, {
@@ -196,13 +213,27 @@ export function registerPrice(program: Command, catalog: Catalog): void {
     .command("price")
     .summary("what a run would cost, without running it")
     .description(
-      "Price a model's input without running it (POST /v1/pricing/preview). Same flags as `refvid run`.",
+      "Price a model's input without running it (POST /v1/pricing/preview). Same flags as `refvid run`. " +
+        "Local files given as references are checked but not uploaded: a price depends on which kinds " +
+        "of reference are given, not on the files.",
     )
     .argument("<model>", "the model: its short name (model-d) or full slug");
   const inputs = withModelInput(cmd, catalog, []);
   cmd.action(async (name: string, values: InputValues, command: Command) => {
     const io = createOutput(command.optsWithGlobals());
-    const { model, inputs: declared, client, input } = resolveInput(catalog, inputs, name, values);
+    const {
+      model,
+      inputs: declared,
+      client,
+      input,
+      local,
+    } = await resolveInput(catalog, inputs, name, values);
+    if (local.length > 0) {
+      const paths = local.map((file) => file.path).join(", ");
+      io.info(
+        `Not uploading ${paths}: a price depends on which kinds of reference are given, not on the files.`,
+      );
+    }
     const price = await preview(client, model, input, declared);
     if (io.json) return io.printJson(price);
     io.print(

@@ -2,7 +2,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeBlobStoreContract } from "./blob-store.contract.js";
-import { LocalBlobStore } from "./blob-store.js";
+import { LocalBlobStore } from "./local-blob-store.js";
 
 describeBlobStoreContract(
   "LocalBlobStore",

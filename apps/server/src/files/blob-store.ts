@@ -1,77 +1,53 @@
 /**
- * The BlobStore port and its local-directory adapter: where generated videos are kept until
- * their URLs are fetched.
+ * The BlobStore port: where generated videos and uploaded reference files are kept, by id.
+ * Adapters: a local directory (`local-blob-store.ts`) and any S3-compatible bucket
+ * (`s3-blob-store.ts`). Every adapter runs the contract suite (`blob-store.contract.ts`).
  */
-import { createReadStream, type ReadStream } from "node:fs";
-import { copyFile, mkdir, readdir, rename, rm, stat, utimes } from "node:fs/promises";
-import { join } from "node:path";
+import type { Readable } from "node:stream";
+
+/** Generated videos are `file_…`; reference uploads are `upload_…`. Their retention differs. */
+export type BlobKind = "file" | "upload";
+
+export interface BlobInfo {
+  size: number;
+  contentType: string;
+}
+
+export interface ByteRange {
+  /** First byte, inclusive. */
+  start: number;
+  /** Last byte, inclusive. */
+  end: number;
+}
 
 export interface BlobStore {
-  /** Moves (or copies) a finished file into the store under `fileId`. */
-  put(fileId: string, sourcePath: string): Promise<{ size: number }>;
-  stat(fileId: string): Promise<{ size: number } | null>;
-  read(fileId: string, range?: { start: number; end: number }): ReadStream;
-  delete(fileId: string): Promise<void>;
-  /** Deletes files stored before `before`; returns how many. */
-  deleteOlderThan(before: Date): Promise<number>;
+  /**
+   * Stores a blob under `id`: a file path is moved in (the source is gone afterwards), a stream is
+   * copied as it arrives. A put that fails, or whose stream errors, keeps nothing.
+   */
+  put(id: string, source: string | Readable, options?: { contentType?: string }): Promise<BlobInfo>;
+  /** Null for an unknown id, or one that is not a valid id at all. */
+  stat(id: string): Promise<BlobInfo | null>;
+  /** The blob's bytes, whole or one range; rejects when there is no such blob. */
+  read(id: string, range?: ByteRange): Promise<Readable>;
+  delete(id: string): Promise<void>;
+  /** Deletes the blobs of one kind stored before `before`; returns how many. */
+  deleteOlderThan(kind: BlobKind, before: Date): Promise<number>;
 }
 
-const SAFE_ID = /^file_[A-Za-z0-9_-]{8,100}$/;
+const SAFE_ID = /^(file|upload)_[A-Za-z0-9_-]{8,100}$/;
 
-/** Files under one directory, named by id. Ids are checked, so a path can never escape it. */
-export class LocalBlobStore implements BlobStore {
-  constructor(private readonly dir: string) {}
-
-  private path(fileId: string): string {
-    if (!SAFE_ID.test(fileId)) throw new RangeError(`invalid file id: ${fileId}`);
-    return join(this.dir, `${fileId}.mp4`);
-  }
-
-  async put(fileId: string, sourcePath: string) {
-    await mkdir(this.dir, { recursive: true });
-    const target = this.path(fileId);
-    try {
-      await rename(sourcePath, target);
-    } catch {
-      // Another filesystem: copy instead of moving.
-      await copyFile(sourcePath, target);
-      await rm(sourcePath, { force: true });
-    }
-    // The modification time is when the file was stored: the retention sweep goes by it.
-    const now = new Date();
-    await utimes(target, now, now);
-    return { size: (await stat(target)).size };
-  }
-
-  async stat(fileId: string) {
-    if (!SAFE_ID.test(fileId)) return null;
-    try {
-      return { size: (await stat(this.path(fileId))).size };
-    } catch {
-      return null;
-    }
-  }
-
-  read(fileId: string, range?: { start: number; end: number }) {
-    return createReadStream(this.path(fileId), range);
-  }
-
-  async delete(fileId: string) {
-    await rm(this.path(fileId), { force: true });
-  }
-
-  async deleteOlderThan(before: Date) {
-    const names = await readdir(this.dir).catch(() => [] as string[]);
-    let deleted = 0;
-    for (const name of names) {
-      if (!name.startsWith("file_") || !name.endsWith(".mp4")) continue;
-      const path = join(this.dir, name);
-      const info = await stat(path).catch(() => null);
-      if (info && info.mtime < before) {
-        await rm(path, { force: true });
-        deleted++;
-      }
-    }
-    return deleted;
-  }
+/** The kind of a well-formed id, or null: ids are checked before they name a path or a key. */
+export function blobKind(id: string): BlobKind | null {
+  const match = SAFE_ID.exec(id);
+  return match ? (match[1] as BlobKind) : null;
 }
+
+/** Throws for an id that could name something outside the store. */
+export function checkedBlobId(id: string): string {
+  if (!blobKind(id)) throw new RangeError(`invalid blob id: ${id}`);
+  return id;
+}
+
+/** What generated videos are served as when no type was stored with them. */
+export const DEFAULT_CONTENT_TYPE = "video/mp4";

@@ -1,6 +1,6 @@
 /**
- * `GET /v1/files/{file_id}`: serves a generated video at its signed, expiring URL, with single
- * byte-range support so a browser `<video>` can seek.
+ * `GET /v1/files/{file_id}`: serves a generated video (or, to a model vendor, a reference upload)
+ * at its signed, expiring URL, with single byte-range support so a browser `<video>` can seek.
  */
 import { pipeline } from "node:stream/promises";
 import { ForbiddenError, NotFoundError, RangeNotSatisfiableError } from "@refvid/core";
@@ -30,40 +30,53 @@ export function filesRouter(deps: AppDeps): Router {
         "file_url_expired",
         "The file URL expired. Poll the run again for a fresh URL.",
       );
-    const info = await deps.blobs.stat(fileId);
-    if (!info)
-      throw new NotFoundError("file_not_found", `No file ${fileId}; outputs are kept for a limited time.`);
-
-    const range = parseRange(req.get("range"), info.size);
-    if (range === "unsatisfiable") {
-      res.setHeader("Content-Range", `bytes */${info.size}`);
-      throw new RangeNotSatisfiableError(`The range starts past the end of the file (${info.size} bytes).`);
-    }
-    res.setHeader("Accept-Ranges", "bytes");
-    res.setHeader("Content-Type", "video/mp4");
-    res.setHeader("Cache-Control", "private, max-age=3600");
-    if (range) {
-      res.status(206);
-      res.setHeader("Content-Range", `bytes ${range.start}-${range.end}/${info.size}`);
-      res.setHeader("Content-Length", String(range.end - range.start + 1));
-    } else {
-      res.setHeader("Content-Length", String(info.size));
-    }
-    if (req.method === "HEAD") return res.end();
-    try {
-      await pipeline(deps.blobs.read(fileId, range ?? undefined), res);
-    } catch (err) {
-      // A player seeking or a client closing the tab ends the download early: routine, not an error.
-      if (!clientWentAway(err)) throw err;
-      deps.logger.debug(
-        { requestId: res.locals.requestId, fileId, code: (err as NodeJS.ErrnoException).code },
-        "file download ended early by the client",
-      );
-    }
+    await sendBlob(deps, req, res, fileId);
   };
   router.get("/v1/files/:file_id", handler);
   router.head("/v1/files/:file_id", handler);
   return router;
+}
+
+/**
+ * Sends a stored blob, whole or the one byte range asked for (a `<video>` seeks with ranges), as
+ * the media type it was stored with; HEAD sends the headers only.
+ */
+export async function sendBlob(deps: AppDeps, req: Request, res: Response, fileId: string): Promise<void> {
+  const info = await deps.blobs.stat(fileId);
+  if (!info)
+    throw new NotFoundError("file_not_found", `No file ${fileId}; outputs are kept for a limited time.`);
+
+  const range = parseRange(req.get("range"), info.size);
+  if (range === "unsatisfiable") {
+    res.setHeader("Content-Range", `bytes */${info.size}`);
+    throw new RangeNotSatisfiableError(`The range starts past the end of the file (${info.size} bytes).`);
+  }
+  res.setHeader("Accept-Ranges", "bytes");
+  res.setHeader("Content-Type", info.contentType);
+  // Uploaded references are served as the media type their bytes showed, never sniffed again.
+  res.setHeader("X-Content-Type-Options", "nosniff");
+  res.setHeader("Cache-Control", "private, max-age=3600");
+  if (range) {
+    res.status(206);
+    res.setHeader("Content-Range", `bytes ${range.start}-${range.end}/${info.size}`);
+    res.setHeader("Content-Length", String(range.end - range.start + 1));
+  } else {
+    res.setHeader("Content-Length", String(info.size));
+  }
+  if (req.method === "HEAD") {
+    res.end();
+    return;
+  }
+  try {
+    await pipeline(await deps.blobs.read(fileId, range ?? undefined), res);
+  } catch (err) {
+    // A player seeking or a client closing the tab ends the download early: routine, not an error.
+    if (!clientWentAway(err)) throw err;
+    deps.logger.debug(
+      { requestId: res.locals.requestId, fileId, code: (err as NodeJS.ErrnoException).code },
+      "file download ended early by the client",
+    );
+  }
 }
 
 const CLIENT_GONE = new Set(["ERR_STREAM_PREMATURE_CLOSE", "ECONNRESET", "EPIPE"]);

@@ -1,15 +1,19 @@
 /**
  * Media preflight (issue: reference media): before a provider that uses the references is
- * called, each one is downloaded through the guarded fetcher and checked against the model's
- * limits: format by magic bytes, size, and for clips the duration from ffprobe, each and in
- * total. A violation fails the run with `invalid_reference_media` (422), naming the URL and the
+ * called, each one is downloaded to the run's work directory (through the guarded fetcher, or from
+ * the blob store for refvid's own uploads) and checked against the model's limits: format by magic
+ * bytes, size, and for clips the duration from ffprobe, each and in total. A violation fails the run with `invalid_reference_media` (422), naming the URL and the
  * rule; it is never charged.
  */
-import { writeFile } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { open, rename, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { MODELS, type NormalizedRequest, type ReferenceKind, RunFailure } from "@refvid/core";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { MODELS, type NormalizedRequest, RunFailure } from "@refvid/core";
 import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
 import { probeDuration } from "./ffmpeg.js";
+import { DEFAULT_FORMATS, DEFAULT_MAX_BYTES, formatBytes, KINDS } from "./limits.js";
 import type { LocalReference } from "./local-reference.js";
 import { matchesAllowed, sniffFormat } from "./sniff.js";
 
@@ -28,20 +32,12 @@ export interface PreflightOptions {
   timeoutMs?: number;
   /** Test hook passed on to the guarded fetcher. */
   allowAddresses?: ReadonlySet<string>;
+  /**
+   * A reference that is one of refvid's own uploads, read from the blob store instead of the
+   * network: null when `url` is not one; throws, saying why, when the run may not use it.
+   */
+  openUpload?: (url: string) => Promise<{ bytes: number; read: () => Promise<Readable> } | null>;
 }
-
-/** Caps for kinds the interface gives no size for, so a download cannot fill the disk. */
-const DEFAULT_MAX_BYTES: Record<ReferenceKind, number> = {
-  image: 30 * 1024 * 1024,
-  video: 200 * 1024 * 1024,
-  audio: 100 * 1024 * 1024,
-};
-const DEFAULT_FORMATS: Record<ReferenceKind, readonly string[]> = {
-  image: ["jpeg", "png", "webp", "bmp", "tiff", "gif", "heic", "heif"],
-  video: ["mp4", "mov"],
-  audio: ["mp3", "wav"],
-};
-const KINDS: ReferenceKind[] = ["image", "video", "audio"];
 
 export async function preflight(
   request: NormalizedRequest,
@@ -58,22 +54,31 @@ export async function preflight(
     for (const [index, url] of request.references[kind].entries()) {
       const where = `input.${field}[${index}] (${url})`;
       const fail = (rule: string) => new InvalidReferenceMedia(`${where} ${rule}`);
-      let body: Buffer;
+      const download = join(options.workDir, `ref-${kind}-${index}.download`);
+      let bytes: number;
       try {
-        const res = await guardedFetch(
-          url,
-          {},
-          {
-            allowLocal: options.allowLocal,
-            timeoutMs: options.timeoutMs ?? 60_000,
-            maxBytes,
-            maxRedirects: 5,
-            signal: options.signal,
-            ...(options.allowAddresses ? { allowAddresses: options.allowAddresses } : {}),
-          },
-        );
-        if (res.status !== 200) throw fail(`could not be downloaded: HTTP ${res.status}`);
-        body = res.body;
+        const upload = await options.openUpload?.(url);
+        if (upload) {
+          if (upload.bytes > maxBytes)
+            throw fail(`is larger than ${formatBytes(maxBytes)}, the limit for ${kind}s`);
+          await pipeline(await upload.read(), createWriteStream(download), { signal: options.signal });
+        } else {
+          const res = await guardedFetch(
+            url,
+            {},
+            {
+              allowLocal: options.allowLocal,
+              timeoutMs: options.timeoutMs ?? 60_000,
+              maxBytes,
+              maxRedirects: 5,
+              signal: options.signal,
+              toFile: download,
+              ...(options.allowAddresses ? { allowAddresses: options.allowAddresses } : {}),
+            },
+          );
+          if (res.status !== 200) throw fail(`could not be downloaded: HTTP ${res.status}`);
+        }
+        bytes = (await stat(download)).size;
       } catch (err) {
         if (err instanceof InvalidReferenceMedia) throw err;
         if (err instanceof FetchRefused) {
@@ -86,15 +91,15 @@ export async function preflight(
         if (options.signal.aborted) throw err;
         throw fail(`could not be downloaded: ${(err as Error).message}`);
       }
-      const format = sniffFormat(body);
+      const format = sniffFormat(await readStart(download, 64));
       if (!format || !matchesAllowed(format, formats)) {
         throw fail(
           `is ${format ? format.toUpperCase() : "not a recognised media file"}; ${field} takes ${formats.map((f) => f.toUpperCase()).join(", ")}`,
         );
       }
       const path = join(options.workDir, `ref-${kind}-${index}.${format}`);
-      await writeFile(path, body);
-      const local: LocalReference = { kind, url, path, format, bytes: body.length };
+      await rename(download, path);
+      const local: LocalReference = { kind, url, path, format, bytes };
       if (kind !== "image") {
         const seconds = await probeDuration(path, { timeoutMs: 20_000, signal: options.signal }).catch(() => {
           throw fail(`cannot be read as ${kind}: it is corrupt or truncated`);
@@ -123,4 +128,13 @@ export async function preflight(
   return found;
 }
 
-const formatBytes = (n: number) => `${Math.round(n / (1024 * 1024))} MB`;
+/** Up to `size` bytes from the start of a file. */
+async function readStart(path: string, size: number): Promise<Buffer> {
+  const file = await open(path, "r");
+  try {
+    const { buffer, bytesRead } = await file.read(Buffer.alloc(size), 0, size, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await file.close();
+  }
+}

@@ -14,13 +14,13 @@ import type { Logger } from "pino";
 import { sleep } from "../clock.js";
 import type { AppDeps } from "../deps.js";
 import { newFileId } from "../ids.js";
-import { preflight } from "../media/preflight.js";
 import { PeriodicTask } from "../periodic-task.js";
 import type { ProviderRoute } from "../providers/registry.js";
 import { ProviderError, type ProviderResult } from "../providers/types.js";
 import { VendorError } from "../providers/upstream/vendor-http.js";
 import { isConnectionLost } from "../services/store-errors.js";
 import { progressReporter } from "./progress.js";
+import { providerJob } from "./provider-job.js";
 import {
   outcomeOfError,
   ProviderFull,
@@ -279,32 +279,27 @@ export class Worker {
       ) {
         throw new ProviderFull(route.name);
       }
-      const references = route.provider.usesReferences
-        ? await preflight(request, { workDir, allowLocal: deps.config.allowLocalUrls, signal })
-        : [];
+      const job = await providerJob(deps, run, route, { request, workDir, signal });
       const called = deps.metrics.providerCall(run.id, route.name);
       try {
-        result = await route.provider.run(
-          { runId: run.id, request, input: run.input, workDir, references },
-          {
-            signal,
-            onProgress,
-            deadline,
-            upstream,
-            recordUpstream: async (job) => {
-              accepted = true;
-              const kept = await deps.store.recordUpstream({
-                runId: run.id,
-                workerId: this.options.workerId,
-                upstream: job,
-              });
-              log.info({ provider: route.name, upstreamId: job.id }, "vendor accepted the run");
-              // Another worker holds the run now and cannot know of this job: the provider, seeing
-              // the failed record, cancels it.
-              if (!kept) throw new RunStopped("lease_lost");
-            },
+        result = await route.provider.run(job, {
+          signal,
+          onProgress,
+          deadline,
+          upstream,
+          recordUpstream: async (job) => {
+            accepted = true;
+            const kept = await deps.store.recordUpstream({
+              runId: run.id,
+              workerId: this.options.workerId,
+              upstream: job,
+            });
+            log.info({ provider: route.name, upstreamId: job.id }, "vendor accepted the run");
+            // Another worker holds the run now and cannot know of this job: the provider, seeing
+            // the failed record, cancels it.
+            if (!kept) throw new RunStopped("lease_lost");
           },
-        );
+        });
         called("succeeded");
       } catch (err) {
         called(signal.aborted || err instanceof RunStopped ? "stopped" : "failed");

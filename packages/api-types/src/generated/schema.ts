@@ -471,20 +471,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a reference file
+         * @description Stores an image, video or audio file for the caller's organization and returns a URL to use
+         *     in any `*_urls` field of a run, so a reference need not be hosted anywhere first. Send it as
+         *     `multipart/form-data` with the file in a field named `file`, or as the raw body with its
+         *     `Content-Type` (and optionally `Content-Disposition: attachment; filename="…"`).
+         *
+         *     The kind and `content_type` come from the file's first bytes (JPEG, PNG, WebP, BMP, TIFF,
+         *     GIF, HEIC/HEIF; MP4, MOV; MP3, WAV); anything else is `415`. Each kind may be as large as the
+         *     largest any model takes (images 30 MB, videos 200 MB, audio 100 MB); a bigger body is cut off
+         *     with `413` and nothing of it is kept. A run checks the file against its model's own limits
+         *     (format, size, clip lengths) as it checks a downloaded reference. Uploads expire after 24
+         *     hours (the operator may set otherwise); other organizations, and keys of the other
+         *     environment, cannot read or use them.
+         */
+        post: operations["uploadFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/files/{file_id}": {
         parameters: {
-            query: {
-                /**
-                 * @description Unix time (seconds) after which the URL stops working.
-                 * @example 1795000000
-                 */
-                expires: number;
-                /**
-                 * @description HMAC of the file id and `expires`, made by the server.
-                 * @example 3b1d9c
-                 */
-                signature: string;
-            };
+            query?: never;
             header?: never;
             path: {
                 /** @example file_6a1f0c9e7b2d4e58 */
@@ -495,10 +515,43 @@ export interface paths {
         /**
          * Download a generated video
          * @description Serves a run's video at the signed, expiring URL found in `output.videos[].url`; no API key
-         *     is needed. Supports `Range` requests, so a browser `<video>` can seek. When the URL expires,
+         *     is needed. (Model vendors read reference uploads the same way, at URLs refvid signs for them.) Supports `Range` requests, so a browser `<video>` can seek. When the URL expires,
          *     poll the run again for a fresh one.
          */
         get: operations["getFile"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an upload
+         * @description Deletes a reference upload before it expires, for an API key of the organization and
+         *     environment that uploaded it. Runs already admitted with it fail their reference check if
+         *     they have not read it yet. Generated videos cannot be deleted this way.
+         */
+        delete: operations["deleteUpload"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/{file_id}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An upload's `file_id`.
+                 * @example upload_5f0c2a9d4b7e4c1a8e3f6b2d9c0a7e15
+                 */
+                file_id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read an upload back
+         * @description The bytes of a reference upload, for an API key of the organization and environment that
+         *     uploaded it; anyone else gets `404`. Supports `Range` requests.
+         */
+        get: operations["getUploadContent"];
         put?: never;
         post?: never;
         delete?: never;
@@ -795,7 +848,8 @@ export interface components {
          * Format: uri
          * @description An `http` or `https` URL the service downloads the reference from. It must be reachable from
          *     the service; loopback, private and cloud-metadata addresses are refused unless the operator
-         *     allows local URLs.
+         *     allows local URLs. The `url` of a reference upload (`POST /v1/files`) of the same organization
+         *     and environment works too, and is read without a download.
          * @example https://example.com/refs/cat.png
          */
         ReferenceUrl: string;
@@ -1108,7 +1162,8 @@ export interface components {
                  *     `admin_api_disabled`, `model_not_found`, `run_not_found`, `file_not_found`,
                  *     `organization_not_found`, `api_key_not_found`, `delivery_not_found`, `run_not_cancellable`,
                  *     `idempotency_key_reused`, `invalid_file_signature`,
-                 *     `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `request_timeout`,
+                 *     `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `unsupported_media_type`,
+                 *     `request_timeout`,
                  *     `header_fields_too_large`, `too_many_streams`, `internal_error`, `service_unavailable`.
                  * @example run_not_found
                  */
@@ -1706,6 +1761,48 @@ export interface components {
             /** @description Pass as `cursor` to get the next page; `null` on the last page. */
             next_cursor: string | null;
         };
+        /**
+         * FileUpload
+         * @description A reference file uploaded with `POST /v1/files`. Put its `url` in any `*_urls` field of a run
+         *     of the same organization and environment until it expires.
+         */
+        FileUpload: {
+            /** @example upload_5f0c2a9d4b7e4c1a8e3f6b2d9c0a7e15 */
+            file_id: string;
+            /**
+             * Format: uri
+             * @description Where the upload is read back with the same organization's API key
+             *     (`GET /v1/files/{file_id}/content`), and the URL to use as a reference.
+             * @example http://localhost:8080/v1/files/upload_5f0c2a9d4b7e4c1a8e3f6b2d9c0a7e15/content
+             */
+            url: string;
+            /**
+             * @description The media type the file's bytes show (not the one the client declared).
+             * @example image/png
+             */
+            content_type: string;
+            /** @example 183412 */
+            bytes: number;
+            /**
+             * @description The name the client gave (the form field's file name or `Content-Disposition`), if any.
+             * @example sculpture.png
+             */
+            file_name: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the upload is deleted (24 hours after it was made, unless the operator set otherwise).
+             */
+            expires_at: string;
+        };
+        /** DeletedFile */
+        DeletedFile: {
+            /** @example upload_5f0c2a9d4b7e4c1a8e3f6b2d9c0a7e15 */
+            file_id: string;
+            /** @constant */
+            deleted: true;
+        };
         /** Health */
         Health: {
             /** @enum {string} */
@@ -2035,6 +2132,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description A reference URL names an upload the caller may not use (`file_not_found`): another
+         *     organization's or environment's, unknown, or expired. The message names the field.
+         */
+        UploadNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The request body is larger than refvid reads (512 KiB) (`payload_too_large`). */
         PayloadTooLarge: {
             headers: {
@@ -2097,16 +2207,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The slug names no model (`model_not_found`). */
-        ModelNotFound: {
-            headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description The key made more than `rate_limit_per_minute` requests in the current minute. */
         RateLimited: {
             headers: {
@@ -2118,6 +2218,16 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["RateLimitError"];
+            };
+        };
+        /** @description The slug names no model (`model_not_found`). */
+        ModelNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description No such run in the caller's organization (`run_not_found`). Another organization's run is reported the same way. */
@@ -2228,6 +2338,11 @@ export interface components {
          * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
          */
         DeliveryId: string;
+        /**
+         * @description An upload's `file_id`.
+         * @example upload_5f0c2a9d4b7e4c1a8e3f6b2d9c0a7e15
+         */
+        UploadId: string;
         /** @description Page size. */
         PageLimit: number;
         /** @description `next_cursor` of the previous page. Send the same filters with it. */
@@ -2330,6 +2445,7 @@ export interface operations {
             };
             400: components["responses"]["SubmitBadRequest"];
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["UploadNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SubmitTooManyRequests"];
@@ -2382,6 +2498,7 @@ export interface operations {
             };
             400: components["responses"]["SubmitBadRequest"];
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["UploadNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SubmitTooManyRequests"];
@@ -2434,6 +2551,7 @@ export interface operations {
             };
             400: components["responses"]["SubmitBadRequest"];
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["UploadNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SubmitTooManyRequests"];
@@ -2486,6 +2604,7 @@ export interface operations {
             };
             400: components["responses"]["SubmitBadRequest"];
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["UploadNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SubmitTooManyRequests"];
@@ -2540,7 +2659,19 @@ export interface operations {
             };
             400: components["responses"]["SubmitBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["ModelNotFound"];
+            /**
+             * @description No such model (`model_not_found`), or a reference URL names an upload the caller may not
+             *     use (`file_not_found`, naming the field).
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["SubmitTooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2982,6 +3113,63 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    uploadFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description The file's bytes. */
+                    file: string;
+                };
+                "application/octet-stream": string;
+                "image/*": string;
+                "video/*": string;
+                "audio/*": string;
+            };
+        };
+        responses: {
+            /** @description The upload. */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileUpload"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The file is larger than any model takes for its kind (`payload_too_large`); nothing was kept. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file is not an image, video or audio format refvid reads (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getFile: {
         parameters: {
             query: {
@@ -3062,6 +3250,111 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+        };
+    };
+    deleteUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example file_6a1f0c9e7b2d4e58 */
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload is gone. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedFile"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description No such upload for this organization and environment (`file_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getUploadContent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A single byte range, such as `bytes=0-1023`.
+                 * @example bytes=0-1023
+                 */
+                Range?: string;
+            };
+            path: {
+                /**
+                 * @description An upload's `file_id`.
+                 * @example upload_5f0c2a9d4b7e4c1a8e3f6b2d9c0a7e15
+                 */
+                file_id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole file, as its `content_type`. */
+            200: {
+                headers: {
+                    /** @description Size of the file in bytes. */
+                    "Content-Length"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description The requested byte range. */
+            206: {
+                headers: {
+                    /** @description The range sent, such as `bytes 0-1023/1048576`. */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description No such upload for this organization and environment, or it expired (`file_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The range starts past the end of the file (`range_not_satisfiable`). */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getHealth: {

@@ -4,9 +4,9 @@
 import * as z from 'zod';
 
 import { client } from './client.gen.js';
-import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AdminSearchRunsData, AdminSearchRunsErrors, AdminSearchRunsResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListTopUpsData, ListTopUpsErrors, ListTopUpsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses } from './types.gen.js';
-import { zAdminSearchRunsBody, zCancelRunPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpPath, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zGetUsageQuery, zGetWebhookDeliveryPath, zListApiKeysPath, zListApiKeysQuery, zListOrganizationsQuery, zListTopUpsPath, zListTopUpsQuery, zListWebhookDeliveriesQuery, zPreviewPriceBody, zRedeliverWebhookPath, zRevokeApiKeyPath, zSearchRunsBody, zStreamRunEventsHeaders, zStreamRunEventsPath, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateApiKeyBody, zUpdateApiKeyPath } from './zod.gen.js';
+import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client/index.js';
+import type { AdminSearchRunsData, AdminSearchRunsErrors, AdminSearchRunsResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, DeleteUploadData, DeleteUploadErrors, DeleteUploadResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetUploadContentData, GetUploadContentErrors, GetUploadContentResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListTopUpsData, ListTopUpsErrors, ListTopUpsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen.js';
+import { zAdminSearchRunsBody, zCancelRunPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpPath, zDeleteUploadPath, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zGetUploadContentHeaders, zGetUploadContentPath, zGetUsageQuery, zGetWebhookDeliveryPath, zListApiKeysPath, zListApiKeysQuery, zListOrganizationsQuery, zListTopUpsPath, zListTopUpsQuery, zListWebhookDeliveriesQuery, zPreviewPriceBody, zRedeliverWebhookPath, zRevokeApiKeyPath, zSearchRunsBody, zStreamRunEventsHeaders, zStreamRunEventsPath, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateApiKeyBody, zUpdateApiKeyPath, zUploadFileBody } from './zod.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -422,10 +422,62 @@ export const redeliverWebhook = <ThrowOnError extends boolean = false>(options: 
 });
 
 /**
+ * Upload a reference file
+ *
+ * Stores an image, video or audio file for the caller's organization and returns a URL to use
+ * in any `*_urls` field of a run, so a reference need not be hosted anywhere first. Send it as
+ * `multipart/form-data` with the file in a field named `file`, or as the raw body with its
+ * `Content-Type` (and optionally `Content-Disposition: attachment; filename="…"`).
+ *
+ * The kind and `content_type` come from the file's first bytes (JPEG, PNG, WebP, BMP, TIFF,
+ * GIF, HEIC/HEIF; MP4, MOV; MP3, WAV); anything else is `415`. Each kind may be as large as the
+ * largest any model takes (images 30 MB, videos 200 MB, audio 100 MB); a bigger body is cut off
+ * with `413` and nothing of it is kept. A run checks the file against its model's own limits
+ * (format, size, clip lengths) as it checks a downloaded reference. Uploads expire after 24
+ * hours (the operator may set otherwise); other organizations, and keys of the other
+ * environment, cannot read or use them.
+ *
+ */
+export const uploadFile = <ThrowOnError extends boolean = false>(options: Options<UploadFileData, ThrowOnError>) => (options.client ?? client).post<UploadFileResponses, UploadFileErrors, ThrowOnError>({
+    ...formDataBodySerializer,
+    requestValidator: async (data) => await z.object({
+        body: zUploadFileBody,
+        path: z.never().optional(),
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/files',
+    ...options,
+    headers: {
+        'Content-Type': null,
+        ...options.headers
+    }
+});
+
+/**
+ * Delete an upload
+ *
+ * Deletes a reference upload before it expires, for an API key of the organization and
+ * environment that uploaded it. Runs already admitted with it fail their reference check if
+ * they have not read it yet. Generated videos cannot be deleted this way.
+ *
+ */
+export const deleteUpload = <ThrowOnError extends boolean = false>(options: Options<DeleteUploadData, ThrowOnError>) => (options.client ?? client).delete<DeleteUploadResponses, DeleteUploadErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: zDeleteUploadPath,
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/files/{file_id}',
+    ...options
+});
+
+/**
  * Download a generated video
  *
  * Serves a run's video at the signed, expiring URL found in `output.videos[].url`; no API key
- * is needed. Supports `Range` requests, so a browser `<video>` can seek. When the URL expires,
+ * is needed. (Model vendors read reference uploads the same way, at URLs refvid signs for them.) Supports `Range` requests, so a browser `<video>` can seek. When the URL expires,
  * poll the run again for a fresh one.
  *
  */
@@ -437,6 +489,25 @@ export const getFile = <ThrowOnError extends boolean = false>(options: Options<G
         query: zGetFileQuery
     }).parseAsync(data),
     url: '/v1/files/{file_id}',
+    ...options
+});
+
+/**
+ * Read an upload back
+ *
+ * The bytes of a reference upload, for an API key of the organization and environment that
+ * uploaded it; anyone else gets `404`. Supports `Range` requests.
+ *
+ */
+export const getUploadContent = <ThrowOnError extends boolean = false>(options: Options<GetUploadContentData, ThrowOnError>) => (options.client ?? client).get<GetUploadContentResponses, GetUploadContentErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        headers: zGetUploadContentHeaders.optional(),
+        path: zGetUploadContentPath,
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/files/{file_id}/content',
     ...options
 });
 

@@ -10,7 +10,8 @@ export type Webhooks = RunTerminalWebhookWebhookRequest;
 /**
  * An `http` or `https` URL the service downloads the reference from. It must be reachable from
  * the service; loopback, private and cloud-metadata addresses are refused unless the operator
- * allows local URLs.
+ * allows local URLs. The `url` of a reference upload (`POST /v1/files`) of the same organization
+ * and environment works too, and is read without a download.
  *
  */
 export type ApiReferenceUrl = string;
@@ -352,7 +353,8 @@ export type ApiError = {
          * `admin_api_disabled`, `model_not_found`, `run_not_found`, `file_not_found`,
          * `organization_not_found`, `api_key_not_found`, `delivery_not_found`, `run_not_cancellable`,
          * `idempotency_key_reused`, `invalid_file_signature`,
-         * `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `request_timeout`,
+         * `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `unsupported_media_type`,
+         * `request_timeout`,
          * `header_fields_too_large`, `too_many_streams`, `internal_error`, `service_unavailable`.
          *
          */
@@ -1046,6 +1048,45 @@ export type ApiWebhookDeliveryPage = {
 };
 
 /**
+ * FileUpload
+ *
+ * A reference file uploaded with `POST /v1/files`. Put its `url` in any `*_urls` field of a run
+ * of the same organization and environment until it expires.
+ *
+ */
+export type ApiFileUpload = {
+    file_id: string;
+    /**
+     * Where the upload is read back with the same organization's API key
+     * (`GET /v1/files/{file_id}/content`), and the URL to use as a reference.
+     *
+     */
+    url: string;
+    /**
+     * The media type the file's bytes show (not the one the client declared).
+     */
+    content_type: string;
+    bytes: number;
+    /**
+     * The name the client gave (the form field's file name or `Content-Disposition`), if any.
+     */
+    file_name: string | null;
+    created_at: string;
+    /**
+     * When the upload is deleted (24 hours after it was made, unless the operator set otherwise).
+     */
+    expires_at: string;
+};
+
+/**
+ * DeletedFile
+ */
+export type ApiDeletedFile = {
+    file_id: string;
+    deleted: true;
+};
+
+/**
  * Health
  */
 export type ApiHealth = {
@@ -1436,6 +1477,11 @@ export type ApiRunId = string;
 export type ApiDeliveryId = string;
 
 /**
+ * An upload's `file_id`.
+ */
+export type ApiUploadId = string;
+
+/**
  * Page size.
  */
 export type ApiPageLimit = number;
@@ -1479,6 +1525,12 @@ export type SubmitModelARunErrors = {
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
     401: ApiError;
+    /**
+     * A reference URL names an upload the caller may not use (`file_not_found`): another
+     * organization's or environment's, unknown, or expired. The message names the field.
+     *
+     */
+    404: ApiError;
     /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
@@ -1551,6 +1603,12 @@ export type SubmitModelBRunErrors = {
      */
     401: ApiError;
     /**
+     * A reference URL names an upload the caller may not use (`file_not_found`): another
+     * organization's or environment's, unknown, or expired. The message names the field.
+     *
+     */
+    404: ApiError;
+    /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
     413: ApiError;
@@ -1622,6 +1680,12 @@ export type SubmitModelCRunErrors = {
      */
     401: ApiError;
     /**
+     * A reference URL names an upload the caller may not use (`file_not_found`): another
+     * organization's or environment's, unknown, or expired. The message names the field.
+     *
+     */
+    404: ApiError;
+    /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
     413: ApiError;
@@ -1692,6 +1756,12 @@ export type SubmitModelDRunErrors = {
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
     401: ApiError;
+    /**
+     * A reference URL names an upload the caller may not use (`file_not_found`): another
+     * organization's or environment's, unknown, or expired. The message names the field.
+     *
+     */
+    404: ApiError;
     /**
      * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
      */
@@ -1768,7 +1838,9 @@ export type SubmitRunErrors = {
      */
     401: ApiError;
     /**
-     * The slug names no model (`model_not_found`).
+     * No such model (`model_not_found`), or a reference URL names an upload the caller may not
+     * use (`file_not_found`, naming the field).
+     *
      */
     404: ApiError;
     /**
@@ -2392,6 +2464,101 @@ export type RedeliverWebhookResponses = {
 
 export type RedeliverWebhookResponse = RedeliverWebhookResponses[keyof RedeliverWebhookResponses];
 
+export type UploadFileData = {
+    body: {
+        /**
+         * The file's bytes.
+         */
+        file: Blob | File;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/files';
+};
+
+export type UploadFileErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The file is larger than any model takes for its kind (`payload_too_large`); nothing was kept.
+     */
+    413: ApiError;
+    /**
+     * The file is not an image, video or audio format refvid reads (`unsupported_media_type`).
+     */
+    415: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     */
+    429: ApiRateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type UploadFileError = UploadFileErrors[keyof UploadFileErrors];
+
+export type UploadFileResponses = {
+    /**
+     * The upload.
+     */
+    201: ApiFileUpload;
+};
+
+export type UploadFileResponse = UploadFileResponses[keyof UploadFileResponses];
+
+export type DeleteUploadData = {
+    body?: never;
+    path: {
+        file_id: string;
+    };
+    query?: never;
+    url: '/v1/files/{file_id}';
+};
+
+export type DeleteUploadErrors = {
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * No such upload for this organization and environment (`file_not_found`).
+     */
+    404: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     */
+    429: ApiRateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type DeleteUploadError = DeleteUploadErrors[keyof DeleteUploadErrors];
+
+export type DeleteUploadResponses = {
+    /**
+     * The upload is gone.
+     */
+    200: ApiDeletedFile;
+};
+
+export type DeleteUploadResponse = DeleteUploadResponses[keyof DeleteUploadResponses];
+
 export type GetFileData = {
     body?: never;
     headers?: {
@@ -2445,6 +2612,65 @@ export type GetFileResponses = {
 };
 
 export type GetFileResponse = GetFileResponses[keyof GetFileResponses];
+
+export type GetUploadContentData = {
+    body?: never;
+    headers?: {
+        /**
+         * A single byte range, such as `bytes=0-1023`.
+         */
+        Range?: string;
+    };
+    path: {
+        /**
+         * An upload's `file_id`.
+         */
+        file_id: string;
+    };
+    query?: never;
+    url: '/v1/files/{file_id}/content';
+};
+
+export type GetUploadContentErrors = {
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * No such upload for this organization and environment, or it expired (`file_not_found`).
+     */
+    404: ApiError;
+    /**
+     * The range starts past the end of the file (`range_not_satisfiable`).
+     */
+    416: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     */
+    429: ApiRateLimitError;
+    /**
+     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type GetUploadContentError = GetUploadContentErrors[keyof GetUploadContentErrors];
+
+export type GetUploadContentResponses = {
+    /**
+     * The whole file, as its `content_type`.
+     */
+    200: Blob | File;
+    /**
+     * The requested byte range.
+     */
+    206: Blob | File;
+};
+
+export type GetUploadContentResponse = GetUploadContentResponses[keyof GetUploadContentResponses];
 
 export type GetHealthData = {
     body?: never;

@@ -6,7 +6,8 @@ import * as z from 'zod';
 /**
  * An `http` or `https` URL the service downloads the reference from. It must be reachable from
  * the service; loopback, private and cloud-metadata addresses are refused unless the operator
- * allows local URLs.
+ * allows local URLs. The `url` of a reference upload (`POST /v1/files`) of the same organization
+ * and environment works too, and is read without a download.
  *
  */
 export const zReferenceUrl = z.url().max(2048).regex(/^https?:\/\//);
@@ -743,6 +744,31 @@ export const zWebhookDeliveryPage = z.object({
 });
 
 /**
+ * FileUpload
+ *
+ * A reference file uploaded with `POST /v1/files`. Put its `url` in any `*_urls` field of a run
+ * of the same organization and environment until it expires.
+ *
+ */
+export const zFileUpload = z.object({
+    file_id: z.string().regex(/^upload_[A-Za-z0-9_-]+$/),
+    url: z.url(),
+    content_type: z.string(),
+    bytes: z.int().gte(1),
+    file_name: z.string().nullable(),
+    created_at: z.iso.datetime(),
+    expires_at: z.iso.datetime()
+});
+
+/**
+ * DeletedFile
+ */
+export const zDeletedFile = z.object({
+    file_id: z.string(),
+    deleted: z.literal(true)
+});
+
+/**
  * Health
  */
 export const zHealth = z.object({
@@ -1027,6 +1053,11 @@ export const zRunId = z.string().min(1).max(100);
 export const zDeliveryId = z.string().min(1).max(100);
 
 /**
+ * An upload's `file_id`.
+ */
+export const zUploadId = z.string().min(1).max(200);
+
+/**
  * Page size.
  */
 export const zPageLimit = z.int().gte(1).lte(100).default(20);
@@ -1219,6 +1250,24 @@ export const zRedeliverWebhookPath = z.object({
  */
 export const zRedeliverWebhookResponse = zWebhookDelivery;
 
+export const zUploadFileBody = z.object({
+    file: z.string()
+});
+
+/**
+ * The upload.
+ */
+export const zUploadFileResponse = zFileUpload;
+
+export const zDeleteUploadPath = z.object({
+    file_id: z.string().min(1).max(200)
+});
+
+/**
+ * The upload is gone.
+ */
+export const zDeleteUploadResponse = zDeletedFile;
+
 export const zGetFileHeaders = z.object({
     Range: z.string().optional()
 });
@@ -1236,6 +1285,19 @@ export const zGetFileQuery = z.object({
  * The whole file.
  */
 export const zGetFileResponse = z.string();
+
+export const zGetUploadContentHeaders = z.object({
+    Range: z.string().optional()
+});
+
+export const zGetUploadContentPath = z.object({
+    file_id: z.string().min(1).max(200)
+});
+
+/**
+ * The whole file, as its `content_type`.
+ */
+export const zGetUploadContentResponse = z.string();
 
 /**
  * The process is alive.

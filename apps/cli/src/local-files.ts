@@ -1,0 +1,126 @@
+/**
+ * Local files as references. A value of `--image`, `--video` or `--audio` (or of a reference
+ * field in `--input`) that is not a URL is the path of a file on this machine: it is checked
+ * before any request, stands in the input as a placeholder URL while the input is checked and
+ * priced (a price depends on which kinds of reference are given, never on the files), and is
+ * uploaded (`POST /v1/files`) only once the run is to be submitted, its upload's URL taking the
+ * placeholder's place.
+ */
+import { constants } from "node:fs";
+import { access, stat } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import type { FileUpload, Model, RefvidClient } from "@refvid/client";
+import { fileFromPath } from "@refvid/client/node";
+import { UsageError } from "./errors.js";
+import type { Output } from "./io.js";
+
+/** A file named as a reference, and what stands for it in the input until it is uploaded. */
+export interface LocalFile {
+  /** The path as given (a `file:` URL's path). */
+  path: string;
+  /** The flag it was given with, for messages. */
+  flag: string;
+  placeholder: string;
+}
+
+/** Any `scheme://`: a URL, left for the model's schema to judge (which takes http and https). */
+const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\//i;
+const PLACEHOLDER = "https://local-file.invalid/";
+
+/** The path `value` names, or `undefined` when it is a URL. A `file:` URL is a path too. */
+export function localPath(value: string): string | undefined {
+  if (/^file:/i.test(value)) {
+    try {
+      return fileURLToPath(value);
+    } catch (error) {
+      throw new UsageError(`${value} is not a file URL this system can open: ${(error as Error).message}`);
+    }
+  }
+  return URL_LIKE.test(value) ? undefined : value;
+}
+
+/**
+ * Replaces each local path in the reference fields of `input` by a placeholder URL (the same
+ * path twice by the same one), and returns the files. `flagOf` names a field's flag.
+ */
+export function placeLocalFiles(
+  model: Model,
+  input: Record<string, unknown>,
+  flagOf: (field: string) => string,
+): LocalFile[] {
+  const files = new Map<string, LocalFile>();
+  for (const { field } of model.limits.references) {
+    const values = input[field];
+    if (!Array.isArray(values)) continue;
+    input[field] = values.map((value: unknown) => {
+      const path = typeof value === "string" ? localPath(value) : undefined;
+      if (path === undefined) return value;
+      let file = files.get(path);
+      if (!file) {
+        file = { path, flag: flagOf(field), placeholder: `${PLACEHOLDER}${files.size + 1}` };
+        files.set(path, file);
+      }
+      return file.placeholder;
+    });
+  }
+  return [...files.values()];
+}
+
+/** A usage error unless each file exists and can be read. */
+export async function checkLocalFiles(files: readonly Pick<LocalFile, "path" | "flag">[]): Promise<void> {
+  for (const { path, flag } of files) {
+    const where = flag ? `${flag} ${path}` : path;
+    const info = await stat(path).catch(() => undefined);
+    if (!info) {
+      throw new UsageError(
+        `${where}: no such file (a reference is an http:// or https:// URL, or the path of a file to upload)`,
+      );
+    }
+    if (!info.isFile()) throw new UsageError(`${where}: not a file`);
+    await access(path, constants.R_OK).catch(() => {
+      throw new UsageError(`${where}: permission denied`);
+    });
+  }
+}
+
+/** `183 KB`: sizes in powers of 1000, as the sizes of files are usually told. */
+export function formatSize(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  if (Math.round(bytes / 1000) < 1000) return `${Math.round(bytes / 1000)} KB`;
+  if (bytes < 1e9) return `${(bytes / 1e6).toFixed(1)} MB`;
+  return `${(bytes / 1e9).toFixed(2)} GB`;
+}
+
+/** Uploads the file at `path` (streamed from disk), saying so on stderr. */
+export async function uploadLocalFile(
+  client: RefvidClient,
+  file: Pick<LocalFile, "path" | "flag">,
+  io: Output,
+): Promise<FileUpload> {
+  let body: File;
+  try {
+    body = await fileFromPath(file.path);
+  } catch (error) {
+    // Checked before, but gone or changed since.
+    throw new UsageError(`${file.flag ? `${file.flag} ` : ""}${(error as Error).message}`);
+  }
+  const upload = await client.uploadFile(body);
+  io.info(`Uploaded ${file.path} (${formatSize(upload.bytes)}) as ${upload.file_id}`);
+  return upload;
+}
+
+/** Uploads each file and puts its upload's URL where its placeholder stands in `input`. */
+export async function uploadLocalFiles(
+  client: RefvidClient,
+  model: Model,
+  input: Record<string, unknown>,
+  files: readonly LocalFile[],
+  io: Output,
+): Promise<void> {
+  const urls = new Map<unknown, string>();
+  for (const file of files) urls.set(file.placeholder, (await uploadLocalFile(client, file, io)).url);
+  for (const { field } of model.limits.references) {
+    const values = input[field];
+    if (Array.isArray(values)) input[field] = values.map((value: unknown) => urls.get(value) ?? value);
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * BlobStore on a local directory: one file per blob, named by its id (videos keep the `.mp4`
+ * name they always had), with a small `.type` file beside a blob whose content type is not the
+ * default. Right for one machine, or a directory every process shares.
+ */
+
+import { randomBytes } from "node:crypto";
+import { createReadStream, createWriteStream } from "node:fs";
+import { copyFile, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import {
+  type BlobInfo,
+  type BlobKind,
+  type BlobStore,
+  type ByteRange,
+  blobKind,
+  checkedBlobId,
+  DEFAULT_CONTENT_TYPE,
+} from "./blob-store.js";
+
+export class LocalBlobStore implements BlobStore {
+  constructor(private readonly dir: string) {}
+
+  private path(id: string): string {
+    return join(this.dir, blobKind(checkedBlobId(id)) === "file" ? `${id}.mp4` : id);
+  }
+
+  private typePath(id: string): string {
+    return `${this.path(id)}.type`;
+  }
+
+  async put(id: string, source: string | Readable, options: { contentType?: string } = {}) {
+    const target = this.path(id);
+    await mkdir(this.dir, { recursive: true });
+    if (typeof source === "string") {
+      try {
+        await rename(source, target);
+      } catch {
+        // Another filesystem: copy instead of moving.
+        await copyFile(source, target);
+        await rm(source, { force: true });
+      }
+    } else {
+      // Written aside and renamed into place, so a cut-off stream never leaves a partial blob.
+      const partial = `${target}.partial-${randomBytes(4).toString("hex")}`;
+      try {
+        await pipeline(source, createWriteStream(partial));
+        await rename(partial, target);
+      } catch (err) {
+        await rm(partial, { force: true });
+        throw err;
+      }
+    }
+    const contentType = options.contentType ?? DEFAULT_CONTENT_TYPE;
+    if (contentType !== DEFAULT_CONTENT_TYPE) await writeFile(this.typePath(id), contentType);
+    // The modification time is when the blob was stored: the retention sweep goes by it.
+    const now = new Date();
+    await utimes(target, now, now);
+    return { size: (await stat(target)).size, contentType };
+  }
+
+  async stat(id: string): Promise<BlobInfo | null> {
+    if (!blobKind(id)) return null;
+    const info = await stat(this.path(id)).catch(() => null);
+    if (!info) return null;
+    const contentType = await readFile(this.typePath(id), "utf8").catch(() => DEFAULT_CONTENT_TYPE);
+    return { size: info.size, contentType };
+  }
+
+  async read(id: string, range?: ByteRange): Promise<Readable> {
+    const path = this.path(id);
+    await stat(path); // an unknown id rejects here, not later in the stream
+    return createReadStream(path, range);
+  }
+
+  async delete(id: string) {
+    await rm(this.path(id), { force: true });
+    await rm(this.typePath(id), { force: true });
+  }
+
+  async deleteOlderThan(kind: BlobKind, before: Date) {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    let deleted = 0;
+    for (const name of names) {
+      const partial = /^(.+?)\.[a-z0-9]+\.partial-[0-9a-f]+$|^(.+?)\.partial-[0-9a-f]+$/.exec(name);
+      if (partial) {
+        // Left by a process that died while receiving a stream.
+        const info = await stat(join(this.dir, name)).catch(() => null);
+        if (info && info.mtime < before && blobKind(partial[1] ?? partial[2] ?? "") === kind)
+          await rm(join(this.dir, name), { force: true });
+        continue;
+      }
+      const id = name.endsWith(".mp4") ? name.slice(0, -4) : name;
+      if (blobKind(id) !== kind || this.path(id) !== join(this.dir, name)) continue;
+      const info = await stat(join(this.dir, name)).catch(() => null);
+      if (info && info.mtime < before) {
+        await this.delete(id);
+        deleted++;
+      }
+    }
+    return deleted;
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * `POST /v1/files`: a reference upload, as `multipart/form-data` (the file in a field named
+ * `file`) or as the raw body with its own `Content-Type`. Runs after authentication and the rate
+ * limit, and instead of the JSON body reader: the body streams into the blob store
+ * (services/upload-file.ts). It may take longer than the request timeout while its bytes keep
+ * arriving. An answer given before the whole body was read closes the connection.
+ */
+import type { Readable } from "node:stream";
+import { InvalidRequestError } from "@refvid/core";
+import busboy from "busboy";
+import contentDisposition from "content-disposition";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { AppDeps } from "../deps.js";
+import { formatBytes, MAX_UPLOAD_BYTES } from "../media/limits.js";
+import { storeUpload, UploadTooLargeError } from "../services/upload-file.js";
+import { callerOf } from "./auth.js";
+import { allowSlowBody } from "./http-server.js";
+
+/** Room for the multipart boundaries and part headers around the file. */
+const MULTIPART_OVERHEAD = 64 * 1024;
+
+export function uploadRoute(deps: AppDeps): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    // Whatever is answered before the body is read through, the rest of it is read and dropped.
+    const hangUpEarly = () => {
+      if (!req.complete) res.once("finish", () => drainThenClose(req));
+    };
+    try {
+      const announced = Number(req.get("content-length"));
+      if (announced > MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD) {
+        throw new UploadTooLargeError(
+          `file: the body is ${announced} bytes; uploads take at most ${formatBytes(MAX_UPLOAD_BYTES)} (${MAX_UPLOAD_BYTES} bytes).`,
+        );
+      }
+      allowSlowBody(req);
+      const { body, fileName } = await fileOf(req);
+      const upload = await storeUpload(deps, callerOf(res), body, fileName);
+      hangUpEarly();
+      res.status(201).json(upload);
+    } catch (err) {
+      hangUpEarly();
+      next(err);
+    }
+  };
+}
+
+const missingFile = () =>
+  new InvalidRequestError([
+    {
+      field: "body.file",
+      message: "is required: send the file as a multipart/form-data field named file, or as the raw body",
+      rule: "required",
+    },
+  ]);
+
+/** The file's bytes and the name the client gave, from a form or from the raw body. */
+function fileOf(req: Request): Promise<{ body: Readable; fileName: string | null }> {
+  const type = req.get("content-type") ?? "";
+  if (!/^multipart\/form-data\b/i.test(type)) {
+    return Promise.resolve({ body: req, fileName: dispositionFileName(req.get("content-disposition")) });
+  }
+  return new Promise((resolve, reject) => {
+    let form: busboy.Busboy;
+    try {
+      form = busboy({
+        headers: req.headers,
+        // File names as browsers and curl send them: UTF-8.
+        defParamCharset: "utf8",
+        limits: { files: 1, fields: 20, fieldSize: 4096, parts: 30 },
+      });
+    } catch (err) {
+      reject(
+        new InvalidRequestError([
+          { field: "body", message: `is not a readable form: ${(err as Error).message}`, rule: "multipart" },
+        ]),
+      );
+      return;
+    }
+    let found = false;
+    form.on("file", (name, stream, info) => {
+      if (name !== "file" || found) {
+        stream.resume();
+        return;
+      }
+      found = true;
+      resolve({ body: stream, fileName: info.filename ?? null });
+    });
+    form.on("error", (err: Error) =>
+      reject(
+        new InvalidRequestError([
+          { field: "body", message: `is not a readable form: ${err.message}`, rule: "multipart" },
+        ]),
+      ),
+    );
+    form.on("close", () => {
+      if (!found) reject(missingFile());
+    });
+    req.pipe(form);
+  });
+}
+
+/** How long the rest of a refused body is read and dropped before the connection is closed. */
+const LINGER_MS = 5_000;
+
+/**
+ * After an early answer, reads and drops what the client still sends; if that takes longer than
+ * a moment, closes the connection. Closing at once with unread bytes would reset it, and a client
+ * still sending (fetch, for one) would lose the answer it was sent: the reason nginx lingers too.
+ * A body that ends in time leaves the connection open for the next request.
+ */
+function drainThenClose(req: Request): void {
+  req.unpipe();
+  req.removeAllListeners("readable");
+  req.removeAllListeners("data");
+  req.resume();
+  const timer = setTimeout(() => req.socket.destroy(), LINGER_MS).unref();
+  req.once("end", () => clearTimeout(timer));
+  req.once("close", () => clearTimeout(timer));
+}
+
+/** The file name of `Content-Disposition` (RFC 6266: `filename*` wins over `filename`), if any. */
+function dispositionFileName(header: string | undefined): string | null {
+  if (!header) return null;
+  try {
+    const name = contentDisposition.parse(header).parameters.filename;
+    return name ? name.slice(0, 255) : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,258 @@
+/**
+ * Reference uploads end to end: `POST /v1/files` as a form or a raw body, read back by its owner
+ * only, used as a reference by a run that the preview provider renders from it (read from the
+ * blob store, not downloaded), and refused clearly when it is too big, not media, someone
+ * else's or gone.
+ */
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { request } from "node:http";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { FileUpload } from "@refvid/api-types";
+import { loadOpenapiDocument } from "@refvid/api-types/document";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "../src/manual-clock.js";
+import { probeDuration } from "../src/media/ffmpeg.js";
+import { eventually, useTestRefvid } from "./harness.js";
+
+const SCULPTURE = fileURLToPath(new URL("../../../docs/examples/refs/sculpture.png", import.meta.url));
+const MODEL_D = "/v1/run/lab-d/model-d/reference-to-video";
+
+/**
+ * The upload route answers before the OpenAPI validator (it streams its body), so its answers are
+ * checked against the spec's schemas here.
+ */
+function specSchema(name: string) {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  ajv.addSchema({ $id: "doc", components: loadOpenapiDocument().components });
+  const validate = ajv.compile({ $ref: `doc#/components/schemas/${name}` });
+  return (value: unknown) => {
+    expect(validate(value), ajv.errorsText(validate.errors)).toBe(true);
+  };
+}
+const isFileUpload = specSchema("FileUpload");
+const isError = specSchema("Error");
+
+describe("reference uploads", () => {
+  const server = useTestRefvid({ REFVID_PROVIDER: "lab-d/model-d/reference-to-video=preview" });
+
+  const upload = (apiKey: string, body: RequestInit["body"], headers: Record<string, string> = {}) =>
+    fetch(`${server.url}/v1/files`, {
+      method: "POST",
+      headers: { authorization: `Key ${apiKey}`, ...headers },
+      body,
+      duplex: "half",
+    } as RequestInit);
+  const storedUploads = async () =>
+    (await readdir(join(server.refvid.deps.config.dataDir, "files")).catch(() => [] as string[])).filter(
+      (name) => name.startsWith("upload_"),
+    );
+
+  it("uploads a form field, and a run renders from it without downloading it", async () => {
+    const t = await server.tenant();
+    const png = await readFile(SCULPTURE);
+    const form = new FormData();
+    form.append("file", new Blob([png], { type: "application/octet-stream" }), "sculpture.png");
+    const res = await upload(t.apiKey, form);
+    expect(res.status).toBe(201);
+    const file = (await res.json()) as FileUpload;
+    isFileUpload(file);
+    expect(file).toMatchObject({
+      file_id: expect.stringMatching(/^upload_/),
+      url: `${server.refvid.deps.config.publicUrl}/v1/files/${file.file_id}/content`,
+      content_type: "image/png", // from the bytes, not the declared type
+      bytes: png.length,
+      file_name: "sculpture.png",
+    });
+    expect(Date.parse(file.expires_at) - Date.parse(file.created_at)).toBe(24 * 3_600_000);
+
+    // The upload URL needs the owner's key, so a run can only have read it from the blob store.
+    const run = await t.client.run("lab-d/model-d/reference-to-video", {
+      prompt: "A slow dolly shot around the sculpture",
+      image_urls: [file.url],
+      duration: "4s",
+    } as never);
+    expect(run.status).toBe("succeeded");
+    const video = await fetch(run.output?.videos[0]?.url as string);
+    expect(video.status).toBe(200);
+    const path = join(server.refvid.deps.config.dataDir, "played.mp4");
+    await writeFile(path, Buffer.from(await video.arrayBuffer()));
+    expect(await probeDuration(path, { timeoutMs: 20_000 })).toBeCloseTo(4, 0);
+  });
+
+  it("takes a raw body with its name, and gives it back whole or by range to its owner only", async () => {
+    const t = await server.tenant();
+    const other = await server.tenant();
+    const sandbox = await server.tenant({ environment: "test" });
+    const png = await readFile(SCULPTURE);
+    const res = await upload(t.apiKey, png, {
+      "content-type": "image/png",
+      "content-disposition": 'attachment; filename="ref.png"',
+    });
+    const file = (await res.json()) as FileUpload;
+    expect(file).toMatchObject({ content_type: "image/png", bytes: png.length, file_name: "ref.png" });
+
+    const path = `/v1/files/${file.file_id}/content`;
+    const whole = await fetch(`${server.url}${path}`, { headers: { authorization: `Key ${t.apiKey}` } });
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get("content-type")).toBe("image/png");
+    expect(whole.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(Buffer.from(await whole.arrayBuffer()).equals(png)).toBe(true);
+    const part = await fetch(`${server.url}${path}`, {
+      headers: { authorization: `Key ${t.apiKey}`, range: "bytes=1-3" },
+    });
+    expect(part.status).toBe(206);
+    expect(await part.text()).toBe("PNG");
+
+    for (const stranger of [other, sandbox]) {
+      const read = await stranger.call("GET", path);
+      expect(read.status).toBe(404);
+      expect(read.body.error.type).toBe("file_not_found");
+      const used = await stranger.call("POST", MODEL_D, { input: { prompt: "p", image_urls: [file.url] } });
+      expect(used.status).toBe(404);
+      expect(used.body.error).toMatchObject({ type: "file_not_found" });
+      expect(used.body.error.message).toMatch(
+        /^body\.input\.image_urls\[0\]: upload upload_\w+ does not exist/,
+      );
+      expect((await stranger.call("DELETE", `/v1/files/${file.file_id}`)).status).toBe(404);
+    }
+    // Nothing was admitted for the strangers: their wallets and slots are untouched.
+    expect((await other.call("GET", "/v1/account")).body.concurrency.in_flight).toBe(0);
+
+    const deleted = await t.call("DELETE", `/v1/files/${file.file_id}`);
+    expect(deleted).toMatchObject({ status: 200, body: { file_id: file.file_id, deleted: true } });
+    expect((await t.call("GET", path)).status).toBe(404);
+    const gone = await t.call("POST", MODEL_D, { input: { prompt: "p", image_urls: [file.url] } });
+    expect(gone.status).toBe(404);
+  });
+
+  it("refuses what is not media, and keeps nothing", async () => {
+    const t = await server.tenant();
+    const before = await storedUploads();
+    for (const body of [Buffer.from("<html><script>alert(1)</script></html>"), Buffer.alloc(0)]) {
+      const res = await upload(t.apiKey, body, { "content-type": "image/png" });
+      expect(res.status).toBe(415);
+      const answer = (await res.json()) as any;
+      isError(answer);
+      const error = answer.error;
+      expect(error.type).toBe("unsupported_media_type");
+      expect(error.message).toMatch(/^file: /);
+    }
+    const form = new FormData();
+    form.append("purpose", "reference");
+    const missing = await upload(t.apiKey, form);
+    expect(missing.status).toBe(400);
+    expect(((await missing.json()) as any).error.fields[0].field).toBe("body.file");
+    expect(await storedUploads()).toEqual(before);
+  });
+
+  it("cuts off a body past the cap for its kind with 413, announced or not, and keeps nothing", async () => {
+    const t = await server.tenant();
+    const before = await storedUploads();
+    const png = await readFile(SCULPTURE);
+    // A PNG that goes on past 30 MB, streamed without Content-Length.
+    const cut = await sendSlowly(
+      `${server.url}/v1/files`,
+      { authorization: `Key ${t.apiKey}`, "content-type": "image/png" },
+      png,
+      40,
+    );
+    expect(cut.status).toBe(413);
+    isError(JSON.parse(cut.body));
+    expect(JSON.parse(cut.body).error.message).toMatch(/^file: is larger than 30 MB/);
+    // Announced bigger than any upload may be: refused before a byte of it is read.
+    const announced = await sendSlowly(
+      `${server.url}/v1/files`,
+      {
+        authorization: `Key ${t.apiKey}`,
+        "content-type": "video/mp4",
+        "content-length": String(300 * 1024 * 1024),
+      },
+      png,
+      0,
+    );
+    expect(announced.status).toBe(413);
+    expect(JSON.parse(announced.body).error.message).toMatch(/uploads take at most 200 MB/);
+    // The server is fine, and nothing of either body is left behind.
+    expect((await t.call("GET", "/v1/account")).status).toBe(200);
+    expect(await storedUploads()).toEqual(before);
+    expect(
+      (await readdir(join(server.refvid.deps.config.dataDir, "files")).catch(() => [])).filter((n) =>
+        n.includes(".partial-"),
+      ),
+    ).toEqual([]);
+  });
+});
+
+/**
+ * POSTs `first` then `moreMiB` MiB more, one MiB at a time, and returns the answer as soon as it
+ * arrives, whether or not the server read the whole body (it hangs up after an early answer).
+ */
+function sendSlowly(
+  url: string,
+  headers: Record<string, string>,
+  first: Buffer,
+  moreMiB: number,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    // A connection of its own (never pooled), dropped once the answer is in: the server hangs up
+    // on the rest of the body, and a write racing that must not fail on a socket nobody watches.
+    const req = request(url, { method: "POST", headers, agent: false }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      res.on("end", () => {
+        resolve({ status: res.statusCode ?? 0, body });
+        req.destroy();
+      });
+    });
+    req.on("error", reject);
+    let sent = 0;
+    const chunk = Buffer.alloc(1024 * 1024, 7);
+    const next = () => {
+      if (req.destroyed) return;
+      if (sent === 0) req.write(first);
+      else if (sent > moreMiB) return req.end();
+      else req.write(chunk);
+      sent++;
+      setImmediate(next);
+    };
+    next();
+  });
+}
+
+describe("an upload past its expiry", () => {
+  const clock = new ManualClock();
+  const server = useTestRefvid({ REFVID_UPLOAD_TTL_HOURS: "2" }, { clock, scheduler: clock });
+
+  it("can no longer be read or used, and the sweep deletes it", async () => {
+    const t = await server.tenant();
+    const res = await fetch(`${server.url}/v1/files`, {
+      method: "POST",
+      headers: { authorization: `Key ${t.apiKey}`, "content-type": "image/png" },
+      body: await readFile(SCULPTURE),
+    });
+    const file = (await res.json()) as FileUpload;
+    expect(Date.parse(file.expires_at) - Date.parse(file.created_at)).toBe(2 * 3_600_000);
+    const input = { prompt: "p", image_urls: [file.url] };
+    expect((await t.call("POST", MODEL_D, { input })).status).toBe(201);
+
+    await clock.advance(2 * 3_600_000);
+    const used = await t.call("POST", MODEL_D, { input });
+    expect(used.status).toBe(404);
+    expect(used.body.error.message).toMatch(/^body\.input\.image_urls\[0\]: upload upload_\w+ expired at /);
+    expect((await t.call("GET", `/v1/files/${file.file_id}/content`)).status).toBe(404);
+    // The sweep runs every ten minutes: the bytes and the record go.
+    await clock.advance(10 * 60_000);
+    await eventually(
+      async () => ((await server.refvid.deps.blobs.stat(file.file_id)) === null ? true : undefined),
+      5_000,
+      "the upload's bytes to be deleted",
+    );
+  });
+});
