@@ -11,11 +11,14 @@ import type { FileUrlSigner } from "./files/signed-urls.js";
 import type { Metrics } from "./metrics/metrics.js";
 import type { Routes } from "./providers/registry.js";
 import type { Provider } from "./providers/types.js";
+import type { KeyCache } from "./services/key-cache.js";
 import type { RunEvents } from "./services/run-events.js";
 
 export interface AppDeps {
   config: Config;
   store: Store;
+  /** API keys as authentication reads them, cached for under a second. */
+  keys: KeyCache;
   clock: Clock;
   /** Every timer of the loops, the worker and sync waits; tests pass a ManualClock. */
   scheduler: Scheduler;

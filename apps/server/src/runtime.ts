@@ -15,9 +15,12 @@ import { createApp } from "./app.js";
 import { type Clock, type Scheduler, systemClock, systemScheduler } from "./clock.js";
 import type { Config } from "./config.js";
 import type { AppDeps } from "./deps.js";
-import { LocalBlobStore } from "./files/blob-store.js";
+import type { BlobStore } from "./files/blob-store.js";
+import { LocalBlobStore } from "./files/local-blob-store.js";
 import { RetentionSweep } from "./files/retention.js";
-import { FileUrlSigner } from "./files/signed-urls.js";
+import { S3BlobStore } from "./files/s3-blob-store.js";
+import { presignGetObject } from "./files/s3-presign.js";
+import { FileUrlSigner, type Presign } from "./files/signed-urls.js";
 import { configureHttpServer } from "./http/http-server.js";
 import { countRunEnds } from "./metrics/count-run-ends.js";
 import { Metrics } from "./metrics/metrics.js";
@@ -27,6 +30,7 @@ import { ProviderReachability } from "./providers/reachability.js";
 import { buildRoutes } from "./providers/registry.js";
 import { SimulatedProvider } from "./providers/simulated.js";
 import type { Provider } from "./providers/types.js";
+import { KeyCache } from "./services/key-cache.js";
 import { RunEvents } from "./services/run-events.js";
 import { StartupError } from "./startup-checks.js";
 import { WebhookDispatcher } from "./webhooks/dispatcher.js";
@@ -54,7 +58,7 @@ export interface RunningRefvid {
 }
 
 export async function buildDeps(config: Config, options: StartOptions = {}): Promise<AppDeps> {
-  const logger = options.logger ?? pino({ level: config.logLevel });
+  const logger = options.logger ?? createLogger(config.logLevel);
   const dataDir = resolve(config.dataDir);
   await mkdir(dataDir, { recursive: true });
   const signingSecret = config.signingSecret ?? (await persistentSecret(join(dataDir, "signing-secret")));
@@ -74,14 +78,17 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
     // Every route's provider, and the sandbox that test runs go to.
     providers: ["simulated", ...MODEL_SLUGS.flatMap((slug) => routes[slug].map((route) => route.name))],
   });
+  const { blobs, presign } = openBlobStore(config);
+  const store = countRunEnds(options.store ?? (await openStore(config.store)), metrics);
   return {
     config,
-    store: countRunEnds(options.store ?? (await openStore(config.store)), metrics),
+    store,
+    keys: new KeyCache(store, clock),
     clock,
     scheduler,
     logger,
-    blobs: new LocalBlobStore(join(dataDir, "files")),
-    signer: new FileUrlSigner(signingSecret, config.publicUrl, config.fileUrlTtlSeconds),
+    blobs,
+    signer: new FileUrlSigner(signingSecret, config.publicUrl, config.fileUrlTtlSeconds, presign),
     routes,
     sandbox: simulated,
     events: new RunEvents(),
@@ -89,8 +96,21 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
   };
 }
 
+/**
+ * JSON lines on stdout, written asynchronously: a log reader that falls behind (a full pipe) never
+ * stalls the event loop, and lines written together go out in one write. pino flushes what is
+ * left when the process exits. Past 64 MiB waiting, lines are dropped rather than held.
+ */
+export function createLogger(level: string): Logger {
+  return pino({ level }, pino.destination({ dest: 1, sync: false, maxLength: 64 * 1024 * 1024 }));
+}
+
 export async function startRefvid(config: Config, options: StartOptions = {}): Promise<RunningRefvid> {
   const deps = await buildDeps(config, options);
+  await checkBlobStore(deps).catch(async (err: unknown) => {
+    await deps.store.close();
+    throw err;
+  });
   let listen: ListenHealth = "ok";
   const shutdown = new AbortController();
   const reachability = new ProviderReachability(config.routing?.providers ?? [], deps);
@@ -176,6 +196,34 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
       return closing;
     },
   };
+}
+
+/** The configured blob store, and how to presign its URLs when files are served by S3 itself. */
+function openBlobStore(config: Config): { blobs: BlobStore; presign: Presign | null } {
+  const { blobStore } = config;
+  if (blobStore.kind === "local") return { blobs: new LocalBlobStore(resolve(blobStore.dir)), presign: null };
+  const s3 = new S3BlobStore(blobStore.location);
+  const { credentials } = blobStore.location;
+  const presign: Presign | null =
+    blobStore.presign && credentials
+      ? (id, signedAt, seconds) =>
+          presignGetObject(blobStore.location, credentials, s3.key(id), signedAt, seconds)
+      : null;
+  return { blobs: s3, presign };
+}
+
+/** A bucket that cannot be listed with the configured keys stops the start, saying why. */
+async function checkBlobStore(deps: AppDeps): Promise<void> {
+  if (!(deps.blobs instanceof S3BlobStore)) return;
+  const { bucket, prefix, endpoint } = deps.blobs.location;
+  try {
+    await deps.blobs.check();
+  } catch (err) {
+    const code = (err as { name?: string }).name ?? "Error";
+    throw new StartupError(
+      `REFVID_BLOB_STORE: cannot list s3://${bucket}/${prefix} at ${endpoint ?? "AWS"}: ${code}: ${(err as Error).message}`,
+    );
+  }
 }
 
 /** Why the server could not listen, in the operator's terms. */

@@ -132,20 +132,30 @@ describe("Postgres drops every connection of the fleet under load", () => {
     await load;
 
     const unavailable = answers.filter((a) => !(a instanceof Error) && a.status === 503);
+    // While connections drop, runs wait for their leases to lapse, so on a busy machine the
+    // organization can reach its cap of 100 for a moment: that 429 is a true answer too.
+    const atCap = (a: Answer) =>
+      a.status === 429 &&
+      a.body?.error?.code === "concurrency_limit_exceeded" &&
+      a.body.error.scope === "organization";
+    const capped = answers.filter((a): a is Answer => !(a instanceof Error) && atCap(a));
     const outcome = {
       exits,
       /** Submits that got no HTTP answer at all (connection refused or reset). */
       networkErrors: answers.filter((a) => a instanceof Error).length,
-      /** Submits answered other than 201 or 503, by status, with one body of each. */
+      /** Submits answered other than 201, 503 or the organization cap's 429, by status, with one body of each. */
       unexpected: Object.fromEntries(
         answers
-          .filter((a): a is Answer => !(a instanceof Error) && a.status !== 201 && a.status !== 503)
+          .filter(
+            (a): a is Answer => !(a instanceof Error) && a.status !== 201 && a.status !== 503 && !atCap(a),
+          )
           .map((a, _, all) => [
             a.status,
             `${all.filter((b) => b.status === a.status).length}x ${JSON.stringify(a.body).slice(0, 120)}`,
           ]),
       ),
       unavailableWithoutRetryAfter: unavailable.filter((a) => !(a as Answer).retryAfter).length,
+      cappedWithoutRetryAfter: capped.filter((a) => !a.retryAfter).length,
       unavailableBodies: [...new Set(unavailable.map((a) => `${(a as Answer).body?.error?.type}`))],
     };
     const admitted = answers.filter((a) => !(a instanceof Error) && a.status === 201).length;
@@ -154,6 +164,7 @@ describe("Postgres drops every connection of the fleet under load", () => {
       networkErrors: 0,
       unexpected: {},
       unavailableWithoutRetryAfter: 0,
+      cappedWithoutRetryAfter: 0,
       unavailableBodies: unavailable.length > 0 ? ["service_unavailable"] : [],
     });
     expect(

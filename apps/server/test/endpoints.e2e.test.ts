@@ -27,6 +27,30 @@ const BUSY = { rateLimitPerMinute: 100_000 };
 
 const t = useTestRefvid();
 
+/** A refvid of the test's own on the memory store, beside the suite's: `env` on top of the basics. */
+async function startOwnRefvid(env: Record<string, string>, onResponseMismatch?: (error: Error) => void) {
+  const dataDir = await mkdtemp(join(tmpdir(), "refvid-e2e-own-"));
+  const config = loadConfig({
+    REFVID_STORE: "memory",
+    PORT: "0",
+    REFVID_DATA_DIR: dataDir,
+    REFVID_SEED_DEMO: "false",
+    LOG_LEVEL: "silent",
+    ...env,
+  });
+  const refvid = await startRefvid(config, {
+    logger: pino({ level: "silent" }),
+    ...(onResponseMismatch ? { onResponseMismatch } : {}),
+  });
+  return {
+    refvid,
+    stop: async () => {
+      await refvid.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 /** Raw HTTP without the tenant's key (or with any Authorization given). */
 const raw = (
   method: string,
@@ -316,6 +340,51 @@ describe("pricing: preview, then the same input submitted", () => {
     });
     expectInvalid(res, "body.input.duration");
     expect((await tenant.client.searchRuns()).data).toEqual([]);
+  });
+});
+
+describe("price preview as production serves it (the OpenAPI validator skips the body it already checked)", () => {
+  let plain: RunningRefvid;
+  let stop: () => Promise<void>;
+
+  beforeAll(async () => {
+    // No onResponseMismatch: the validator runs as in production.
+    ({ refvid: plain, stop } = await startOwnRefvid({ REFVID_ADMIN_TOKEN: t.adminToken }));
+  });
+  afterAll(() => stop());
+
+  it("answers every body as the fully checked server does", async () => {
+    const admin = (path: string, body: unknown) =>
+      rawRequest(plain.url, "POST", path, { headers: { authorization: `Bearer ${t.adminToken}` }, body });
+    const org = await admin("/admin/v1/organizations", { name: "plain" });
+    const orgId = (org.body as { organization_id: string }).organization_id;
+    const plainKey = ((await admin(`/admin/v1/organizations/${orgId}/api-keys`, {})).body as { key: string })
+      .key;
+    const checked = await t.tenant();
+    const bodies: unknown[] = [
+      { endpoint: D, input: { prompt: "x", image_urls: IMAGES, duration: "4s" } },
+      {
+        endpoint: "lab-a/model-a/reference-to-video",
+        input: { prompt: "x", image_urls: IMAGES, video_urls: IMAGES },
+      },
+      { input: { prompt: "x" } },
+      { endpoint: "lab-x/model-x/reference-to-video", input: { prompt: "x" } },
+      { endpoint: D, input: { prompt: "x", image_urls: IMAGES, duration: "5s", extra: 1 } },
+      { endpoint: D, input: { prompt: 7 } },
+      [],
+      "not json",
+    ];
+    for (const body of bodies) {
+      const ask = (base: string, key: string) =>
+        rawRequest(base, "POST", "/v1/pricing/preview", { headers: { authorization: `Key ${key}` }, body });
+      const [want, got] = await Promise.all([ask(t.url, checked.apiKey), ask(plain.url, plainKey)]);
+      const strip = (answer: { status: number; body: unknown }) =>
+        JSON.parse(JSON.stringify(answer.body).replace(/"request_id":"[^"]*"/g, '"request_id":"x"'));
+      expect({ status: got.status, body: strip(got) }, JSON.stringify(body)).toEqual({
+        status: want.status,
+        body: strip(want),
+      });
+    }
   });
 });
 
@@ -797,27 +866,15 @@ describe("admin API", () => {
 
   describe("on a server without REFVID_ADMIN_TOKEN", () => {
     let plain: RunningRefvid;
-    let dataDir: string;
+    let stop: () => Promise<void>;
     const mismatches: Error[] = [];
 
     beforeAll(async () => {
-      dataDir = await mkdtemp(join(tmpdir(), "refvid-e2e-noadmin-"));
-      const config = loadConfig({
-        REFVID_STORE: "memory",
-        PORT: "0",
-        REFVID_DATA_DIR: dataDir,
-        REFVID_SEED_DEMO: "false",
-        LOG_LEVEL: "silent",
-      });
-      expect(config.adminToken).toBeNull();
-      plain = await startRefvid(config, {
-        logger: pino({ level: "silent" }),
-        onResponseMismatch: (error) => mismatches.push(error),
-      });
+      ({ refvid: plain, stop } = await startOwnRefvid({}, (error) => mismatches.push(error)));
+      expect(plain.deps.config.adminToken).toBeNull();
     });
     afterAll(async () => {
-      await plain.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await stop();
       expect(mismatches).toEqual([]);
     });
 

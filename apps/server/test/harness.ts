@@ -83,12 +83,13 @@ export async function rawRequest(
  * if any response did not match the spec. The returned object stands for the running instance.
  */
 export function useTestRefvid(
-  env: Record<string, string> = {},
+  /** Variables, or a function giving them when refvid starts (after earlier `beforeAll`s ran). */
+  env: Record<string, string> | (() => Record<string, string>) = {},
   options: Pick<StartOptions, "providers" | "clock" | "scheduler"> = {},
 ): TestRefvid {
   let running: TestRefvid | undefined;
   beforeAll(async () => {
-    running = await startTestRefvid(env, options);
+    running = await startTestRefvid(typeof env === "function" ? env() : env, options);
   }, 60_000);
   afterAll(async () => {
     await running?.close();
@@ -132,6 +133,10 @@ export async function startTestRefvid(
     ...options,
     logger: pino({ level: env.LOG_LEVEL ?? "silent" }),
     onResponseMismatch: (error) => mismatches.push(error),
+  }).catch(async (err: unknown) => {
+    await databases?.destroy();
+    await rm(dataDir, { recursive: true, force: true });
+    throw err;
   });
   const url = refvid.url;
 

@@ -102,9 +102,9 @@ export async function loopHarness(env: Record<string, string> = {}): Promise<Loo
   const blobs = { put: [] as string[], deleted: [] as string[] };
   const real = deps.blobs;
   deps.blobs = {
-    put: (fileId, path) => {
+    put: (fileId, source, options) => {
       blobs.put.push(fileId);
-      return real.put(fileId, path);
+      return real.put(fileId, source, options);
     },
     delete: (fileId) => {
       blobs.deleted.push(fileId);
@@ -112,7 +112,7 @@ export async function loopHarness(env: Record<string, string> = {}): Promise<Loo
     },
     stat: (fileId) => real.stat(fileId),
     read: (fileId, range) => real.read(fileId, range),
-    deleteOlderThan: (before) => real.deleteOlderThan(before),
+    deleteOlderThan: (kind, before) => real.deleteOlderThan(kind, before),
   };
   const tenant = await makeTenant(store, { balance: 100_000_000 });
   return {

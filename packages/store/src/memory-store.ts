@@ -26,6 +26,7 @@ import { MemoryOutbox } from "./memory/outbox.js";
 import { RunIndex } from "./memory/run-index.js";
 import { queuedRun, RunQueue } from "./memory/run-queue.js";
 import { serviceStatsOf } from "./memory/stats.js";
+import { MemoryUploads } from "./memory/uploads.js";
 import { tallyUsage } from "./memory/usage.js";
 import type * as T from "./types.js";
 import type { RunRecord, Store } from "./types.js";
@@ -46,6 +47,12 @@ export class MemoryStore implements Store {
   readonly addTopUp = this.accounts.addTopUp;
   readonly findApiKeyByHash = this.accounts.findApiKeyByHash;
   readonly rotateWebhookSecret = this.accounts.rotateWebhookSecret;
+  /** Reference uploads. */
+  private readonly uploads = new MemoryUploads();
+  readonly createUpload = this.uploads.createUpload;
+  readonly getUpload = this.uploads.getUpload;
+  readonly deleteUpload = this.uploads.deleteUpload;
+  readonly deleteExpiredUploads = this.uploads.deleteExpiredUploads;
   private readonly outbox = new MemoryOutbox();
   private readonly rateWindows = new Map<string, RateWindow>();
   private readonly idempotency = new Map<string, IdempotencyRecord>();

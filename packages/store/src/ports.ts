@@ -22,6 +22,7 @@ import type {
   TopUpRecord,
   TopUpResult,
   TopUpSearch,
+  UploadRecord,
   UpstreamRecord,
   UsageQuery,
   UsageRow,
@@ -196,6 +197,25 @@ export interface StatsStore {
   serviceStats(): Promise<ServiceStats>;
 }
 
+/** Reference uploads: who owns each and until when (the bytes are in the blob store). */
+export interface UploadStore {
+  /** Records an upload once its bytes are stored. */
+  createUpload(record: UploadRecord): Promise<UploadRecord>;
+  /**
+   * The upload, only for its own organization and environment (null for anyone else's, and for
+   * an unknown id); an expired one too: callers decide what expiry means.
+   */
+  getUpload(input: {
+    organizationId: string;
+    environment: Environment;
+    id: string;
+  }): Promise<UploadRecord | null>;
+  /** Forgets an upload of this organization and environment early; false when there was none. */
+  deleteUpload(input: { organizationId: string; environment: Environment; id: string }): Promise<boolean>;
+  /** Forgets uploads that expired at or before `now`; returns how many. */
+  deleteExpiredUploads(now: Date): Promise<number>;
+}
+
 /** Every concern of the store in one port, as each adapter implements it. */
 export interface Store
   extends AccountStore,
@@ -204,7 +224,8 @@ export interface Store
     RunStore,
     OutboxStore,
     AdminStore,
-    StatsStore {
+    StatsStore,
+    UploadStore {
   /**
    * Calls `listener` when any process queues a run (`queued`) or ends one (`ended`), so workers
    * and sync waiters elsewhere wake at once. Absent on a store that lives in one process.

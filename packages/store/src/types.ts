@@ -308,3 +308,19 @@ export interface ServiceStats {
 
 export type * from "./admin-types.js";
 export type * from "./ports.js";
+
+/** A reference file a client uploaded (`POST /v1/files`); its bytes are in the blob store under `id`. */
+export interface UploadRecord {
+  /** `upload_…` */
+  id: string;
+  organizationId: string;
+  apiKeyId: string;
+  /** The environment of the key that uploaded it: only keys of that environment may use it. */
+  environment: Environment;
+  contentType: string;
+  bytes: number;
+  /** The name the client gave, if any. */
+  fileName: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+}

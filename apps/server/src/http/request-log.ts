@@ -1,19 +1,27 @@
-/** Request id and one structured log line per request. */
-import type { RequestHandler } from "express";
+/**
+ * Request id and one structured log line per request, and the request's timing handed to the
+ * metrics, from one `close` listener (it comes after `finish`, and also when the client left
+ * first, which the line then says).
+ */
+import type { Request, RequestHandler, Response } from "express";
 import type { Logger } from "pino";
 import { newRequestId } from "../ids.js";
 
 const SAFE_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
-export function requestLog(logger: Logger): RequestHandler {
+/** Told of every request once it is over, with how long it took. */
+export type RequestObserver = (req: Request, res: Response, seconds: number) => void;
+
+export function requestLog(logger: Logger, observe?: RequestObserver): RequestHandler {
   return (req, res, next) => {
     const incoming = req.get("x-request-id");
     const requestId = incoming && SAFE_ID.test(incoming) ? incoming : newRequestId();
     res.locals.requestId = requestId;
     res.setHeader("X-Request-Id", requestId);
     const started = process.hrtime.bigint();
-    res.on("finish", () => {
+    res.once("close", () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      observe?.(req, res, ms / 1000);
       logger.info(
         {
           requestId,
@@ -21,6 +29,7 @@ export function requestLog(logger: Logger): RequestHandler {
           path: req.path,
           status: res.statusCode,
           ms: Math.round(ms * 10) / 10,
+          ...(res.writableFinished ? {} : { aborted: true }),
         },
         "request",
       );

@@ -1,5 +1,5 @@
 /** Routes of the run API (interface, "Endpoints"): submit, poll, cancel, search, preview, account, models. */
-import type { PricePreviewRequest, Run, SearchRunsRequest, SubmitRunRequest } from "@refvid/api-types";
+import type { PricePreviewRequest, SearchRunsRequest, SubmitRunRequest } from "@refvid/api-types";
 import { isModelSlug } from "@refvid/core";
 import { type Request, type Response, Router } from "express";
 import type { AppDeps } from "../deps.js";
@@ -11,6 +11,7 @@ import { previewPrice } from "../services/preview-price.js";
 import { StreamSlots, streamRunEvents } from "../services/run-stream.js";
 import { searchRuns } from "../services/search-runs.js";
 import { submitRun, syncResult } from "../services/submit-run.js";
+import { RunEndWaits } from "../services/wait-for-run.js";
 import { callerOf } from "./auth.js";
 
 /** `shutdown` aborts sync waits when the server stops. */
@@ -18,6 +19,15 @@ export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
   const router = Router();
   const models = modelCatalog();
   const streamSlots = new StreamSlots(deps.config.maxStreamsPerKey);
+  const waits = new RunEndWaits(deps, shutdown);
+
+  router.get("/v1/runs/:run_id", async (req, res) => {
+    res.json(await getRun(deps, callerOf(res), req.params.run_id));
+  });
+
+  router.get("/v1/account", async (_req, res) => {
+    res.json(await getAccount(deps, callerOf(res), res.locals.rate));
+  });
 
   router.post("/v1/run/:lab/:model/:category", async (req: Request, res: Response) => {
     const slug = `${req.params.lab}/${req.params.model}/${req.params.category}`;
@@ -27,10 +37,24 @@ export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
     const idempotencyKey = req.get("idempotency-key");
     const outcome = await submitRun(deps, caller, slug, body, idempotencyKey);
     // Sync: the status line and headers go out at once, so a client that gives up knows its run.
-    const syncResultFor = (runId: string) => {
+    // The route then returns and the body follows when the run ends: a held submit keeps its
+    // response and little else, not the whole middleware chain (docs/decisions.md, "Hot path").
+    const answerWhenEnded = (runId: string) => {
       res.status(201).setHeader("Content-Type", "application/json; charset=utf-8");
       res.flushHeaders();
-      return syncResult(deps, caller, runId, idempotencyKey, shutdown);
+      releaseChain(req);
+      syncResult(deps, caller, runId, idempotencyKey, waits).then(
+        (done) => {
+          if (!res.destroyed) res.end(JSON.stringify(done));
+        },
+        (err: unknown) => {
+          deps.logger.error(
+            { err, runId, requestId: res.locals.requestId },
+            "answering a sync submit failed",
+          );
+          res.destroy();
+        },
+      );
     };
 
     if (outcome.kind === "replay") {
@@ -42,18 +66,14 @@ export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
       // A retry of a sync submit whose run has not ended: answer as the first request would.
       res.setHeader("Idempotent-Replayed", "true");
       setRunHeaders(res, outcome.runId);
-      return answerSync(res, await syncResultFor(outcome.runId));
+      return answerWhenEnded(outcome.runId);
     }
     const { run } = outcome;
     setRunHeaders(res, run.run_id);
     res.setHeader("X-Concurrency-Remaining", String(outcome.concurrencyRemaining));
     // An async submit's response was stored for replays with the admission.
     if (!body.sync) return res.status(201).json(run);
-    return answerSync(res, await syncResultFor(run.run_id));
-  });
-
-  router.get("/v1/runs/:run_id", async (req, res) => {
-    res.json(await getRun(deps, callerOf(res), req.params.run_id));
+    return answerWhenEnded(run.run_id);
   });
 
   router.get("/v1/runs/:run_id/events", async (req, res) => {
@@ -80,10 +100,6 @@ export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
     res.json(models.get(`${req.params.lab}/${req.params.model}/${req.params.category}`));
   });
 
-  router.get("/v1/account", async (_req, res) => {
-    res.json(await getAccount(deps, callerOf(res), res.locals.rate));
-  });
-
   return router;
 }
 
@@ -92,7 +108,12 @@ function setRunHeaders(res: Response, runId: string) {
   res.setHeader("X-Run-Id", runId);
 }
 
-/** The body of a sync answer, whose status line and headers already went out. */
-function answerSync(res: Response, run: Run) {
-  if (!res.destroyed) res.end(JSON.stringify(run));
+/**
+ * Lets go of what the request no longer needs while its sync answer waits: Express keeps the
+ * router's continuation on `req.next`, which holds every middleware's closure, and the parsed body
+ * was stored with the run.
+ */
+function releaseChain(req: Request) {
+  req.next = undefined;
+  req.body = undefined;
 }

@@ -48,9 +48,14 @@ export function refuseUnstorableText(): RequestHandler {
     const add = (field: string, message: string) => {
       if (problems.length < MAX_PROBLEMS) problems.push({ field, message, rule: RULE });
     };
-    checkPath(req.baseUrl + req.path, templates, add);
-    walk(req.query, "query", add);
-    const depth = walk(req.body, "body", add);
+    // Without a `%`, a path holds no NUL or surrogate (the HTTP parser refuses raw control bytes,
+    // and other raw bytes read as Latin-1); without a `?`, there is no query to read.
+    const url = req.originalUrl;
+    const query = url.indexOf("?");
+    const path = query < 0 ? url : url.slice(0, query);
+    if (path.includes("%")) checkPath(req.baseUrl + req.path, templates, add);
+    if (query >= 0) walk(req.query, "query", add);
+    const depth = req.body === undefined ? 0 : walk(req.body, "body", add);
     if (depth > MAX_BODY_DEPTH) {
       add("body", `is nested more than ${MAX_BODY_DEPTH} levels deep, deeper than any operation takes`);
     }

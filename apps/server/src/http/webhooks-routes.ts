@@ -7,14 +7,14 @@ import {
   listDeliveries,
   redeliver,
 } from "../services/webhook-deliveries.js";
-import { rotateWebhookSecret, webhookSecretView } from "../services/webhook-secret.js";
+import { rotateWebhookSecret, webhookSecret } from "../services/webhook-secret.js";
 import { callerOf } from "./auth.js";
 
 export function webhooksRouter(deps: AppDeps): Router {
   const router = Router();
 
-  router.get("/v1/webhooks/secret", (_req, res) => {
-    res.json(webhookSecretView(callerOf(res).organization, deps.clock.now()));
+  router.get("/v1/webhooks/secret", async (_req, res) => {
+    res.json(await webhookSecret(deps, callerOf(res)));
   });
 
   router.post("/v1/webhooks/secret/rotate", async (_req, res) => {

@@ -12,11 +12,17 @@ export function countRunEnds(store: Store, metrics: Metrics): Store {
     if (result.kind === "completed") metrics.runEnded(result.run);
     return result;
   };
+  // Each method is bound once, not at every call: the store is on every request's path.
+  const bound = new Map<PropertyKey, unknown>([["completeRun", completeRun]]);
   return new Proxy(store, {
     get(target, property) {
-      if (property === "completeRun") return completeRun;
+      const known = bound.get(property);
+      if (known !== undefined) return known;
       const value = Reflect.get(target, property, target);
-      return typeof value === "function" ? value.bind(target) : value;
+      if (typeof value !== "function") return value;
+      const method = value.bind(target);
+      bound.set(property, method);
+      return method;
     },
   });
 }

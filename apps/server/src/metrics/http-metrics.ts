@@ -5,23 +5,18 @@
  * would have reached, found in the app's own route table, so one endpoint is one label whatever
  * the answer; a path no route serves is `unmatched`.
  */
-import { performance } from "node:perf_hooks";
-import type { Express, Request, RequestHandler } from "express";
+import type { Express, Request } from "express";
+import type { RequestObserver } from "../http/request-log.js";
 import type { Metrics } from "./metrics.js";
 
 export const UNMATCHED = "unmatched";
 
-export function httpMetrics(metrics: Metrics, app: Express): RequestHandler {
+export function httpMetrics(metrics: Metrics, app: Express): RequestObserver {
   let table: RouteTable | undefined;
-  return (req, res, next) => {
-    const started = performance.now();
-    // `close` comes after `finish`, and also when the client leaves first (an event stream).
-    res.once("close", () => {
-      table ??= routeTable(app);
-      const route = matchedRoute(req) ?? table.match(req.method, pathOf(req.originalUrl)) ?? UNMATCHED;
-      metrics.observeRequest(req.method, route, res.statusCode, (performance.now() - started) / 1000);
-    });
-    next();
+  return (req, res, seconds) => {
+    table ??= routeTable(app);
+    const route = matchedRoute(req) ?? table.match(req.method, pathOf(req.originalUrl)) ?? UNMATCHED;
+    metrics.observeRequest(req.method, route, res.statusCode, seconds);
   };
 }
 

@@ -48,6 +48,8 @@ export class Metrics {
   private readonly processing: Gauge;
   private readonly webhookBacklog: Gauge;
   private readonly reserved: Gauge;
+  /** Each (method, route, status) series of the request histogram: labels are hashed once, not per request. */
+  private readonly httpSeries = new Map<string, { observe(seconds: number): void }>();
   /** The provider the worker is calling for each run it holds, for the label of the run's end. */
   private readonly providerOfRun = new Map<string, string>();
 
@@ -145,7 +147,13 @@ export class Metrics {
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    this.httpDuration.observe({ method, route, status: String(status) }, seconds);
+    const key = `${method} ${status} ${route}`;
+    let series = this.httpSeries.get(key);
+    if (!series) {
+      series = this.httpDuration.labels({ method, route, status: String(status) });
+      this.httpSeries.set(key, series);
+    }
+    series.observe(seconds);
   }
 
   runAdmitted(model: ModelSlug): void {

@@ -103,12 +103,14 @@ export async function updateApiKey(deps: AppDeps, id: string, body: Schemas["Upd
     ...(body.rate_limit_per_minute !== undefined ? { rateLimitPerMinute: body.rate_limit_per_minute } : {}),
   });
   if (!key) throw keyNotFound(id);
+  deps.keys.forget(id);
   return apiKeyView(key);
 }
 
 export async function revokeApiKey(deps: AppDeps, id: string) {
   const key = await deps.store.revokeApiKey(id, deps.clock.now());
   if (!key) throw keyNotFound(id);
+  deps.keys.forget(id);
   return apiKeyView(key);
 }
 

@@ -28,7 +28,7 @@ export class RunEvents {
 
   runEnded(runId: string): void {
     this.emitter.emit(`ended:${runId}`);
-    this.emitter.emit("ended");
+    this.emitter.emit("ended", runId);
   }
 
   /** Wakes every loop and waiter to re-check the store, after signals from elsewhere were missed. */
@@ -57,6 +57,12 @@ export class RunEvents {
   on(event: "queued" | "ended", listener: () => void): () => void {
     this.emitter.on(event, listener);
     return () => this.emitter.off(event, listener);
+  }
+
+  /** Every run's end, with its id; without one when every waiter should look again (`recheckAll`). */
+  onAnyRunEnded(listener: (runId?: string) => void): () => void {
+    this.emitter.on("ended", listener);
+    return () => this.emitter.off("ended", listener);
   }
 
   onRunEnded(runId: string, listener: () => void): () => void {

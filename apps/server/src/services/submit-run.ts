@@ -25,7 +25,8 @@ import { newRunId } from "../ids.js";
 import { getRun } from "./get-run.js";
 import type { Caller } from "./request-context.js";
 import { toApiRun } from "./run-view.js";
-import { waitForRunEnd } from "./wait-for-run.js";
+import { checkUploadReferences } from "./uploads.js";
+import type { RunEndWaits } from "./wait-for-run.js";
 import { checkWebhookUrl } from "./webhook-url.js";
 
 export type SubmitBody = SubmitRunRequest;
@@ -47,6 +48,12 @@ export async function submitRun(
   const problems = checkModelRules(request);
   if (body.webhook_url) problems.push(...checkWebhookUrl(body.webhook_url, deps.config.allowLocalUrls));
   if (problems.length > 0) throw new InvalidRequestError(problems);
+  await checkUploadReferences(
+    deps,
+    { organizationId: caller.organization.id, environment: caller.apiKey.environment },
+    slug,
+    body.input as ModelInput,
+  );
 
   const price = priceRequest(request);
   const now = deps.clock.now();
@@ -132,11 +139,9 @@ export async function syncResult(
   caller: Caller,
   runId: string,
   idempotencyKey: string | undefined,
-  shutdown: AbortSignal,
+  waits: RunEndWaits,
 ): Promise<Run> {
-  const done =
-    (await waitForRunEnd(deps, caller.organization.id, runId, shutdown)) ??
-    (await getRun(deps, caller, runId));
+  const done = (await waits.wait(caller.organization.id, runId)) ?? (await getRun(deps, caller, runId));
   if (idempotencyKey && isTerminal(done.status)) {
     await deps.store.completeIdempotency(
       caller.organization.id,

@@ -1,32 +1,116 @@
-/** Waiting for a run's end, for sync submits: woken by run events, with the store polled as a backstop. */
+/**
+ * Sync submits waiting for their runs' ends: one table per process rather than a loop per request.
+ * A run's end (from this process or, through the store's events, another) wakes its waiters; a
+ * backstop pass every `backstopMs` reads the runs waited on longest, so a missed event costs
+ * latency, never the answer. Ten thousand held submits then cost one listener and one timer, not
+ * ten thousand of each (docs/decisions.md, "Hot path").
+ */
 import type { Run } from "@refvid/api-types";
 import { isTerminal } from "@refvid/core";
+import type { CancelTimer } from "../clock.js";
 import type { AppDeps } from "../deps.js";
-import { pollUntil } from "../poll-until.js";
 import { toApiRun } from "./run-view.js";
 import { isConnectionLost } from "./store-errors.js";
 
+interface Waiter {
+  organizationId: string;
+  resolve: (run: Run | null) => void;
+}
+
+/** Between backstop passes. */
+const BACKSTOP_MS = 1000;
 /**
- * Waits until the run is terminal (sync submits), polling the store as a backstop to events. A
- * store call that lost its connection is tried again on the next poll: the answer's headers are
- * already out, so giving up would leave the client an empty body. Null once `signal` aborts.
+ * Runs one backstop pass reads at most, the longest waited-on first: with ten thousand waiting,
+ * each is still read every minute or so, and a pass stays small. Ends are announced by events; the
+ * backstop is for the rare one that was missed (after a lost subscription everything is re-checked
+ * at once).
  */
-export function waitForRunEnd(
-  deps: AppDeps,
-  organizationId: string,
-  runId: string,
-  signal: AbortSignal,
-): Promise<Run | null> {
-  return pollUntil(
-    deps.scheduler,
-    async () => {
-      const run = await deps.store.getRun(organizationId, runId).catch((err: unknown) => {
-        if (!isConnectionLost(err)) throw err;
-        deps.logger.warn({ err, runId }, "store connection lost while waiting for a run; polling on");
-        return undefined;
-      });
-      return run && isTerminal(run.status) ? toApiRun(run, deps.signer, deps.clock.now()) : undefined;
-    },
-    { signal, firstDelayMs: 250, maxDelayMs: 2000, wake: (wake) => deps.events.onRunEnded(runId, wake) },
-  );
+const BACKSTOP_RUNS = 200;
+
+export class RunEndWaits {
+  private readonly waiting = new Map<string, Waiter[]>();
+  private cancelBackstop: CancelTimer | undefined;
+
+  constructor(
+    private readonly deps: AppDeps,
+    private readonly shutdown: AbortSignal,
+    private readonly backstopMs = BACKSTOP_MS,
+  ) {
+    deps.events.onAnyRunEnded((runId) => {
+      if (runId === undefined) void this.check([...this.waiting.keys()]);
+      else if (this.waiting.has(runId)) void this.check([runId]);
+    });
+    shutdown.addEventListener("abort", () => this.endAll(), { once: true });
+  }
+
+  /**
+   * The run once it is terminal; null when the server shuts down first. A store call that lost its
+   * connection is tried again at the next pass: the answer's headers are out already.
+   */
+  wait(organizationId: string, runId: string): Promise<Run | null> {
+    if (this.shutdown.aborted) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const waiters = this.waiting.get(runId);
+      if (waiters) waiters.push({ organizationId, resolve });
+      else this.waiting.set(runId, [{ organizationId, resolve }]);
+      this.scheduleBackstop();
+      // It may have ended before the waiter was registered.
+      void this.check([runId]);
+    });
+  }
+
+  /** How many requests are waiting, for tests and metrics. */
+  get size(): number {
+    let n = 0;
+    for (const waiters of this.waiting.values()) n += waiters.length;
+    return n;
+  }
+
+  private async check(runIds: readonly string[]): Promise<void> {
+    await Promise.all(
+      runIds.map(async (runId) => {
+        const first = this.waiting.get(runId)?.[0];
+        if (!first) return;
+        const run = await this.deps.store.getRun(first.organizationId, runId).catch((err: unknown) => {
+          if (!isConnectionLost(err)) throw err;
+          this.deps.logger.warn({ err, runId }, "store connection lost while waiting for a run; polling on");
+          return undefined;
+        });
+        if (!run || !isTerminal(run.status)) return;
+        const waiters = this.waiting.get(runId) ?? [];
+        this.waiting.delete(runId);
+        const answer = toApiRun(run, this.deps.signer, this.deps.clock.now());
+        for (const waiter of waiters) waiter.resolve(answer);
+      }),
+    ).catch((err: unknown) => this.deps.logger.error({ err }, "checking waited-on runs failed"));
+  }
+
+  private scheduleBackstop(): void {
+    if (this.cancelBackstop || this.shutdown.aborted) return;
+    this.cancelBackstop = this.deps.scheduler.setTimeout(async () => {
+      this.cancelBackstop = undefined;
+      // Maps iterate in insertion order: the longest waited-on come first; those read go last.
+      const due: string[] = [];
+      for (const runId of this.waiting.keys()) {
+        if (due.length >= BACKSTOP_RUNS) break;
+        due.push(runId);
+      }
+      for (const runId of due) {
+        const waiters = this.waiting.get(runId);
+        if (!waiters) continue;
+        this.waiting.delete(runId);
+        this.waiting.set(runId, waiters);
+      }
+      await this.check(due);
+      if (this.waiting.size > 0) this.scheduleBackstop();
+    }, this.backstopMs);
+  }
+
+  private endAll(): void {
+    this.cancelBackstop?.();
+    this.cancelBackstop = undefined;
+    const all = [...this.waiting.values()].flat();
+    this.waiting.clear();
+    for (const waiter of all) waiter.resolve(null);
+  }
 }

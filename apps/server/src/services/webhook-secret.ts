@@ -18,6 +18,17 @@ export function webhookSecretView(org: OrganizationRecord, now: Date): WebhookSe
     : { secret: org.webhookSecret };
 }
 
+/**
+ * The organization's secrets as they are now: read from the store, not from the organization
+ * authentication loaded, which may be up to a second old (services/key-cache.ts).
+ */
+export async function webhookSecret(deps: AppDeps, caller: Caller): Promise<WebhookSecret> {
+  const org = await deps.store.getOrganization(caller.organization.id);
+  // Organizations are never deleted: the caller authenticated with a key of this one.
+  if (!org) throw new Error(`organization ${caller.organization.id} is gone`);
+  return webhookSecretView(org, deps.clock.now());
+}
+
 /** A new secret; the current one keeps signing alongside it for `SECRET_OVERLAP_MS`. */
 export async function rotateWebhookSecret(deps: AppDeps, caller: Caller): Promise<WebhookSecret> {
   const now = deps.clock.now();

@@ -90,8 +90,10 @@ export class WebhookDispatcher {
   private async deliver(delivery: WebhookDelivery): Promise<void> {
     const { deps } = this;
     const log = deps.logger.child({ runId: delivery.runId, webhookId: delivery.id });
-    const org = await deps.store.getOrganization(delivery.organizationId);
-    const run = await deps.store.getRun(delivery.organizationId, delivery.runId);
+    const [org, run] = await Promise.all([
+      deps.store.getOrganization(delivery.organizationId),
+      deps.store.getRun(delivery.organizationId, delivery.runId),
+    ]);
     if (!org || !run) return;
     const payload = delivery.payload ?? this.render(delivery, run);
     const startedAt = deps.clock.now();

@@ -152,6 +152,42 @@ export function accountsContract(makeStore: StoreFactory): void {
         Array.from({ length: 40 }, () => store.countRequest(tenant.apiKeyId, 25, at(5))),
       );
       expect(decisions.filter((d) => d.allowed)).toHaveLength(25);
+      expect(decisions.map((d) => d.remaining).sort((a, b) => b - a)).toEqual([
+        ...Array.from({ length: 25 }, (_, i) => 24 - i),
+        ...Array.from({ length: 15 }, () => 0),
+      ]);
+    });
+
+    it("counts parallel requests of several keys each in its own window, a new window included", async () => {
+      const store = await makeStore();
+      const a = await makeTenant(store);
+      const b = await makeTenant(store);
+      // b's window started a minute ago and ends now: its requests open a new one.
+      await store.countRequest(b.apiKeyId, 2, at(0));
+      await store.countRequest(b.apiKeyId, 2, at(0));
+      const asked = [a, b, a, b, a, a, b, a].map((t) => ({
+        t,
+        decision: store.countRequest(t.apiKeyId, t === a ? 3 : 2, at(60_000)),
+      }));
+      const decided = await Promise.all(asked.map(async ({ t, decision }) => ({ t, d: await decision })));
+      // Which of a key's parallel requests gets which place is the store's to choose.
+      const of = (t: typeof a) =>
+        decided
+          .filter((x) => x.t === t)
+          .map(({ d }) => [d.allowed, d.remaining, d.resetMs])
+          .sort((x, y) => Number(y[1]) - Number(x[1]) || Number(y[0]) - Number(x[0]));
+      expect(of(a)).toEqual([
+        [true, 2, 60_000],
+        [true, 1, 60_000],
+        [true, 0, 60_000],
+        [false, 0, 60_000],
+        [false, 0, 60_000],
+      ]);
+      expect(of(b)).toEqual([
+        [true, 1, 60_000],
+        [true, 0, 60_000],
+        [false, 0, 60_000],
+      ]);
     });
   });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { at, makeTenant, newRun } from "./fixtures.js";
+import { addKey, at, makeTenant, newRun, type Tenant } from "./fixtures.js";
 import type { StoreFactory } from "./index.js";
 
 const HOUR = 3_600_000;
@@ -89,6 +89,38 @@ export function admissionContract(makeStore: StoreFactory): void {
       expect(results.filter((r) => r.kind === "admitted")).toHaveLength(2);
       const org = await store.getOrganization(tenant.organizationId);
       expect(org && org.balance - org.reserved).toBe(250_000);
+    });
+
+    it("admits racing submits of several organizations and keys, each against its own caps and wallet", async () => {
+      const store = await makeStore();
+      const a1 = await makeTenant(store, { balance: 100_000_000, maxConcurrency: 2 });
+      const a2 = await addKey(store, a1.organizationId, { maxConcurrency: 3 });
+      const b1 = await makeTenant(store, { balance: 300_000, maxConcurrency: 4 });
+      const order = [a1, b1, a2, a1, b1, a2, a2, b1, a1, a2, b1, a1, b1];
+      const results = await Promise.all(
+        order.map((tenant, i) => store.admitRun({ run: newRun(tenant, { seconds: 1 }), now: at(i) })),
+      );
+      const tally = (tenant: Tenant) =>
+        results
+          .filter((_, i) => order[i] === tenant)
+          .map((r) => (r.kind === "rejected" ? r.decision.reason : r.kind))
+          .sort();
+      expect(tally(a1)).toEqual(["admitted", "admitted", "api_key", "api_key"]);
+      expect(tally(a2)).toEqual(["admitted", "admitted", "admitted", "api_key"]);
+      expect(tally(b1)).toEqual(["admitted", "admitted", "admitted", "balance", "balance"]);
+      expect(await store.getOrganization(a1.organizationId)).toMatchObject({
+        inFlight: 5,
+        reserved: 500_000,
+      });
+      expect(await store.getOrganization(b1.organizationId)).toMatchObject({
+        inFlight: 3,
+        reserved: 300_000,
+      });
+      expect((await store.getApiKey(a1.apiKeyId))?.inFlight).toBe(2);
+      expect((await store.getApiKey(a2.apiKeyId))?.inFlight).toBe(3);
+      for (const r of results) {
+        if (r.kind === "admitted") expect(await store.getRun(r.run.organizationId, r.run.id)).toEqual(r.run);
+      }
     });
 
     it("refuses a revoked key", async () => {

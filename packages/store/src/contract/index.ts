@@ -14,6 +14,7 @@ import { lifecycleContract } from "./lifecycle.contract.js";
 import { providersContract } from "./providers.contract.js";
 import { searchContract } from "./search.contract.js";
 import { statsContract } from "./stats.contract.js";
+import { uploadsContract } from "./uploads.contract.js";
 import { usageContract } from "./usage.contract.js";
 import { webhookLogContract } from "./webhook-log.contract.js";
 import { webhooksContract } from "./webhooks.contract.js";
@@ -34,6 +35,7 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
     invariantsContract(makeStore);
     adminListsContract(makeStore);
     usageContract(makeStore);
+    uploadsContract(makeStore);
   });
 }
 

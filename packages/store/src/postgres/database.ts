@@ -13,7 +13,11 @@ import pg, { type Pool, type PoolClient } from "pg";
 import type { StoreConnectionLost, StoreEvent } from "../types.js";
 
 export interface Queryable {
-  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: R[] }>;
+  /**
+   * With `name`, the statement is prepared once per connection and only bound and run after:
+   * a long statement on a hot path is not parsed and analysed again each time.
+   */
+  query<R = Record<string, unknown>>(text: string, params?: unknown[], name?: string): Promise<{ rows: R[] }>;
 }
 
 export interface Database extends Queryable {
@@ -123,11 +127,11 @@ async function checkOut(pool: Pool, failures: WeakMap<object, unknown>) {
     get lost() {
       return failures.get(client);
     },
-    query(text: string, params?: unknown[]) {
+    query(text: string, params?: unknown[], name?: string) {
       // Known to be gone: the statement is not sent.
       const lost = failures.get(client);
       if (lost !== undefined) return Promise.reject(new ConnectionLostError(false, lost));
-      return client.query(text, params);
+      return name ? client.query({ name, text, values: params ?? [] }) : client.query(text, params);
     },
     /** Back to the pool; a connection that failed is closed instead. */
     release(failed: boolean) {
@@ -150,11 +154,11 @@ export function pgDatabase(pool: Pool): Database {
     });
   });
 
-  const queryOnce = async (text: string, params?: unknown[]) => {
+  const queryOnce = async (text: string, params?: unknown[], name?: string) => {
     const conn = await checkOut(pool, failures);
     let failed = false;
     try {
-      return await conn.query(text, params);
+      return await conn.query(text, params, name);
     } catch (err) {
       if (err instanceof ConnectionLostError) failed = true;
       else if (conn.lost !== undefined || isConnectionError(err)) {
@@ -174,7 +178,8 @@ export function pgDatabase(pool: Pool): Database {
     try {
       await conn.query("begin");
       const result = await fn({
-        query: async <R>(text: string, params?: unknown[]) => rowsOf<R>(await conn.query(text, params)),
+        query: async <R>(text: string, params?: unknown[], name?: string) =>
+          rowsOf<R>(await conn.query(text, params, name)),
       });
       committing = true;
       await conn.query("commit");
@@ -196,8 +201,8 @@ export function pgDatabase(pool: Pool): Database {
   };
 
   return {
-    query: <R>(text: string, params?: unknown[]) =>
-      withRetries(async () => rowsOf<R>(await queryOnce(text, params))),
+    query: <R>(text: string, params?: unknown[], name?: string) =>
+      withRetries(async () => rowsOf<R>(await queryOnce(text, params, name))),
     transaction: (fn) => withRetries(() => transactionOnce(fn)),
     listen: (channel, fn) => listenWithReconnect(pool, channel, fn),
     close: () => pool.end(),

@@ -1,5 +1,5 @@
 /**
- * A canonical text description of a database's schema (tables, columns, constraints, indexes),
+ * A canonical text description of a database's schema (tables, unlogged or not, columns, constraints, indexes),
  * independent of pg_dump's version, so a committed copy can be compared in CI.
  */
 import type { Queryable } from "./database.js";
@@ -20,6 +20,11 @@ export async function describeSchema(db: Queryable): Promise<string> {
      from pg_constraint c join pg_namespace n on n.oid = c.connamespace where n.nspname = 'public'
      order by 1, 2`,
   );
+  const unlogged = await db.query<{ relname: string }>(
+    `select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname = 'public' and c.relkind = 'r' and c.relpersistence = 'u'`,
+  );
+  const isUnlogged = new Set(unlogged.rows.map((r) => r.relname));
   const indexes = await db.query<{ indexdef: string }>(
     "select indexdef from pg_indexes where schemaname = 'public' order by tablename, indexname",
   );
@@ -31,7 +36,7 @@ export async function describeSchema(db: Queryable): Promise<string> {
   for (const c of columns.rows) {
     if (c.table_name !== table) {
       table = c.table_name;
-      lines.push(`table ${table}`);
+      lines.push(`${isUnlogged.has(table) ? "unlogged table" : "table"} ${table}`);
     }
     const nullable = c.is_nullable === "YES" ? "" : " not null";
     const fallback = c.column_default ? ` default ${c.column_default}` : "";

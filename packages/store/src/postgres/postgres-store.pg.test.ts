@@ -43,3 +43,26 @@ describe("notifications across connections", () => {
     }
   });
 });
+
+describe("batched admission", () => {
+  it("admits each submit of a batch whose transaction failed on another submit, one by one", async () => {
+    const store = await databases.store();
+    const tenant = await makeTenant(store, { balance: 100_000_000, maxConcurrency: 10 });
+    const [first, second] = [newRun(tenant), newRun(tenant)];
+    // Three submits in one turn: the third reuses the first's run id, which fails the batch.
+    const results = await Promise.allSettled([
+      store.admitRun({ run: first, now: at(0) }),
+      store.admitRun({ run: second, now: at(1) }),
+      store.admitRun({ run: { ...newRun(tenant), id: first.id }, now: at(2) }),
+    ]);
+    expect(results.map((r) => (r.status === "fulfilled" ? r.value.kind : "error"))).toEqual([
+      "admitted",
+      "admitted",
+      "error",
+    ]);
+    expect(await store.getOrganization(tenant.organizationId)).toMatchObject({
+      inFlight: 2,
+      reserved: 1_000_000,
+    });
+  });
+});

@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(async () => pglite.close());
 
 const TABLES =
-  "webhook_attempts, webhook_deliveries, idempotency_keys, rate_windows, runs, top_ups, api_keys, organizations";
+  "uploads, webhook_attempts, webhook_deliveries, idempotency_keys, rate_windows, runs, top_ups, api_keys, organizations";
 
 describeStoreContract("PostgresStore on PGlite", async () => {
   await db.query(`truncate ${TABLES}`);

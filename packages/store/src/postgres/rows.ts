@@ -4,12 +4,13 @@ import type {
   ApiKeyRecord,
   OrganizationRecord,
   RunRecord,
+  UploadRecord,
   WebhookAttempt,
   WebhookDelivery,
   WebhookDeliveryLog,
 } from "../types.js";
 
-type Row = Record<string, unknown>;
+export type Row = Record<string, unknown>;
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
@@ -139,5 +140,22 @@ export function toIdempotencyRecord(r: Row): IdempotencyRecord {
       r.response_status === null || r.response_status === undefined
         ? null
         : { status: Number(r.response_status), body: r.response_body },
+  };
+}
+
+export function toUpload(r: Row): UploadRecord {
+  const bytes = Number(r.bytes);
+  if (!Number.isSafeInteger(bytes))
+    throw new RangeError(`bytes holds ${String(r.bytes)}, past the exact range`);
+  return {
+    id: String(r.id),
+    organizationId: String(r.organization_id),
+    apiKeyId: String(r.api_key_id),
+    environment: r.environment as Environment,
+    contentType: String(r.content_type),
+    bytes,
+    fileName: (r.file_name as string | null) ?? null,
+    createdAt: date(r.created_at),
+    expiresAt: date(r.expires_at),
   };
 }

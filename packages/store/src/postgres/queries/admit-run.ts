@@ -5,86 +5,196 @@ import {
   concurrencyRemaining,
   decideAdmission,
   decideIdempotency,
+  type IdempotencyRecord,
 } from "@refvid/core";
 import { idempotencyAnswer } from "../../admission.js";
 import type * as T from "../../types.js";
-import type { Database } from "../database.js";
-import { toApiKey, toIdempotencyRecord, toOrganization, toRun } from "../rows.js";
-import { json, notify } from "./sql.js";
+import type { Database, Queryable } from "../database.js";
+import { type Row, toApiKey, toIdempotencyRecord, toOrganization, toRun } from "../rows.js";
+import { CHANNEL, json, RUN_COLUMNS } from "./sql.js";
 
-export async function admitRun(
-  db: Database,
-  { run, idempotency, now }: Parameters<T.Store["admitRun"]>[0],
-): ReturnType<T.Store["admitRun"]> {
+export type AdmitInput = Parameters<T.Store["admitRun"]>[0];
+
+/**
+ * Admits submits in one transaction, each as it would be alone, in the order given: the batch of
+ * submits that reached the store in one turn of the event loop (postgres/batched.ts), or a single
+ * one. No two of them may name the same Idempotency-Key of one organization (the batcher sends such
+ * a submit in the next transaction, so it finds the first one's record). Round trips per batch,
+ * whatever its size: begin; lock the organizations, then their keys,
+ * each set in id order (every transaction takes organizations before keys, so none waits on
+ * another in a cycle); read the Idempotency-Keys' records when any was given (a statement of its
+ * own, so it sees what committed while the locks were awaited); core's decisions, one submit after
+ * another against the counters as the earlier ones left them; one statement for every write and the
+ * NOTIFY; the keys' records when any; commit. The long statements are prepared once per connection.
+ */
+export async function admitRuns(db: Database, inputs: readonly AdmitInput[]): Promise<T.AdmitResult[]> {
+  const orgIds = [...new Set(inputs.map((i) => i.run.organizationId))].sort();
+  const keyIds = [...new Set(inputs.map((i) => i.run.apiKeyId))].sort();
   return db.transaction(async (tx) => {
-    const orgRows = await tx.query("select * from organizations where id = $1 for update", [
-      run.organizationId,
-    ]);
-    const keyRows = await tx.query("select * from api_keys where id = $1 for update", [run.apiKeyId]);
-    if (!orgRows.rows[0] || !keyRows.rows[0]) return { kind: "api_key_gone" };
-    const org = toOrganization(orgRows.rows[0]);
-    const key = toApiKey(keyRows.rows[0]);
-    if (idempotency) {
-      const { rows } = await tx.query(
-        "select * from idempotency_keys where organization_id = $1 and key = $2 and expires_at > $3",
-        [run.organizationId, idempotency.key, now],
-      );
-      const earlier = idempotencyAnswer(
-        decideIdempotency(rows[0] && toIdempotencyRecord(rows[0]), idempotency.requestHash, now),
-      );
-      if (earlier) return earlier;
-    }
-    if (key.revokedAt) return { kind: "api_key_gone" };
-    const state = admissionState(org, key);
-    const decision = decideAdmission(state, run.reserved);
-    if (!decision.ok) return { kind: "rejected", decision };
+    const { rows: locked } = await tx.query<{ kind: "o" | "k"; row: Row }>(
+      `with o as (select * from organizations where id = any($1::text[]) order by id for update),
+         k as (select * from api_keys where id = any($2::text[]) and (select count(*) from o) > 0 order by id for update)
+       select 'o' as kind, to_jsonb(o) as row from o
+       union all
+       select 'k', to_jsonb(k) from k`,
+      [orgIds, keyIds],
+      "refvid_lock_admission",
+    );
+    const orgs = new Map(
+      locked.filter((l) => l.kind === "o").map((l) => [String(l.row.id), toOrganization(l.row)]),
+    );
+    const keys = new Map(
+      locked.filter((l) => l.kind === "k").map((l) => [String(l.row.id), toApiKey(l.row)]),
+    );
+    const records = await idempotencyRecords(tx, inputs);
 
-    const hold = admissionHold(key.environment, run.reserved);
-    await tx.query(
-      `update organizations set reserved = reserved + $2, in_flight = in_flight + $3,
-         test_in_flight = test_in_flight + $4 where id = $1`,
-      [org.id, hold.reserved, hold.orgInFlight.live, hold.orgInFlight.test],
-    );
-    await tx.query("update api_keys set in_flight = in_flight + 1 where id = $1", [key.id]);
-    const { rows } = await tx.query(
-      `insert into runs (id, organization_id, api_key_id, environment, endpoint, input, status, webhook_url, metadata, reserved, unit_price, reserved_seconds, created_at)
-       values ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $11, $12) returning *`,
-      [
-        run.id,
-        run.organizationId,
-        run.apiKeyId,
-        key.environment,
-        run.endpoint,
-        json(run.input),
-        run.webhookUrl,
-        json(run.metadata),
-        run.reserved,
-        run.unitPrice,
-        run.reservedSeconds,
-        run.createdAt,
-      ],
-    );
-    const admitted = toRun(rows[0] as Record<string, unknown>);
-    if (idempotency) {
-      const response = idempotency.response?.(admitted);
-      await tx.query(
-        `insert into idempotency_keys (organization_id, key, request_hash, run_id, expires_at, response_status, response_body)
-         values ($1, $2, $3, $4, $5, $6, $7)
-         on conflict (organization_id, key) do update set request_hash = excluded.request_hash, run_id = excluded.run_id,
-           expires_at = excluded.expires_at, response_status = excluded.response_status, response_body = excluded.response_body`,
-        [
-          run.organizationId,
-          idempotency.key,
-          idempotency.requestHash,
-          run.id,
-          idempotency.expiresAt,
-          response?.status ?? null,
-          response ? json(response.body) : null,
-        ],
-      );
+    const results: (T.AdmitResult | null)[] = [];
+    const admitted: { input: AdmitInput; index: number; environment: T.Environment; remaining: number }[] =
+      [];
+    for (const input of inputs) {
+      const { run, idempotency, now } = input;
+      const org = orgs.get(run.organizationId);
+      const key = keys.get(run.apiKeyId);
+      if (!org || !key || key.organizationId !== org.id) {
+        results.push({ kind: "api_key_gone" });
+        continue;
+      }
+      if (idempotency) {
+        const record = records.get(`${run.organizationId}\u0000${idempotency.key}`);
+        const earlier = idempotencyAnswer(decideIdempotency(record, idempotency.requestHash, now));
+        if (earlier) {
+          results.push(earlier);
+          continue;
+        }
+      }
+      if (key.revokedAt) {
+        results.push({ kind: "api_key_gone" });
+        continue;
+      }
+      const state = admissionState(org, key);
+      const decision = decideAdmission(state, run.reserved);
+      if (!decision.ok) {
+        results.push({ kind: "rejected", decision });
+        continue;
+      }
+      const hold = admissionHold(key.environment, run.reserved);
+      org.reserved += hold.reserved;
+      org.inFlight += hold.orgInFlight.live;
+      org.testInFlight += hold.orgInFlight.test;
+      key.inFlight += 1;
+      const remaining = concurrencyRemaining(afterAdmission(state));
+      admitted.push({ input, index: results.length, environment: key.environment, remaining });
+      results.push(null);
     }
-    await notify(tx, { kind: "queued" });
-    const remaining = concurrencyRemaining(afterAdmission(state));
-    return { kind: "admitted", run: admitted, concurrencyRemaining: remaining };
+    if (admitted.length > 0) {
+      const runs = await insertRuns(tx, admitted, orgs, keys);
+      const keyed: { input: AdmitInput; run: T.RunRecord }[] = [];
+      for (const { input, index, remaining } of admitted) {
+        const run = runs.get(input.run.id) as T.RunRecord;
+        results[index] = { kind: "admitted", run, concurrencyRemaining: remaining };
+        if (input.idempotency) keyed.push({ input, run });
+      }
+      if (keyed.length > 0) await keepIdempotencyRecords(tx, keyed);
+    }
+    return results as T.AdmitResult[];
   });
+}
+
+/** The live records of the submits' Idempotency-Keys, by organization and key. */
+async function idempotencyRecords(
+  tx: Queryable,
+  inputs: readonly AdmitInput[],
+): Promise<Map<string, IdempotencyRecord>> {
+  const keyed = inputs.filter((i) => i.idempotency);
+  const records = new Map<string, IdempotencyRecord>();
+  if (keyed.length === 0) return records;
+  const { rows } = await tx.query(
+    `select i.organization_id, i.key, i.request_hash, i.run_id, i.expires_at, i.response_status, i.response_body
+     from idempotency_keys i join unnest($1::text[], $2::text[], $3::timestamptz[]) as w (organization_id, key, now)
+       on i.organization_id = w.organization_id and i.key = w.key and i.expires_at > w.now`,
+    [keyed.map((i) => i.run.organizationId), keyed.map((i) => i.idempotency?.key), keyed.map((i) => i.now)],
+    "refvid_read_idempotency_keys",
+  );
+  for (const row of rows) records.set(`${row.organization_id}\u0000${row.key}`, toIdempotencyRecord(row));
+  return records;
+}
+
+/** The counters of every organization and key moved, the runs inserted and the NOTIFY, in one statement. */
+async function insertRuns(
+  tx: Queryable,
+  admitted: readonly { input: AdmitInput; environment: T.Environment }[],
+  orgs: Map<string, T.OrganizationRecord>,
+  keys: Map<string, T.ApiKeyRecord>,
+): Promise<Map<string, T.RunRecord>> {
+  const runs = admitted.map(({ input }) => input.run);
+  const { rows } = await tx.query(
+    `with o as (update organizations o set reserved = d.reserved, in_flight = d.in_flight, test_in_flight = d.test_in_flight
+           from unnest($1::text[], $2::bigint[], $3::int[], $4::int[]) as d (id, reserved, in_flight, test_in_flight)
+           where o.id = d.id),
+         k as (update api_keys k set in_flight = d.in_flight from unnest($5::text[], $6::int[]) as d (id, in_flight)
+           where k.id = d.id),
+         r as (insert into runs (id, organization_id, api_key_id, environment, endpoint, input, status, webhook_url, metadata,
+             reserved, unit_price, reserved_seconds, created_at)
+           select id, organization_id, api_key_id, environment, endpoint, input, 'queued', webhook_url, metadata, reserved,
+             unit_price, reserved_seconds, created_at
+           from unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::jsonb[], $13::text[], $14::jsonb[],
+             $15::bigint[], $16::bigint[], $17::int[], $18::timestamptz[])
+             as n (id, organization_id, api_key_id, environment, endpoint, input, webhook_url, metadata, reserved, unit_price,
+               reserved_seconds, created_at)
+           returning ${RUN_COLUMNS}),
+         notified as (select pg_notify($19, $20))
+     select r.*, (select count(*) from notified) as notified from r`,
+    [
+      [...orgs.keys()],
+      [...orgs.values()].map((o) => o.reserved),
+      [...orgs.values()].map((o) => o.inFlight),
+      [...orgs.values()].map((o) => o.testInFlight),
+      [...keys.keys()],
+      [...keys.values()].map((k) => k.inFlight),
+      runs.map((r) => r.id),
+      runs.map((r) => r.organizationId),
+      runs.map((r) => r.apiKeyId),
+      admitted.map((a) => a.environment),
+      runs.map((r) => r.endpoint),
+      runs.map((r) => json(r.input)),
+      runs.map((r) => r.webhookUrl),
+      runs.map((r) => json(r.metadata)),
+      runs.map((r) => r.reserved),
+      runs.map((r) => r.unitPrice),
+      runs.map((r) => r.reservedSeconds),
+      runs.map((r) => r.createdAt),
+      CHANNEL,
+      json({ kind: "queued" } satisfies T.StoreEvent),
+    ],
+    "refvid_admit_runs",
+  );
+  return new Map(rows.map((row) => [String(row.id), toRun(row)]));
+}
+
+/** The Idempotency-Keys' records of the admitted submits, with an async submit's response. */
+async function keepIdempotencyRecords(
+  tx: Queryable,
+  admitted: readonly { input: AdmitInput; run: T.RunRecord }[],
+) {
+  const rows = admitted.map(({ input, run }) => {
+    const idempotency = input.idempotency as T.IdempotencyRequest;
+    const response = idempotency.response?.(run);
+    return { input, idempotency, response };
+  });
+  await tx.query(
+    `insert into idempotency_keys (organization_id, key, request_hash, run_id, expires_at, response_status, response_body)
+     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::jsonb[])
+     on conflict (organization_id, key) do update set request_hash = excluded.request_hash, run_id = excluded.run_id,
+       expires_at = excluded.expires_at, response_status = excluded.response_status, response_body = excluded.response_body`,
+    [
+      rows.map((r) => r.input.run.organizationId),
+      rows.map((r) => r.idempotency.key),
+      rows.map((r) => r.idempotency.requestHash),
+      rows.map((r) => r.input.run.id),
+      rows.map((r) => r.idempotency.expiresAt),
+      rows.map((r) => r.response?.status ?? null),
+      rows.map((r) => (r.response ? json(r.response.body) : null)),
+    ],
+    "refvid_keep_idempotency_keys",
+  );
 }

@@ -2,15 +2,23 @@ import type * as T from "../../types.js";
 import type { Database } from "../database.js";
 import { toApiKey, toOrganization } from "../rows.js";
 
-export async function findApiKeyByHash(
+type Found = NonNullable<Awaited<ReturnType<T.Store["findApiKeyByHash"]>>>;
+
+/** Keys by the hash of their secret, each with its organization, in one statement. */
+export async function findApiKeysByHash(
   db: Database,
-  keyHash: string,
-): ReturnType<T.Store["findApiKeyByHash"]> {
+  keyHashes: readonly string[],
+): Promise<Map<string, Found>> {
   const { rows } = await db.query<{ k: Record<string, unknown>; o: Record<string, unknown> }>(
     `select to_jsonb(k) as k, to_jsonb(o) as o from api_keys k join organizations o on o.id = k.organization_id
-     where k.key_hash = $1`,
-    [keyHash],
+     where k.key_hash = any($1::text[])`,
+    [keyHashes],
+    "refvid_find_api_keys",
   );
-  const row = rows[0];
-  return row ? { apiKey: toApiKey(row.k), organization: toOrganization(row.o) } : null;
+  return new Map(
+    rows.map((row) => [
+      String(row.k.key_hash),
+      { apiKey: toApiKey(row.k), organization: toOrganization(row.o) },
+    ]),
+  );
 }

@@ -1,15 +1,14 @@
-import type * as T from "../../types.js";
+import type { RunRecord } from "../../types.js";
 import type { Database } from "../database.js";
 import { toRun } from "../rows.js";
+import { RUN_COLUMNS } from "./sql.js";
 
-export async function getRun(
-  db: Database,
-  organizationId: string,
-  runId: string,
-): ReturnType<T.Store["getRun"]> {
-  const { rows } = await db.query("select * from runs where id = $1 and organization_id = $2", [
-    runId,
-    organizationId,
-  ]);
-  return rows[0] ? toRun(rows[0]) : null;
+/** Runs by id, in one statement; whose organization may see each is the caller's to check. */
+export async function getRuns(db: Database, runIds: readonly string[]): Promise<Map<string, RunRecord>> {
+  const { rows } = await db.query(
+    `select ${RUN_COLUMNS} from runs where id = any($1::text[])`,
+    [runIds],
+    "refvid_get_runs",
+  );
+  return new Map(rows.map((row) => [String(row.id), toRun(row)]));
 }

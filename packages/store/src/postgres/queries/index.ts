@@ -2,19 +2,19 @@
 export { acquireProvider } from "./acquire-provider.js";
 
 export { addTopUp } from "./add-top-up.js";
-export { admitRun } from "./admit-run.js";
+export { type AdmitInput, admitRuns } from "./admit-run.js";
 export { claimRuns } from "./claim-runs.js";
 export { claimWebhookDeliveries } from "./claim-webhook-deliveries.js";
 export { completeIdempotency } from "./complete-idempotency.js";
 export { completeRun } from "./complete-run.js";
-export { countRequest } from "./count-request.js";
+export { type CountedRequest, countRequests } from "./count-request.js";
 export { createApiKey } from "./create-api-key.js";
 export { createOrganization } from "./create-organization.js";
-export { findApiKeyByHash } from "./find-api-key-by-hash.js";
+export { findApiKeysByHash } from "./find-api-key-by-hash.js";
 export { findOverdueRuns } from "./find-overdue-runs.js";
 export { getApiKey } from "./get-api-key.js";
 export { getOrganization } from "./get-organization.js";
-export { getRun } from "./get-run.js";
+export { getRuns } from "./get-run.js";
 export { getWebhookDelivery } from "./get-webhook-delivery.js";
 export { listApiKeys, listApiKeysQuery } from "./list-api-keys.js";
 export { listOrganizations, listOrganizationsQuery } from "./list-organizations.js";
@@ -34,4 +34,5 @@ export { searchWebhookDeliveries, searchWebhookDeliveriesQuery } from "./search-
 export { serviceStats } from "./service-stats.js";
 export { setProgress } from "./set-progress.js";
 export { updateApiKey } from "./update-api-key.js";
+export { createUpload, deleteExpiredUploads, deleteUpload, getUpload } from "./uploads.js";
 export { usage, usageQuery } from "./usage.js";

@@ -18,3 +18,11 @@ export const notify = (tx: Queryable, event: T.StoreEvent) =>
 export const DELIVERY_HISTORY = `coalesce((select jsonb_agg(jsonb_build_object('at', a.attempted_at, 'status', a.status,
   'error', a.error, 'duration_ms', a.duration_ms) order by a.number) from webhook_attempts a where a.delivery_id = d.id),
   '[]'::jsonb) as history`;
+
+/**
+ * Every column of `runs` that `toRun` reads, by name: a statement prepared once per connection
+ * names its result's columns, so a migration that adds one cannot change a prepared result.
+ */
+export const RUN_COLUMNS = `id, organization_id, api_key_id, environment, endpoint, input, status, webhook_url, metadata,
+  reserved, unit_price, reserved_seconds, charged, billable_seconds, output, error, progress, created_at, started_at,
+  completed_at, lease_owner, lease_expires_at, attempts, upstream, provider`;

@@ -1,0 +1,203 @@
+// The servers the hot-path bench drives: the two baselines and refvid (the built dist/main.js) on
+// memory and on Postgres, each in a process of its own, and the tenants it sets up through the
+// admin API.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+
+const MAIN = fileURLToPath(new URL("../../../apps/server/dist/main.js", import.meta.url));
+/** Node flags for refvid's processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` or `--trace-gc`. */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+const HERE = (file) => fileURLToPath(new URL(file, import.meta.url));
+export const POSTGRES_URL =
+  process.env.REFVID_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+export const freePort = () =>
+  new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+
+export const rssOf = async (pid) => {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+};
+
+/** Starts `args` with node and waits until `ready` answers; stdout is read (and dropped) as a log shipper would. */
+async function startProcess(label, args, env, ready) {
+  const port = await freePort();
+  const child = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH, PORT: String(port), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const state = { logBytes: 0, stderr: "" };
+  // BENCH_SERVER_LOG=/tmp/log keeps each server's output in /tmp/log.<label> (with --trace-gc, say).
+  const tee = process.env.BENCH_SERVER_LOG
+    ? createWriteStream(`${process.env.BENCH_SERVER_LOG}.${label.replace(/ /g, "-")}`)
+    : null;
+  child.stdout.on("data", (chunk) => {
+    state.logBytes += chunk.length;
+    tee?.write(chunk);
+  });
+  child.stderr.on("data", (chunk) => {
+    state.stderr = (state.stderr + chunk).slice(-4000);
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`${label} exited (${child.exitCode}): ${state.stderr}`);
+    if (
+      await fetch(`${url}${ready}`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
+    if (i > 600) throw new Error(`${label} did not start: ${state.stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    label,
+    url,
+    port,
+    pid: child.pid,
+    state,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+    },
+  };
+}
+
+export const startRaw = () => startProcess("raw node:http", [HERE("./raw-server.mjs")], {}, "/");
+export const startBaseline = () =>
+  startProcess(
+    "Express+validator",
+    [HERE("./baseline-server.mjs")],
+    {},
+    "/v1/runs/run_00000000-0000-4000-8000-000000000000",
+  );
+
+/**
+ * refvid on one store: `memory` (one process, role all, or api with `apiOnly`) or `postgres` (a
+ * fresh database and an API process; `startWorker` adds a worker process). Logging stays at info;
+ * runs go to the simulated provider.
+ */
+export async function startRefvid(store, env = {}, { apiOnly = false, nodeArgs = NODE_ARGS } = {}) {
+  const adminToken = randomBytes(24).toString("hex");
+  const dataDir = await mkdtemp(join(tmpdir(), "refvid-bench-"));
+  const common = {
+    REFVID_ADMIN_TOKEN: adminToken,
+    REFVID_SIGNING_SECRET: randomBytes(32).toString("hex"),
+    REFVID_DATA_DIR: dataDir,
+    REFVID_SEED_DEMO: "false",
+    REFVID_PROVIDER: "simulated",
+    REFVID_SIMULATED_LATENCY_MS: "0",
+    REFVID_MAX_CONNECTIONS: "20000",
+    LOG_LEVEL: "info",
+    NODE_ENV: "development",
+    ...env,
+  };
+  let database = null;
+  const processes = [];
+  if (store === "memory") {
+    const role = apiOnly ? "api" : "all";
+    processes.push(
+      await startProcess(
+        "refvid memory",
+        [...nodeArgs, MAIN, "--role", role],
+        { ...common, REFVID_STORE: "memory" },
+        "/readyz",
+      ),
+    );
+  } else {
+    database = await createDatabase();
+    const withDb = { ...common, DATABASE_URL: database.url };
+    processes.push(
+      await startProcess("refvid postgres api", [...nodeArgs, MAIN, "--role", "api"], withDb, "/readyz"),
+    );
+  }
+  const api = processes[0];
+  const refvid = {
+    store,
+    api,
+    adminToken,
+    database,
+    processes,
+    /** A worker process on the same database (Postgres only; memory's process runs its own). */
+    async startWorker(extra = {}) {
+      const worker = await startProcess(
+        "refvid postgres worker",
+        [...nodeArgs, MAIN, "--role", "worker"],
+        { ...common, DATABASE_URL: database.url, REFVID_PUBLIC_URL: api.url, ...extra },
+        "/readyz",
+      );
+      processes.push(worker);
+      return worker;
+    },
+    admin: (path, body) =>
+      fetch(`${api.url}/admin/v1${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }).then(async (res) => {
+        const json = await res.json();
+        if (!res.ok) throw new Error(`admin ${path}: ${res.status} ${JSON.stringify(json)}`);
+        return json;
+      }),
+    async stop() {
+      await Promise.all(processes.map((p) => p.stop()));
+      await database?.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return refvid;
+}
+
+/** Organizations at the scale tier (100 runs in flight), one key each with no practical rate limit. */
+export async function tenants(refvid, count, keyConcurrency = 100) {
+  const made = new Array(count);
+  let next = 0;
+  const one = async (i) => {
+    const org = await refvid.admin("/organizations", { name: `bench ${i}` });
+    await refvid.admin(`/organizations/${org.organization_id}/top-ups`, { amount_usd: "1000000.00" });
+    const { key } = await refvid.admin(`/organizations/${org.organization_id}/api-keys`, {
+      max_concurrency: keyConcurrency,
+      rate_limit_per_minute: 100_000,
+    });
+    made[i] = { organizationId: org.organization_id, key };
+  };
+  await Promise.all(
+    Array.from({ length: Math.min(8, count) }, async () => {
+      while (next < count) await one(next++);
+    }),
+  );
+  return made;
+}
+
+async function createDatabase() {
+  const name = `refvid_bench_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
