@@ -1,7 +1,8 @@
 /**
  * The reads and the rate count every authenticated request makes, and admissions, batched: the
  * requests that reach them in one turn of the event loop (what one wake-up of the HTTP server read)
- * share one statement, or for admissions one transaction, and its round trips. On a busy API process a round trip costs more than the query, so a poll is
+ * share one statement, or for admissions one transaction, and its round trips. On a busy API
+ * process a round trip costs more than the query, so a poll is
  * one rate count and one read, each shared with its neighbours, instead of two of its own. Each
  * batch is sent once the turn's I/O is handled (`setImmediate`), so a lone request waits for
  * nothing. Nothing is cached: every request reads what is committed when its batch is sent.
