@@ -408,7 +408,15 @@ describe("@refvid/client", () => {
     const hooks = await answering(200, 200);
     const runId = await endedRun(tenant, `${hooks.url}/hook`);
     await hooks.waitFor(1);
-    const page = await tenant.client.listWebhookDeliveries({ run_id: runId });
+    // The receiver has the delivery; the attempt is recorded once its answer is read.
+    const page = await eventually(
+      async () => {
+        const listed = await tenant.client.listWebhookDeliveries({ run_id: runId });
+        return listed.data[0]?.state === "delivered" ? listed : undefined;
+      },
+      10_000,
+      "the delivery recorded as delivered",
+    );
     expect(page.data).toHaveLength(1);
     const delivery = page.data[0] as (typeof page.data)[number];
     expect(delivery).toMatchObject({ run_id: runId, state: "delivered", event_type: "run.succeeded" });
