@@ -14,6 +14,7 @@ import pg from "pg";
 const MAIN = fileURLToPath(new URL("../../../apps/server/dist/main.js", import.meta.url));
 /** Node flags for refvid's processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` or `--trace-gc`. */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+const REQUEST_MS = /"ms":([0-9.]+)/;
 const HERE = (file) => fileURLToPath(new URL(file, import.meta.url));
 export const POSTGRES_URL =
   process.env.REFVID_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -38,7 +39,8 @@ async function startProcess(label, args, env, ready) {
     env: { PATH: process.env.PATH, PORT: String(port), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const state = { logBytes: 0, stderr: "" };
+  // requestMs: the time of each request refvid's own log line reports ("ms"), while `recording`.
+  const state = { logBytes: 0, stderr: "", recording: false, requestMs: [], partial: "" };
   // BENCH_SERVER_LOG=/tmp/log keeps each server's output in /tmp/log.<label> (with --trace-gc, say).
   const tee = process.env.BENCH_SERVER_LOG
     ? createWriteStream(`${process.env.BENCH_SERVER_LOG}.${label.replace(/ /g, "-")}`)
@@ -46,6 +48,15 @@ async function startProcess(label, args, env, ready) {
   child.stdout.on("data", (chunk) => {
     state.logBytes += chunk.length;
     tee?.write(chunk);
+    if (state.recording) {
+      const lines = (state.partial + chunk.toString("latin1")).split("\n");
+      state.partial = lines.pop() ?? "";
+      for (const line of lines) {
+        if (!line.includes('"msg":"request"')) continue;
+        const ms = REQUEST_MS.exec(line);
+        if (ms) state.requestMs.push(Number(ms[1]));
+      }
+    }
   });
   child.stderr.on("data", (chunk) => {
     state.stderr = (state.stderr + chunk).slice(-4000);
@@ -69,6 +80,16 @@ async function startProcess(label, args, env, ready) {
     port,
     pid: child.pid,
     state,
+    /** Starts keeping the request times the server logs; `stop` returns their p50 and p99. */
+    recordRequestTimes() {
+      Object.assign(state, { recording: true, requestMs: [], partial: "" });
+      return () => {
+        state.recording = false;
+        const sorted = state.requestMs.sort((a, b) => a - b);
+        const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+        return sorted.length ? { p50: at(0.5), p99: at(0.99), n: sorted.length } : null;
+      };
+    },
     async stop() {
       if (child.exitCode !== null) return;
       child.kill("SIGTERM");
