@@ -149,6 +149,27 @@ describe("reference uploads", () => {
     expect(await storedUploads()).toEqual(before);
   });
 
+  it("answers a form that ends in the middle of its file with 400, and keeps nothing", async () => {
+    const t = await server.tenant();
+    const before = await storedUploads();
+    const png = await readFile(SCULPTURE);
+    const boundary = "refvid-cut-form";
+    // The body ends where the file's bytes stop: no closing boundary.
+    const body = Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.png"\r\n` +
+          "content-type: image/png\r\n\r\n",
+      ),
+      png,
+    ]);
+    const res = await upload(t.apiKey, body, { "content-type": `multipart/form-data; boundary=${boundary}` });
+    expect(res.status).toBe(400);
+    const answer = (await res.json()) as any;
+    isError(answer);
+    expect(answer.error.fields[0]).toMatchObject({ field: "body", rule: "multipart" });
+    expect(await storedUploads()).toEqual(before);
+  });
+
   it("cuts off a body past the cap for its kind with 413, announced or not, and keeps nothing", async () => {
     const t = await server.tenant();
     const before = await storedUploads();

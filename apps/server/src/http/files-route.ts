@@ -81,7 +81,8 @@ export async function sendBlob(deps: AppDeps, req: Request, res: Response, fileI
 
 const CLIENT_GONE = new Set(["ERR_STREAM_PREMATURE_CLOSE", "ECONNRESET", "EPIPE"]);
 
-function clientWentAway(err: unknown): boolean {
+/** The error of a stream the client cut (it closed the tab, lost its network). */
+export function clientWentAway(err: unknown): boolean {
   return CLIENT_GONE.has((err as NodeJS.ErrnoException | undefined)?.code ?? "");
 }
 

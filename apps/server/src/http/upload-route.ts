@@ -6,7 +6,7 @@
  * arriving. An answer given before the whole body was read closes the connection.
  */
 import type { Readable } from "node:stream";
-import { InvalidRequestError } from "@refvid/core";
+import { InvalidRequestError, RefvidError } from "@refvid/core";
 import busboy from "busboy";
 import contentDisposition from "content-disposition";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
@@ -14,6 +14,7 @@ import type { AppDeps } from "../deps.js";
 import { formatBytes, MAX_UPLOAD_BYTES } from "../media/limits.js";
 import { storeUpload, UploadTooLargeError } from "../services/upload-file.js";
 import { callerOf } from "./auth.js";
+import { clientWentAway } from "./files-route.js";
 import { allowSlowBody } from "./http-server.js";
 
 /** Room for the multipart boundaries and part headers around the file. */
@@ -25,6 +26,7 @@ export function uploadRoute(deps: AppDeps): RequestHandler {
     const hangUpEarly = () => {
       if (!req.complete) res.once("finish", () => drainThenClose(req));
     };
+    let bodyError: Error | undefined;
     try {
       const announced = Number(req.get("content-length"));
       if (announced > MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD) {
@@ -33,11 +35,26 @@ export function uploadRoute(deps: AppDeps): RequestHandler {
         );
       }
       allowSlowBody(req);
-      const { body, fileName } = await fileOf(req);
+      const { body, fileName } = await fileOf(req, (err) => {
+        bodyError ??= err;
+      });
       const upload = await storeUpload(deps, callerOf(res), body, fileName);
       hangUpEarly();
       res.status(201).json(upload);
-    } catch (err) {
+    } catch (caught) {
+      let err = caught;
+      const clientLeft = (req.destroyed && !req.complete) || clientWentAway(bodyError);
+      if (!(err instanceof RefvidError) && (bodyError || clientLeft)) {
+        // The body itself failed, not refvid: the client left, or sent a form that stops short.
+        if (clientLeft) {
+          deps.logger.debug({ requestId: res.locals.requestId, err }, "upload ended early by the client");
+          res.destroy();
+          return;
+        }
+        err = new InvalidRequestError([
+          { field: "body", message: `is not a readable form: ${bodyError?.message}`, rule: "multipart" },
+        ]);
+      }
       hangUpEarly();
       next(err);
     }
@@ -53,10 +70,18 @@ const missingFile = () =>
     },
   ]);
 
-/** The file's bytes and the name the client gave, from a form or from the raw body. */
-function fileOf(req: Request): Promise<{ body: Readable; fileName: string | null }> {
+/**
+ * The file's bytes and the name the client gave, from a form or from the raw body. `onError` hears
+ * every error of that stream from the start: a form cut short fails its file stream in the same
+ * turn as it is found, before any `await` after this could listen.
+ */
+function fileOf(
+  req: Request,
+  onError: (err: Error) => void,
+): Promise<{ body: Readable; fileName: string | null }> {
   const type = req.get("content-type") ?? "";
   if (!/^multipart\/form-data\b/i.test(type)) {
+    req.on("error", onError);
     return Promise.resolve({ body: req, fileName: dispositionFileName(req.get("content-disposition")) });
   }
   return new Promise((resolve, reject) => {
@@ -83,6 +108,7 @@ function fileOf(req: Request): Promise<{ body: Readable; fileName: string | null
         return;
       }
       found = true;
+      stream.on("error", onError);
       resolve({ body: stream, fileName: info.filename ?? null });
     });
     form.on("error", (err: Error) =>

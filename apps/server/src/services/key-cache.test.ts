@@ -82,4 +82,29 @@ describe("KeyCache", () => {
     expect((await keys.find(hashOf("sk-live-1")))?.apiKey.revokedAt).toEqual(T0);
     expect(lookups()).toBe(2);
   });
+
+  it("does not hand a request made after a change the lookup that started before it", async () => {
+    const { store, keys, lookups } = await setUp();
+    const pending = keys.find(hashOf("sk-live-1"));
+    await store.revokeApiKey("key_1", T0);
+    keys.forget("key_1");
+    const after = await keys.find(hashOf("sk-live-1"));
+    expect(after?.apiKey.revokedAt).toEqual(T0);
+    expect((await pending)?.apiKey.revokedAt).toBeNull();
+    expect(lookups()).toBe(2);
+  });
+
+  it("reads a key again when the system clock stepped back past its entry", async () => {
+    const { store } = await setUp();
+    let now = T0;
+    let lookups = 0;
+    const keys = new KeyCache(
+      { findApiKeyByHash: (hash: string) => (lookups++, store.findApiKeyByHash(hash)) },
+      { now: () => now } as ManualClock,
+    );
+    await keys.find(hashOf("sk-live-1"));
+    now = new Date(T0.getTime() - 60_000);
+    await keys.find(hashOf("sk-live-1"));
+    expect(lookups).toBe(2);
+  });
 });

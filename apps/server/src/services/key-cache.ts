@@ -29,7 +29,8 @@ export class KeyCache {
   async find(keyHash: string): Promise<Caller | null> {
     const now = this.clock.now().getTime();
     const hit = this.entries.get(keyHash);
-    if (hit && hit.expires > now) return hit.caller;
+    // An entry that would outlive `ttlMs` from now is stale too: the system clock stepped back.
+    if (hit && hit.expires > now && hit.expires - now <= this.ttlMs) return hit.caller;
     let pending = this.loading.get(keyHash);
     if (!pending) {
       const generation = this.generation;
@@ -39,7 +40,10 @@ export class KeyCache {
         if (caller && generation === this.generation) this.keep(keyHash, caller, now);
         return caller;
       });
-      const settle = () => this.loading.delete(keyHash);
+      const own = pending;
+      const settle = () => {
+        if (this.loading.get(keyHash) === own) this.loading.delete(keyHash);
+      };
       pending.then(settle, settle);
       this.loading.set(keyHash, pending);
     }
@@ -49,6 +53,8 @@ export class KeyCache {
   /** Forgets a key (revoked or changed here), so the next request reads it from the store. */
   forget(apiKeyId: string): void {
     this.generation++;
+    // A request after this must not join a lookup that may have read the key before the change.
+    this.loading.clear();
     for (const [hash, entry] of this.entries) {
       if (entry.caller?.apiKey.id === apiKeyId) this.entries.delete(hash);
     }

@@ -54,4 +54,14 @@ describe("RunEndWaits", () => {
     expect(await waiting).toBeNull();
     expect(await waits.wait(h.organizationId, runId)).toBeNull();
   });
+
+  it("rejects the run's waiters, and forgets them, when the run cannot be read for any reason but a lost connection", async () => {
+    h = await loopHarness();
+    const runId = await h.admit();
+    const broken = new Error("corrupt row");
+    const store = { ...h.deps.store, getRun: () => Promise.reject(broken) };
+    const waits = new RunEndWaits({ ...h.deps, store } as typeof h.deps, new AbortController().signal);
+    await expect(waits.wait(h.organizationId, runId)).rejects.toBe(broken);
+    expect(waits.size).toBe(0);
+  });
 });

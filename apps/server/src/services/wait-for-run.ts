@@ -15,6 +15,7 @@ import { isConnectionLost } from "./store-errors.js";
 interface Waiter {
   organizationId: string;
   resolve: (run: Run | null) => void;
+  reject: (err: unknown) => void;
 }
 
 /** Between backstop passes. */
@@ -45,21 +46,23 @@ export class RunEndWaits {
 
   /**
    * The run once it is terminal; null when the server shuts down first. A store call that lost its
-   * connection is tried again at the next pass: the answer's headers are out already.
+   * connection is tried again at the next pass (the answer's headers are out already); any other
+   * failure to read the run rejects, so the request is ended rather than left hanging.
    */
   wait(organizationId: string, runId: string): Promise<Run | null> {
     if (this.shutdown.aborted) return Promise.resolve(null);
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
+      const waiter = { organizationId, resolve, reject };
       const waiters = this.waiting.get(runId);
-      if (waiters) waiters.push({ organizationId, resolve });
-      else this.waiting.set(runId, [{ organizationId, resolve }]);
+      if (waiters) waiters.push(waiter);
+      else this.waiting.set(runId, [waiter]);
       this.scheduleBackstop();
       // It may have ended before the waiter was registered.
       void this.check([runId]);
     });
   }
 
-  /** How many requests are waiting, for tests and metrics. */
+  /** How many requests are waiting (tests read it). */
   get size(): number {
     let n = 0;
     for (const waiters of this.waiting.values()) n += waiters.length;
@@ -67,22 +70,33 @@ export class RunEndWaits {
   }
 
   private async check(runIds: readonly string[]): Promise<void> {
-    await Promise.all(
-      runIds.map(async (runId) => {
-        const first = this.waiting.get(runId)?.[0];
-        if (!first) return;
-        const run = await this.deps.store.getRun(first.organizationId, runId).catch((err: unknown) => {
-          if (!isConnectionLost(err)) throw err;
-          this.deps.logger.warn({ err, runId }, "store connection lost while waiting for a run; polling on");
-          return undefined;
-        });
-        if (!run || !isTerminal(run.status)) return;
-        const waiters = this.waiting.get(runId) ?? [];
-        this.waiting.delete(runId);
-        const answer = toApiRun(run, this.deps.signer, this.deps.clock.now());
-        for (const waiter of waiters) waiter.resolve(answer);
-      }),
-    ).catch((err: unknown) => this.deps.logger.error({ err }, "checking waited-on runs failed"));
+    await Promise.all(runIds.map((runId) => this.checkOne(runId)));
+  }
+
+  private async checkOne(runId: string): Promise<void> {
+    const first = this.waiting.get(runId)?.[0];
+    if (!first) return;
+    let answer: Run;
+    try {
+      const run = await this.deps.store.getRun(first.organizationId, runId);
+      if (!run) throw new Error(`run ${runId} is gone`);
+      if (!isTerminal(run.status)) return;
+      answer = toApiRun(run, this.deps.signer, this.deps.clock.now());
+    } catch (err) {
+      if (isConnectionLost(err)) {
+        this.deps.logger.warn({ err, runId }, "store connection lost while waiting for a run; polling on");
+        return;
+      }
+      for (const waiter of this.take(runId)) waiter.reject(err);
+      return;
+    }
+    for (const waiter of this.take(runId)) waiter.resolve(answer);
+  }
+
+  private take(runId: string): Waiter[] {
+    const waiters = this.waiting.get(runId) ?? [];
+    this.waiting.delete(runId);
+    return waiters;
   }
 
   private scheduleBackstop(): void {
