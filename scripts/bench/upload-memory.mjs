@@ -9,14 +9,14 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdtemp, open, readFile, rm } from "node:fs/promises";
+import { mkdtemp, open, rm } from "node:fs/promises";
 import { request } from "node:http";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { signedHeaders } from "../s3-server/sign.mjs";
 import { startS3Server } from "../s3-server/start.mjs";
+import { freePort, rssOf } from "./hot-path/servers.mjs";
 
 const MAIN = fileURLToPath(new URL("../../apps/server/dist/main.js", import.meta.url));
 const MB = 1_000_000;
@@ -24,19 +24,6 @@ const SIZES = (process.env.BENCH_UPLOAD_MB ?? "20,200").split(",").map((mb) => N
 /** Past the upload cap: the blob store alone, without the server. */
 const BLOB_SIZES = (process.env.BENCH_BLOB_MB ?? "200,1000").split(",").map((mb) => Number(mb) * MB);
 const BLOB_CHILD = fileURLToPath(new URL("./blob-store-memory.mjs", import.meta.url));
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-
-const rssOf = async (pid) => {
-  const status = await readFile(`/proc/${pid}/status`, "utf8");
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
-};
 
 /** An MP4 as far as its first bytes go (an `ftyp` box), then `size` bytes in all. */
 async function videoFile(dir, size) {

@@ -6,8 +6,6 @@
  * uploaded (`POST /v1/files`) only once the run is to be submitted, its upload's URL taking the
  * placeholder's place.
  */
-import { constants } from "node:fs";
-import { access, stat } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { FileUpload, Model, RefvidClient } from "@refvid/client";
 import { fileFromPath } from "@refvid/client/node";
@@ -69,16 +67,14 @@ export function placeLocalFiles(
 /** A usage error unless each file exists and can be read. */
 export async function checkLocalFiles(files: readonly Pick<LocalFile, "path" | "flag">[]): Promise<void> {
   for (const { path, flag } of files) {
-    const where = flag ? `${flag} ${path}` : path;
-    const info = await stat(path).catch(() => undefined);
-    if (!info) {
+    await fileFromPath(path).catch((error: Error & { code?: string }) => {
       throw new UsageError(
-        `${where}: no such file (a reference is an http:// or https:// URL, or the path of a file to upload)`,
+        `${flag ? `${flag} ` : ""}${path}: ${
+          error.code === "ENOENT" || error.code === "ENOTDIR"
+            ? "no such file (a reference is an http:// or https:// URL, or the path of a file to upload)"
+            : error.message.replace(`cannot read ${path}: `, "")
+        }`,
       );
-    }
-    if (!info.isFile()) throw new UsageError(`${where}: not a file`);
-    await access(path, constants.R_OK).catch(() => {
-      throw new UsageError(`${where}: permission denied`);
     });
   }
 }

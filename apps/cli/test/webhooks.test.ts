@@ -2,7 +2,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { verifyWebhook } from "@refvid/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Account, cli, IMAGE, newAccount, start } from "./cli.js";
 
 interface Received {
@@ -86,15 +86,19 @@ describe("refvid webhooks", () => {
 
     // refvid saw the app's 202 through the listener; redelivering sends the same event again.
     // The listener has answered refvid; refvid records the attempt once it has read that answer.
-    let found: { id: string; state?: string; attempts: { status: number }[] } | undefined;
-    for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
-      const log = await cli(["webhooks", "deliveries", "--run", runId, "--json"], { env: account.env });
-      [found] = JSON.parse(log.stdout);
-      if (found?.state === "delivered") break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    if (!found) throw new Error(`no delivery listed for ${runId}`);
-    const delivery = found;
+    const delivery = await vi.waitFor(
+      async () => {
+        const log = await cli(["webhooks", "deliveries", "--run", runId, "--json"], { env: account.env });
+        const [found] = JSON.parse(log.stdout) as {
+          id: string;
+          state: string;
+          attempts: { status: number }[];
+        }[];
+        expect(found?.state).toBe("delivered");
+        return found as NonNullable<typeof found>;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     expect(delivery).toMatchObject({ run_id: runId, state: "delivered", event_type: "run.succeeded" });
     expect(delivery.attempts.at(-1)?.status).toBe(202);
 

@@ -101,7 +101,7 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
  * stalls the event loop, and lines written together go out in one write. pino flushes what is
  * left when the process exits. Past 64 MiB waiting, lines are dropped rather than held.
  */
-export function createLogger(level: string): Logger {
+function createLogger(level: string): Logger {
   return pino({ level }, pino.destination({ dest: 1, sync: false, maxLength: 64 * 1024 * 1024 }));
 }
 
@@ -192,6 +192,7 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
         await stopped;
         await unsubscribe();
         await deps.store.close();
+        deps.blobs.close?.();
       })();
       return closing;
     },

@@ -75,6 +75,9 @@ export interface SubmitOptions extends RequestOptions {
   idempotencyKey?: string | false;
 }
 
+/** What {@link RefvidClient.uploadFile} sends: a Blob or File, or bytes already in memory. */
+export type UploadBody = Blob | ArrayBuffer | ArrayBufferView;
+
 /** Options for {@link RefvidClient.uploadFile}. */
 export interface UploadOptions extends RequestOptions {
   /** The name to store with the file. Default: a `File`'s own `name`; none for other bodies. */
@@ -146,7 +149,7 @@ export interface RefvidClient {
    * its kind rejects with a `RefvidError` of status 413 (`payload_too_large`), one that is not
    * an image, video or audio file refvid reads with 415 (`unsupported_media_type`).
    */
-  uploadFile(file: Blob | ArrayBuffer | ArrayBufferView, options?: UploadOptions): ApiPromise<FileUpload>;
+  uploadFile(file: UploadBody, options?: UploadOptions): ApiPromise<FileUpload>;
   /** Deletes an upload before it expires; someone else's, or one already gone, is a `NotFoundError`. */
   deleteUpload(fileId: string, options?: RequestOptions): ApiPromise<DeletedFile>;
   /** The organization's webhook signing secret (`whsec_…`), for {@link verifyWebhook}. */

@@ -39,6 +39,7 @@ export type {
   RequestOptions,
   RunOptions,
   SubmitOptions,
+  UploadBody,
   UploadOptions,
 } from "./client-types.js";
 

@@ -43,6 +43,7 @@ export {
   type RequestOptions,
   type RunOptions,
   type SubmitOptions,
+  type UploadBody,
   type UploadOptions,
 } from "./client.js";
 export {

@@ -10,8 +10,8 @@
  * const upload = await refvid.uploadFile(await fileFromPath("./sculpture.png"));
  * await refvid.run("lab-d/model-d/reference-to-video", { prompt: "…", image_urls: [upload.url] });
  */
-import { openAsBlob } from "node:fs";
-import { stat } from "node:fs/promises";
+import { constants, openAsBlob } from "node:fs";
+import { access, stat } from "node:fs/promises";
 import { basename, extname } from "node:path";
 
 /** Media types of the file extensions refvid takes, for a file's `type`. */
@@ -78,6 +78,8 @@ export async function fileFromPath(path: string, options: FileFromPathOptions = 
   const type = options.contentType ?? contentTypeOf(path);
   let blob: Blob;
   try {
+    // openAsBlob only stats the file; an unreadable one would fail in the middle of its upload.
+    await access(path, constants.R_OK);
     blob = await openAsBlob(path, { type });
   } catch (error) {
     throw fileError(path, error);

@@ -4,10 +4,7 @@
  * it is, so a Blob (a browser `File`, or a file on disk from `fileFromPath`) streams from where
  * it lives instead of being read into memory first.
  */
-import type { UploadOptions } from "./client-types.js";
-
-/** What can be uploaded: a Blob or File, or bytes already in memory. */
-export type UploadBody = Blob | ArrayBuffer | ArrayBufferView;
+import type { UploadBody, UploadOptions } from "./client-types.js";
 
 const DEFAULT_CONTENT_TYPE = "application/octet-stream";
 

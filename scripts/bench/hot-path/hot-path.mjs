@@ -343,7 +343,7 @@ function report({ load, sequential, sync }) {
     const mib = (b) => `${(b / 2 ** 20).toFixed(0)} MiB`;
     out();
     out(
-      `${sync.count} sync submits held open on one API process (Postgres): RSS ${mib(sync.idle)} idle, ${mib(sync.peak)} at peak (+${mib(sync.extra)}); ${sync.answered} answered with their run, drained in ${sync.drainSeconds.toFixed(1)} s`,
+      `${sync.count} sync submits held open on one API process (Postgres): RSS ${mib(sync.idle)} idle, ${mib(sync.peak)} at peak (+${mib(sync.extra)}), ${mib(sync.held)} (+${mib(sync.heldExtra)}) at the least in the 20 s they were held; ${sync.answered} answered with their run, drained in ${sync.drainSeconds.toFixed(1)} s`,
     );
     if (sync.sample.length) out(`  not answered: ${sync.sample.join("; ")}`);
     check("sync waiters: extra RSS", `+${mib(sync.extra)}`, "≤ 200 MB", sync.extra <= 200e6);

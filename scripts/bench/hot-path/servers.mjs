@@ -9,15 +9,15 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { TEST_SERVER_URL } from "@refvid/store/testing";
 import pg from "pg";
+import { summary } from "./sequential.mjs";
 
 const MAIN = fileURLToPath(new URL("../../../apps/server/dist/main.js", import.meta.url));
 /** Node flags for refvid's processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` or `--trace-gc`. */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
 const REQUEST_MS = /"ms":([0-9.]+)/;
 const HERE = (file) => fileURLToPath(new URL(file, import.meta.url));
-export const POSTGRES_URL =
-  process.env.REFVID_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 export const freePort = () =>
   new Promise((resolve) => {
@@ -85,9 +85,7 @@ async function startProcess(label, args, env, ready) {
       Object.assign(state, { recording: true, requestMs: [], partial: "" });
       return () => {
         state.recording = false;
-        const sorted = state.requestMs.sort((a, b) => a - b);
-        const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-        return sorted.length ? { p50: at(0.5), p99: at(0.99), n: sorted.length } : null;
+        return state.requestMs.length ? summary(state.requestMs) : null;
       };
     },
     async stop() {
@@ -206,16 +204,16 @@ export async function tenants(refvid, count, keyConcurrency = 100) {
 
 async function createDatabase() {
   const name = `refvid_bench_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  const admin = new pg.Client({ connectionString: TEST_SERVER_URL });
   await admin.connect();
   await admin.query(`create database ${name}`);
   await admin.end();
-  const url = new URL(POSTGRES_URL);
+  const url = new URL(TEST_SERVER_URL);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     async drop() {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      const client = new pg.Client({ connectionString: TEST_SERVER_URL });
       await client.connect();
       await client.query(`drop database if exists ${name} with (force)`);
       await client.end();

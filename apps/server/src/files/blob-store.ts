@@ -33,6 +33,8 @@ export interface BlobStore {
   delete(id: string): Promise<void>;
   /** Deletes the blobs of one kind stored before `before`; returns how many. */
   deleteOlderThan(kind: BlobKind, before: Date): Promise<number>;
+  /** Releases what the adapter holds open (an S3 client's sockets), at shutdown. */
+  close?(): void;
 }
 
 const SAFE_ID = /^(file|upload)_[A-Za-z0-9_-]{8,100}$/;

@@ -145,7 +145,7 @@ export class S3BlobStore implements BlobStore {
     return deleted;
   }
 
-  /** Whether the bucket answers with these credentials (readiness, and a clear error at start). */
+  /** Whether the bucket answers with these credentials: refvid checks it at start, for a clear error. */
   async check(): Promise<void> {
     await this.client.send(
       new ListObjectsV2Command({ Bucket: this.location.bucket, Prefix: this.location.prefix, MaxKeys: 1 }),

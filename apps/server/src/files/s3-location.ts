@@ -31,7 +31,7 @@ export function parseS3Url(text: string): { bucket: string; prefix: string } | n
 
 /** The base URL of an object, without query: what a presigned URL signs and a browser fetches. */
 export function objectUrl(location: S3Location, key: string): URL {
-  const path = key.split("/").map(encodeKeySegment).join("/");
+  const path = key.split("/").map(encodeSigV4).join("/");
   if (location.endpoint) {
     const base = new URL(location.endpoint);
     const root = base.pathname.replace(/\/+$/, "");
@@ -41,8 +41,11 @@ export function objectUrl(location: S3Location, key: string): URL {
   return new URL(`https://${location.bucket}.s3.${location.region}.amazonaws.com/${path}`);
 }
 
-/** RFC 3986 unreserved characters stay; everything else is percent-encoded, as SigV4 wants. */
-export function encodeKeySegment(segment: string): string {
+/**
+ * RFC 3986 unreserved characters stay; everything else is percent-encoded, as SigV4 wants (a key's
+ * path segments, query values).
+ */
+export function encodeSigV4(segment: string): string {
   return encodeURIComponent(segment).replace(
     /[!'()*]/g,
     (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,

@@ -9,7 +9,7 @@
  * https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-query-string-auth.html
  */
 import { createHash, createHmac } from "node:crypto";
-import { objectUrl, type S3Credentials, type S3Location } from "./s3-location.js";
+import { encodeSigV4, objectUrl, type S3Credentials, type S3Location } from "./s3-location.js";
 
 /** SigV4 allows presigned URLs to live at most seven days. */
 export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
@@ -52,7 +52,7 @@ export function presignGetObject(
   if (credentials.sessionToken) params.push(["X-Amz-Security-Token", credentials.sessionToken]);
   const query = params
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([name, value]) => `${encodeURIComponent(name)}=${encodeQueryValue(value)}`)
+    .map(([name, value]) => `${encodeURIComponent(name)}=${encodeSigV4(value)}`)
     .join("&");
   const canonicalRequest = [
     "GET",
@@ -67,11 +67,4 @@ export function presignGetObject(
   for (const part of [location.region, "s3", "aws4_request"]) signingKey = hmac(signingKey, part);
   const signature = createHmac("sha256", signingKey).update(stringToSign).digest("hex");
   return `${url.origin}${url.pathname}?${query}&X-Amz-Signature=${signature}`;
-}
-
-function encodeQueryValue(value: string): string {
-  return encodeURIComponent(value).replace(
-    /[!'()*]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
 }

@@ -29,8 +29,8 @@ export class MethodNotAllowedError extends HttpError {
 export class UnsupportedMediaTypeError extends HttpError {
   readonly status = 415;
   readonly type = "unsupported_media_type";
-  constructor() {
-    super("Send JSON with Content-Type: application/json.");
+  constructor(message = "Send JSON with Content-Type: application/json.") {
+    super(message);
   }
 }
 

@@ -6,7 +6,7 @@
  * rule; it is never charged.
  */
 import { createWriteStream } from "node:fs";
-import { open, rename, stat } from "node:fs/promises";
+import { rename, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -15,7 +15,7 @@ import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
 import { probeDuration } from "./ffmpeg.js";
 import { DEFAULT_FORMATS, DEFAULT_MAX_BYTES, formatBytes, KINDS } from "./limits.js";
 import type { LocalReference } from "./local-reference.js";
-import { matchesAllowed, sniffFormat } from "./sniff.js";
+import { matchesAllowed, sniffFile } from "./sniff.js";
 
 /** A reference broke the model's limits; the run ends `failed` with type `invalid_reference_media`. */
 export class InvalidReferenceMedia extends RunFailure {
@@ -91,7 +91,7 @@ export async function preflight(
         if (options.signal.aborted) throw err;
         throw fail(`could not be downloaded: ${(err as Error).message}`);
       }
-      const format = sniffFormat(await readStart(download, 64));
+      const format = await sniffFile(download);
       if (!format || !matchesAllowed(format, formats)) {
         throw fail(
           `is ${format ? format.toUpperCase() : "not a recognised media file"}; ${field} takes ${formats.map((f) => f.toUpperCase()).join(", ")}`,
@@ -126,15 +126,4 @@ export async function preflight(
     }
   }
   return found;
-}
-
-/** Up to `size` bytes from the start of a file. */
-async function readStart(path: string, size: number): Promise<Buffer> {
-  const file = await open(path, "r");
-  try {
-    const { buffer, bytesRead } = await file.read(Buffer.alloc(size), 0, size, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await file.close();
-  }
 }

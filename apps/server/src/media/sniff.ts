@@ -3,6 +3,8 @@
  * claims. Covers the formats the interface names: JPG, PNG, WebP, BMP, TIFF, GIF, HEIC, HEIF;
  * MP4, MOV; MP3, WAV.
  */
+import { open } from "node:fs/promises";
+
 export type MediaFormat =
   | "jpeg"
   | "png"
@@ -16,6 +18,9 @@ export type MediaFormat =
   | "mov"
   | "mp3"
   | "wav";
+
+/** Enough of the start of a file to tell every format `sniffFormat` knows. */
+export const SNIFF_BYTES = 64;
 
 const ascii = (b: Buffer, start: number, end: number) => b.subarray(start, end).toString("latin1");
 
@@ -47,4 +52,15 @@ export function sniffFormat(head: Buffer): MediaFormat | null {
 /** The catalog's format names for what `sniffFormat` finds (heif covers HEIC's family too). */
 export function matchesAllowed(format: MediaFormat, allowed: readonly string[]): boolean {
   return allowed.includes(format) || (format === "heic" && allowed.includes("heif"));
+}
+
+/** The format of a file on disk, from its first `SNIFF_BYTES`. */
+export async function sniffFile(path: string): Promise<MediaFormat | null> {
+  const file = await open(path, "r");
+  try {
+    const { buffer, bytesRead } = await file.read(Buffer.alloc(SNIFF_BYTES), 0, SNIFF_BYTES, 0);
+    return sniffFormat(buffer.subarray(0, bytesRead));
+  } finally {
+    await file.close();
+  }
 }

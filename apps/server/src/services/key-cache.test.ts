@@ -99,7 +99,12 @@ describe("KeyCache", () => {
     let now = T0;
     let lookups = 0;
     const keys = new KeyCache(
-      { findApiKeyByHash: (hash: string) => (lookups++, store.findApiKeyByHash(hash)) },
+      {
+        findApiKeyByHash: (hash: string) => {
+          lookups++;
+          return store.findApiKeyByHash(hash);
+        },
+      },
       { now: () => now } as ManualClock,
     );
     await keys.find(hashOf("sk-live-1"));

@@ -9,23 +9,16 @@ import { Readable, Transform } from "node:stream";
 import type { FileUpload } from "@refvid/api-types";
 import { RefvidError } from "@refvid/core";
 import type { AppDeps } from "../deps.js";
+import { UnsupportedMediaTypeError } from "../http/http-errors.js";
 import { newUploadId } from "../ids.js";
 import { DEFAULT_FORMATS, FORMAT_TYPES, formatBytes, UPLOAD_MAX_BYTES } from "../media/limits.js";
-import { sniffFormat } from "../media/sniff.js";
+import { SNIFF_BYTES, sniffFormat } from "../media/sniff.js";
 import type { Caller } from "./request-context.js";
 import { uploadUrl } from "./uploads.js";
-
-/** Enough of the start of a file to tell every format `sniffFormat` knows. */
-const HEAD_BYTES = 64;
 
 export class UploadTooLargeError extends RefvidError {
   readonly status = 413;
   readonly type = "payload_too_large";
-}
-
-export class UnsupportedUploadError extends RefvidError {
-  readonly status = 415;
-  readonly type = "unsupported_media_type";
 }
 
 const ACCEPTED = [...DEFAULT_FORMATS.image, ...DEFAULT_FORMATS.video, ...DEFAULT_FORMATS.audio]
@@ -38,10 +31,10 @@ export async function storeUpload(
   body: Readable,
   fileName: string | null,
 ): Promise<FileUpload> {
-  const { head, rest } = await readHead(body, HEAD_BYTES);
+  const { head, rest } = await readHead(body, SNIFF_BYTES);
   const format = sniffFormat(head);
   if (!format) {
-    throw new UnsupportedUploadError(
+    throw new UnsupportedMediaTypeError(
       `file: ${head.length === 0 ? "is empty" : "is not an image, video or audio file refvid reads"}; upload ${ACCEPTED}.`,
     );
   }

@@ -17,16 +17,23 @@ export function uploadUrl(publicUrl: string, id: string): string {
   return `${publicUrl}/v1/files/${id}/content`;
 }
 
+let base: { publicUrl: string; origin: string; root: string } | undefined;
+
 /** The upload id when `url` is one of this server's upload URLs, else null. */
 export function uploadIdOf(url: string, publicUrl: string): string | null {
+  // Every submit's references come through here: most are not uploads, and need no parsing.
+  if (!url.includes("/v1/files/upload_")) return null;
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     return null;
   }
-  const base = new URL(publicUrl);
-  const root = base.pathname.replace(/\/+$/, "");
+  if (base?.publicUrl !== publicUrl) {
+    const { origin, pathname } = new URL(publicUrl);
+    base = { publicUrl, origin, root: pathname.replace(/\/+$/, "") };
+  }
+  const { root } = base;
   if (parsed.origin !== base.origin || !parsed.pathname.startsWith(`${root}/`)) return null;
   return UPLOAD_PATH.exec(parsed.pathname.slice(root.length))?.[1] ?? null;
 }

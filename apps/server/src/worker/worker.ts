@@ -287,14 +287,14 @@ export class Worker {
           onProgress,
           deadline,
           upstream,
-          recordUpstream: async (job) => {
+          recordUpstream: async (upstreamJob) => {
             accepted = true;
             const kept = await deps.store.recordUpstream({
               runId: run.id,
               workerId: this.options.workerId,
-              upstream: job,
+              upstream: upstreamJob,
             });
-            log.info({ provider: route.name, upstreamId: job.id }, "vendor accepted the run");
+            log.info({ provider: route.name, upstreamId: upstreamJob.id }, "vendor accepted the run");
             // Another worker holds the run now and cannot know of this job: the provider, seeing
             // the failed record, cancels it.
             if (!kept) throw new RunStopped("lease_lost");

@@ -19,9 +19,13 @@ const numOrNull = (v: unknown): number | null => (v === null || v === undefined 
  * is an error naming the column instead. The lifetime top-up cap keeps real values far below it.
  */
 export function micros(v: unknown, column: string): number {
+  return exactInt(v, column, " micro-USD");
+}
+/** A bigint column as a number, or an error naming the column if it is past 2^53. */
+function exactInt(v: unknown, column: string, unit = ""): number {
   const n = v === null || v === undefined ? 0 : Number(v);
   if (!Number.isSafeInteger(n))
-    throw new RangeError(`${column} holds ${String(v)} micro-USD, past the exact range`);
+    throw new RangeError(`${column} holds ${String(v)}${unit}, past the exact range`);
   return n;
 }
 const microsOrNull = (v: unknown, column: string): number | null =>
@@ -144,16 +148,13 @@ export function toIdempotencyRecord(r: Row): IdempotencyRecord {
 }
 
 export function toUpload(r: Row): UploadRecord {
-  const bytes = Number(r.bytes);
-  if (!Number.isSafeInteger(bytes))
-    throw new RangeError(`bytes holds ${String(r.bytes)}, past the exact range`);
   return {
     id: String(r.id),
     organizationId: String(r.organization_id),
     apiKeyId: String(r.api_key_id),
     environment: r.environment as Environment,
     contentType: String(r.content_type),
-    bytes,
+    bytes: exactInt(r.bytes, "bytes"),
     fileName: (r.file_name as string | null) ?? null,
     createdAt: date(r.created_at),
     expiresAt: date(r.expires_at),

@@ -3,10 +3,10 @@
  * `data:` URL, as Cog may answer), checked to be an MP4 or MOV by its bytes, and probed for its
  * length, which is what the run is billed by. refvid then serves it from its own blob store.
  */
-import { open, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { probeDuration } from "../../media/ffmpeg.js";
-import { sniffFormat } from "../../media/sniff.js";
+import { sniffFile } from "../../media/sniff.js";
 import { FetchRefused, guardedFetch } from "../../net/guarded-fetch.js";
 import { ProviderError, type ProviderResult } from "../types.js";
 
@@ -70,7 +70,7 @@ export async function fetchOutputVideo(location: unknown, options: OutputOptions
       throw new ProviderError(`Could not download the model's video: ${why}.`);
     }
   }
-  const format = sniffFormat(await readHead(path, 64));
+  const format = await sniffFile(path);
   if (format !== "mp4" && format !== "mov") {
     throw new ProviderError("The model's output is not an MP4 or MOV video.");
   }
@@ -82,16 +82,4 @@ export async function fetchOutputVideo(location: unknown, options: OutputOptions
     throw new ProviderError("The model's video cannot be read.");
   }
   return { path, durationSeconds };
-}
-
-/** The first `bytes` bytes of a file. */
-async function readHead(path: string, bytes: number): Promise<Buffer> {
-  const file = await open(path, "r");
-  try {
-    const buffer = Buffer.alloc(bytes);
-    const { bytesRead } = await file.read(buffer, 0, bytes, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await file.close();
-  }
 }

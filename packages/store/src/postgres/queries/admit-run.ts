@@ -119,14 +119,21 @@ async function idempotencyRecords(
   return records;
 }
 
-/** The counters of every organization and key moved, the runs inserted and the NOTIFY, in one statement. */
+/**
+ * The counters of the organizations and keys an admission moved (only those: a tenant refused at
+ * its cap keeps its rows untouched), the runs inserted and the NOTIFY, in one statement.
+ */
 async function insertRuns(
   tx: Queryable,
   admitted: readonly { input: AdmitInput; environment: T.Environment }[],
-  orgs: Map<string, T.OrganizationRecord>,
-  keys: Map<string, T.ApiKeyRecord>,
+  lockedOrgs: Map<string, T.OrganizationRecord>,
+  lockedKeys: Map<string, T.ApiKeyRecord>,
 ): Promise<Map<string, T.RunRecord>> {
   const runs = admitted.map(({ input }) => input.run);
+  const orgs = new Map(
+    runs.map((r) => [r.organizationId, lockedOrgs.get(r.organizationId) as T.OrganizationRecord]),
+  );
+  const keys = new Map(runs.map((r) => [r.apiKeyId, lockedKeys.get(r.apiKeyId) as T.ApiKeyRecord]));
   const { rows } = await tx.query(
     `with o as (update organizations o set reserved = d.reserved, in_flight = d.in_flight, test_in_flight = d.test_in_flight
            from unnest($1::text[], $2::bigint[], $3::int[], $4::int[]) as d (id, reserved, in_flight, test_in_flight)
