@@ -5,6 +5,7 @@
  * times and the 24 h overlap of a rotated secret at once.
  */
 import type { ServerResponse } from "node:http";
+import { type AddressInfo, createServer } from "node:net";
 import { createRefvidClient, verifyWebhook, WebhookVerificationError } from "@refvid/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../src/manual-clock.js";
@@ -32,7 +33,7 @@ const input = (prompt = "a lighthouse at dusk") => ({
 let t: TestRefvid; // the system clock; retries 200 ms apart
 let clocked: TestRefvid; // reads `clock`; retries 60 s apart on it
 const clock = new ManualClock();
-const receivers: Receiver[] = [];
+const receivers: Pick<Receiver, "close">[] = [];
 
 beforeAll(async () => {
   [t, clocked] = await Promise.all([
@@ -61,11 +62,16 @@ const answering = (...statuses: number[]) =>
     res.writeHead(statuses[index] ?? 200).end();
   });
 
-/** A URL nothing listens on: every attempt fails to connect. */
+/**
+ * A URL whose server drops every connection before answering: every attempt fails to connect.
+ * It holds its port until the file ends; a closed port could be taken by another test's
+ * server in the meantime and answer.
+ */
 async function deadUrl(): Promise<string> {
-  const r = await startReceiver();
-  await r.close();
-  return `${r.url}/hook`;
+  const server = createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  receivers.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
 }
 
 const header = (request: ReceivedRequest | undefined, name: string): string => {
