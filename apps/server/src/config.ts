@@ -72,6 +72,8 @@ export type StoreConfig =
 
 export class ConfigError extends Error {}
 
+/** The longest REFVID_UPLOAD_TTL_HOURS allowed: no upload's record outlives it. */
+export const MAX_UPLOAD_TTL_HOURS = 24 * 366;
 const PROVIDERS = ["simulated", "preview"] as const;
 const DEFAULT_RETRY_DELAYS = "0,5000,300000,1800000,7200000,18000000,36000000,36000000";
 
@@ -128,7 +130,7 @@ const schema = z.object({
   AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
   AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   AWS_SESSION_TOKEN: z.string().min(1).optional(),
-  REFVID_UPLOAD_TTL_HOURS: int(1, 24 * 366).default(24),
+  REFVID_UPLOAD_TTL_HOURS: int(1, MAX_UPLOAD_TTL_HOURS).default(24),
   REFVID_WORKER_CONCURRENCY: int(1, 256).default(4),
   REFVID_WORKER_LEASE_MS: int(300).default(30_000),
   REFVID_SEED_DEMO: flag.optional(),

@@ -87,7 +87,7 @@ describe.each([
     expect(local).toEqual([]);
   });
 
-  it("retention deletes expired videos and uploads from the bucket", async () => {
+  it("retention deletes expired uploads from the bucket", async () => {
     const t = await server.tenant();
     const uploaded = await fetch(`${server.url}/v1/files`, {
       method: "POST",

@@ -20,6 +20,9 @@ import {
   DEFAULT_CONTENT_TYPE,
 } from "./blob-store.js";
 
+/** How long a partial file may go unwritten before the sweep takes it for a dead process's. */
+const PARTIAL_IDLE_MS = 60 * 60_000;
+
 export class LocalBlobStore implements BlobStore {
   constructor(private readonly dir: string) {}
 
@@ -84,11 +87,14 @@ export class LocalBlobStore implements BlobStore {
     const names = await readdir(this.dir).catch(() => [] as string[]);
     let deleted = 0;
     for (const name of names) {
-      const partial = /^(.+?)\.[a-z0-9]+\.partial-[0-9a-f]+$|^(.+?)\.partial-[0-9a-f]+$/.exec(name);
+      const partial = /^(.+?)(?:\.mp4)?\.partial-[0-9a-f]+$/.exec(name);
       if (partial) {
-        // Left by a process that died while receiving a stream.
+        // Left by a process that died while receiving a stream: a stream still arriving writes to
+        // its file far more often than this, so one idle this long is nobody's, whatever the
+        // kind's retention.
         const info = await stat(join(this.dir, name)).catch(() => null);
-        if (info && info.mtime < before && blobKind(partial[1] ?? partial[2] ?? "") === kind)
+        const idle = info && info.mtime.getTime() < Date.now() - PARTIAL_IDLE_MS;
+        if (info && (idle || info.mtime < before) && blobKind(partial[1] ?? "") === kind)
           await rm(join(this.dir, name), { force: true });
         continue;
       }

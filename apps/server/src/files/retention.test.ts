@@ -5,34 +5,86 @@ import { Readable } from "node:stream";
 import { MemoryStore } from "@refvid/store";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
+import { MAX_UPLOAD_TTL_HOURS } from "../config.js";
 import type { AppDeps } from "../deps.js";
 import { LocalBlobStore } from "./local-blob-store.js";
 import { RetentionSweep } from "./retention.js";
 
+const HOUR = 3_600_000;
+
+/** A sweep over a local blob store and a MemoryStore, at a clock the test moves. */
+async function setUp(config: { fileRetentionHours: number; uploadTtlHours: number }) {
+  const dir = await mkdtemp(join(tmpdir(), "retention-"));
+  const blobs = new LocalBlobStore(join(dir, "files"));
+  const store = new MemoryStore();
+  const start = Date.now();
+  const clock = { at: start, now: () => new Date(clock.at) };
+  const deps = { blobs, store, clock, config, logger: pino({ level: "silent" }) } as unknown as AppDeps;
+  const owner = { organizationId: "org_1", environment: "live" as const };
+  /** Bytes, and a record expiring `expiresInHours` from now unless that is null (orphan bytes). */
+  const upload = async (id: string, expiresInHours: number | null) => {
+    await blobs.put(id, Readable.from([Buffer.from("png")]), { contentType: "image/png" });
+    if (expiresInHours === null) return;
+    await store.createUpload({
+      id,
+      ...owner,
+      apiKeyId: "key_1",
+      contentType: "image/png",
+      bytes: 3,
+      fileName: null,
+      createdAt: new Date(start),
+      expiresAt: new Date(start + expiresInHours * HOUR),
+    });
+  };
+  const record = (id: string) => store.getUpload({ ...owner, id });
+  return { dir, blobs, clock, start, upload, record, sweep: new RetentionSweep(deps) };
+}
+
 describe("RetentionSweep", () => {
-  it("deletes outputs after their retention and uploads after their TTL, keeping newer ones", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "retention-"));
-    const blobs = new LocalBlobStore(join(dir, "files"));
+  it("deletes outputs after their retention and uploads at their expiry, keeping newer ones", async () => {
+    const { dir, blobs, clock, start, upload, record, sweep } = await setUp({
+      fileRetentionHours: 3,
+      uploadTtlHours: 1,
+    });
     const source = join(dir, "in.mp4");
     await writeFile(source, "video");
     await blobs.put("file_keepmefor3h", source);
-    await blobs.put("upload_keepmefor1h", Readable.from([Buffer.from("png")]), { contentType: "image/png" });
-    let now = new Date();
-    const deps = {
-      blobs,
-      store: new MemoryStore(),
-      clock: { now: () => now },
-      config: { fileRetentionHours: 3, uploadTtlHours: 1 },
-      logger: pino({ level: "silent" }),
-    } as unknown as AppDeps;
-    const sweep = new RetentionSweep(deps);
+    await upload("upload_keepmefor1h", 1);
     expect(await sweep.sweep()).toBe(0);
-    now = new Date(Date.now() + 2 * 3_600_000);
+    clock.at = start + 2 * HOUR;
     expect(await sweep.sweep()).toBe(1);
     expect(await blobs.stat("upload_keepmefor1h")).toBeNull();
+    expect(await record("upload_keepmefor1h")).toBeNull();
     expect(await blobs.stat("file_keepmefor3h")).not.toBeNull();
-    now = new Date(Date.now() + 4 * 3_600_000);
+    clock.at = start + 4 * HOUR;
     expect(await sweep.sweep()).toBe(1);
     expect(await blobs.stat("file_keepmefor3h")).toBeNull();
+  });
+
+  it("keeps an upload until the expiry it was given, after the TTL is lowered", async () => {
+    // Made under a 48-hour TTL; the operator has since lowered REFVID_UPLOAD_TTL_HOURS to 1.
+    const { blobs, clock, start, upload, record, sweep } = await setUp({
+      fileRetentionHours: 3,
+      uploadTtlHours: 1,
+    });
+    await upload("upload_madefor48h", 48);
+    clock.at = start + 2 * HOUR;
+    expect(await sweep.sweep()).toBe(0);
+    expect(await blobs.stat("upload_madefor48h")).not.toBeNull();
+    expect(await record("upload_madefor48h")).not.toBeNull();
+    clock.at = start + 48 * HOUR;
+    expect(await sweep.sweep()).toBe(1);
+    expect(await blobs.stat("upload_madefor48h")).toBeNull();
+  });
+
+  it("deletes upload bytes left without a record once no upload could still be using them", async () => {
+    const { blobs, clock, start, upload, sweep } = await setUp({ fileRetentionHours: 3, uploadTtlHours: 1 });
+    await upload("upload_orphanbytes", null);
+    clock.at = start + MAX_UPLOAD_TTL_HOURS * HOUR;
+    expect(await sweep.sweep()).toBe(0);
+    expect(await blobs.stat("upload_orphanbytes")).not.toBeNull();
+    clock.at = start + (MAX_UPLOAD_TTL_HOURS + 2) * HOUR;
+    expect(await sweep.sweep()).toBe(1);
+    expect(await blobs.stat("upload_orphanbytes")).toBeNull();
   });
 });

@@ -1,8 +1,10 @@
 /**
- * Deletes generated videos older than REFVID_FILE_RETENTION_HOURS, and reference uploads (bytes
- * and records) once they expire (REFVID_UPLOAD_TTL_HOURS). Runs keep their output, and a download
- * answers `404 file_not_found`, which says outputs are kept for a limited time.
+ * Deletes generated videos older than REFVID_FILE_RETENTION_HOURS, and reference uploads (record,
+ * then bytes) once they expire. An upload expires when its record says, fixed when it was made:
+ * lowering REFVID_UPLOAD_TTL_HOURS later shortens no upload already made. Runs keep their output,
+ * and a download answers `404 file_not_found`, which says outputs are kept for a limited time.
  */
+import { MAX_UPLOAD_TTL_HOURS } from "../config.js";
 import type { AppDeps } from "../deps.js";
 import { PeriodicTask } from "../periodic-task.js";
 
@@ -40,10 +42,7 @@ export class RetentionSweep {
     const now = deps.clock.now();
     const ago = (hours: number) => new Date(now.getTime() - hours * 3_600_000);
     let deleted = 0;
-    for (const [kind, before] of [
-      ["file", ago(deps.config.fileRetentionHours)],
-      ["upload", ago(deps.config.uploadTtlHours)],
-    ] as const) {
+    const byAge = async (kind: "file" | "upload", before: Date) => {
       try {
         const count = await deps.blobs.deleteOlderThan(kind, before);
         if (count > 0) deps.logger.info({ kind, deleted: count, before }, "expired files deleted");
@@ -51,11 +50,28 @@ export class RetentionSweep {
       } catch (err) {
         deps.logger.error({ err, kind }, "file retention sweep failed");
       }
-    }
-    // An upload's bytes go by their age above; its record by its own expiry.
-    await deps.store.deleteExpiredUploads(now).catch((err: unknown) => {
+    };
+    await byAge("file", ago(deps.config.fileRetentionHours));
+    // Uploads by their records' own expiry: the record goes first, so an upload is never usable
+    // without its bytes; bytes whose record is gone (a sweep cut off between the two) are left
+    // for the backstop below.
+    const expired = await deps.store.deleteExpiredUploads(now).catch((err: unknown) => {
       deps.logger.error({ err }, "could not forget expired uploads");
+      return [];
     });
+    let uploads = 0;
+    for (const id of expired) {
+      try {
+        await deps.blobs.delete(id);
+        uploads++;
+      } catch (err) {
+        deps.logger.error({ err, id }, "could not delete an expired upload's bytes");
+      }
+    }
+    if (uploads > 0) deps.logger.info({ kind: "upload", deleted: uploads }, "expired files deleted");
+    deleted += uploads;
+    // Backstop: upload bytes older than any upload can live have no record left.
+    await byAge("upload", ago(MAX_UPLOAD_TTL_HOURS + 1));
     return deleted;
   }
 }

@@ -83,8 +83,9 @@ export function uploadsContract(makeStore: StoreFactory): void {
       const onTheDot = upload(tenant, { expiresAt: at(2_000) });
       const later = upload(tenant, { expiresAt: at(2_001) });
       for (const record of [early, onTheDot, later]) await store.createUpload(record);
-      expect(await store.deleteExpiredUploads(at(999))).toBe(0);
-      expect(await store.deleteExpiredUploads(at(2_000))).toBe(2);
+      expect(await store.deleteExpiredUploads(at(999))).toEqual([]);
+      expect((await store.deleteExpiredUploads(at(2_000))).sort()).toEqual([early.id, onTheDot.id].sort());
+      expect(await store.deleteExpiredUploads(at(2_000))).toEqual([]);
       expect(await lookup(store, tenant, early.id)).toBeNull();
       expect(await lookup(store, tenant, onTheDot.id)).toBeNull();
       expect(await lookup(store, tenant, later.id)).toEqual(later);

@@ -32,11 +32,11 @@ export class MemoryUploads {
     this.owned(input) !== null && this.uploads.delete(input.id);
 
   readonly deleteExpiredUploads = async (now: Date) => {
-    let deleted = 0;
+    const deleted: string[] = [];
     for (const [id, upload] of this.uploads) {
       if (upload.expiresAt <= now) {
         this.uploads.delete(id);
-        deleted++;
+        deleted.push(id);
       }
     }
     return deleted;

@@ -48,6 +48,8 @@ export async function deleteExpiredUploads(
   db: Database,
   now: Date,
 ): ReturnType<T.Store["deleteExpiredUploads"]> {
-  const { rows } = await db.query("delete from uploads where expires_at <= $1 returning id", [now]);
-  return rows.length;
+  const { rows } = await db.query<{ id: string }>("delete from uploads where expires_at <= $1 returning id", [
+    now,
+  ]);
+  return rows.map((row) => row.id);
 }
