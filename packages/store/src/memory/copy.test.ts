@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { copy } from "./copy.js";
+import type { RunRecord } from "../types.js";
+import { copy, copyRun } from "./copy.js";
 
 describe("copy", () => {
   it("copies records deeply: nested objects, arrays and dates are new, values equal", () => {
@@ -36,5 +37,44 @@ describe("copy", () => {
     expect(copied.map).toBeInstanceOf(Map);
     expect(copied.map).not.toBe(map);
     expect(copied.map.get("k")).toEqual({ v: 1 });
+  });
+
+  it("copies a run record field by field as deeply as copy does, every field kept", () => {
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+    const run: RunRecord = {
+      id: "run_1",
+      organizationId: "org_1",
+      apiKeyId: "key_1",
+      environment: "live",
+      endpoint: "lab-d/model-d/reference-to-video",
+      input: { prompt: "p", image_urls: ["https://example.com/a.png"] },
+      status: "failed",
+      webhookUrl: "https://example.com/hook",
+      metadata: { a: "b" },
+      reserved: 284_000,
+      unitPrice: 71_000,
+      reservedSeconds: 4,
+      charged: 0,
+      billableSeconds: 0,
+      output: { fileId: "file_1", fileName: "v.mp4", contentType: "video/mp4", durationSeconds: 4 },
+      error: { type: "provider_error", code: 502, message: "no" },
+      progress: 0.5,
+      createdAt: at(1),
+      startedAt: at(2),
+      completedAt: at(3),
+      leaseOwner: "worker-1",
+      leaseExpiresAt: at(4),
+      attempts: 1,
+      upstream: { provider: "fal", id: "job_1", urls: { status: "https://example.com/s" } },
+      provider: "fal",
+    };
+    const copied = copyRun(run);
+    expect(copied).toStrictEqual(copy(run));
+    expect(Object.keys(copied).sort()).toEqual(Object.keys(run).sort());
+    for (const key of Object.keys(run) as (keyof RunRecord)[]) {
+      if (run[key] !== null && typeof run[key] === "object") expect(copied[key]).not.toBe(run[key]);
+    }
+    expect(copied.input.image_urls).not.toBe(run.input.image_urls);
+    expect(copied.upstream?.urls).not.toBe(run.upstream?.urls);
   });
 });

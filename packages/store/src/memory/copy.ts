@@ -3,6 +3,8 @@
  * plain objects, arrays, dates and primitives, which this copies about five times faster than
  * `structuredClone` (a poll copies its run once); anything else goes to `structuredClone`.
  */
+import type { RunRecord } from "../types.js";
+
 export const copy = <V>(value: V): V => copyValue(value) as V;
 
 function copyValue(value: unknown): unknown {
@@ -25,4 +27,41 @@ function copyValue(value: unknown): unknown {
     else out[key] = copied;
   }
   return out;
+}
+
+const copyDate = (date: Date | null) => (date ? new Date(date.getTime()) : null);
+
+/**
+ * A run record's deep copy, field by field: every poll and submit makes one, and naming the fields
+ * lets V8 build it as one shape instead of walking keys (a third of an admission's time went to
+ * the generic copy). Nested values still go through `copy`.
+ */
+export function copyRun(run: RunRecord): RunRecord {
+  return {
+    id: run.id,
+    organizationId: run.organizationId,
+    apiKeyId: run.apiKeyId,
+    environment: run.environment,
+    endpoint: run.endpoint,
+    input: copy(run.input),
+    status: run.status,
+    webhookUrl: run.webhookUrl,
+    metadata: copy(run.metadata),
+    reserved: run.reserved,
+    unitPrice: run.unitPrice,
+    reservedSeconds: run.reservedSeconds,
+    charged: run.charged,
+    billableSeconds: run.billableSeconds,
+    output: run.output && copy(run.output),
+    error: run.error && copy(run.error),
+    progress: run.progress,
+    createdAt: new Date(run.createdAt.getTime()),
+    startedAt: copyDate(run.startedAt),
+    completedAt: copyDate(run.completedAt),
+    leaseOwner: run.leaseOwner,
+    leaseExpiresAt: copyDate(run.leaseExpiresAt),
+    attempts: run.attempts,
+    upstream: run.upstream && copy(run.upstream),
+    provider: run.provider,
+  };
 }

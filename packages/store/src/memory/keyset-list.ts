@@ -16,7 +16,9 @@ export class KeysetList<T extends Keyset> {
   add(item: T): void {
     let at = this.items.length;
     while (at > 0 && newestFirst(this.items[at - 1] as T, item) < 0) at--;
-    this.items.splice(at, 0, item);
+    // splice copies into a new backing store more often than push grows one.
+    if (at === this.items.length) this.items.push(item);
+    else this.items.splice(at, 0, item);
   }
 
   /** Newest first, from just older than `after` when given. */

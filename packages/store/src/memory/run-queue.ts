@@ -18,7 +18,7 @@ export const queuedRun = (run: NewRun, environment: Environment): RunRecord => (
   unitPrice: run.unitPrice,
   reservedSeconds: run.reservedSeconds,
   reserved: run.reserved,
-  createdAt: run.createdAt,
+  createdAt: new Date(run.createdAt.getTime()),
   environment,
   status: "queued",
   charged: null,

@@ -92,6 +92,7 @@ export class BatchedStatements {
       );
       return q.countRequests(db, requests, now);
     }, options);
+    // A row that cannot be read comes back as its Error, which fails that request alone.
     this.runs = new DataLoader(async (ids) => {
       const found = await q.getRuns(db, ids);
       return ids.map((id) => found.get(id) ?? null);

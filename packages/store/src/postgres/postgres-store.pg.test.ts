@@ -44,6 +44,28 @@ describe("notifications across connections", () => {
   });
 });
 
+describe("batched reads", () => {
+  it("fails only the request whose run cannot be read, not the others of its batch", async () => {
+    const pool = new pg.Pool({ connectionString: await databases.create(), max: 2 });
+    const store = new PostgresStore(pgDatabase(pool));
+    try {
+      const tenant = await makeTenant(store, { balance: 100_000_000, maxConcurrency: 10 });
+      const [good, bad] = [newRun(tenant), newRun(tenant)];
+      for (const run of [good, bad]) await store.admitRun({ run, now: at(0) });
+      // Past 2^53 micro-USD: no number holds it exactly, so reading the row must fail.
+      await pool.query("update runs set reserved = 9007199254740993 where id = $1", [bad.id]);
+      const [read, broken] = await Promise.allSettled([
+        store.getRun(tenant.organizationId, good.id),
+        store.getRun(tenant.organizationId, bad.id),
+      ]);
+      expect(read).toMatchObject({ status: "fulfilled", value: { id: good.id } });
+      expect(broken).toMatchObject({ status: "rejected", reason: { name: "RangeError" } });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe("batched admission", () => {
   it("admits each submit of a batch whose transaction failed on another submit, one by one", async () => {
     const store = await databases.store();

@@ -103,6 +103,18 @@ export function toRun(r: Row): RunRecord {
   };
 }
 
+/**
+ * `convert()`, or the error it throws (a value past the exact range, say): in a batched read one
+ * bad row fails the request that asked for it, not every request of its batch.
+ */
+export function orError<T>(convert: () => T): T | Error {
+  try {
+    return convert();
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
 export function toDelivery(r: Row): WebhookDelivery {
   return {
     id: String(r.id),
