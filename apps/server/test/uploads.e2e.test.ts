@@ -129,6 +129,26 @@ describe("reference uploads", () => {
     expect(gone.status).toBe(404);
   });
 
+  it("replays a submit retried with its Idempotency-Key after the upload it names was deleted", async () => {
+    const t = await server.tenant();
+    const png = await readFile(SCULPTURE);
+    const file = (await (await upload(t.apiKey, png, { "content-type": "image/png" })).json()) as FileUpload;
+    const submit = { input: { prompt: "p", image_urls: [file.url], duration: "4s" } };
+    const first = await t.call("POST", MODEL_D, submit, { "idempotency-key": "retry-after-delete" });
+    expect(first.status).toBe(201);
+    expect((await t.call("DELETE", `/v1/files/${file.file_id}`)).status).toBe(200);
+    const retry = await t.call("POST", MODEL_D, submit, { "idempotency-key": "retry-after-delete" });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body.run_id).toBe(first.body.run_id);
+    // A new request naming the deleted upload is still refused.
+    const fresh = await t.call("POST", MODEL_D, submit, { "idempotency-key": "another-key" });
+    expect(fresh.status).toBe(404);
+    expect(fresh.body.error.message).toMatch(
+      /^body\.input\.image_urls\[0\]: upload upload_\w+ does not exist/,
+    );
+  });
+
   it("refuses what is not media, and keeps nothing", async () => {
     const t = await server.tenant();
     const before = await storedUploads();
@@ -147,6 +167,43 @@ describe("reference uploads", () => {
     expect(missing.status).toBe(400);
     expect(((await missing.json()) as any).error.fields[0].field).toBe("body.file");
     expect(await storedUploads()).toEqual(before);
+  });
+
+  it("refuses a file name no store could keep with 400 naming body.file, from a header or a form", async () => {
+    const t = await server.tenant();
+    const png = await readFile(SCULPTURE);
+    const before = await storedUploads();
+    // The form is written by hand: FormData would not send a NUL in a part header's file name.
+    const boundary = "refvid-nul-name";
+    const form = Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename*=utf-8''a%00b.png\r\n` +
+          "Content-Type: image/png\r\n\r\n",
+      ),
+      png,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const answers = [
+      await upload(t.apiKey, png, {
+        "content-type": "image/png",
+        "content-disposition": "attachment; filename*=utf-8''a%00b.png",
+      }),
+      await upload(t.apiKey, form, { "content-type": `multipart/form-data; boundary=${boundary}` }),
+    ];
+    for (const res of answers) {
+      expect(res.status).toBe(400);
+      const answer = (await res.json()) as any;
+      isError(answer);
+      expect(answer.error.fields).toEqual([
+        { field: "body.file", message: "file name must not contain U+0000 (NUL)", rule: "unicode" },
+      ]);
+    }
+    expect(await storedUploads()).toEqual(before);
+    // A long name is kept cut to 255, whichever way it came.
+    const long = new FormData();
+    long.append("file", new Blob([png]), `${"n".repeat(300)}.png`);
+    const kept = (await (await upload(t.apiKey, long)).json()) as FileUpload;
+    expect(kept.file_name).toBe("n".repeat(255));
   });
 
   it("answers a form that ends in the middle of its file with 400, and keeps nothing", async () => {

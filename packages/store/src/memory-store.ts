@@ -21,7 +21,7 @@ import {
 } from "@refvid/core";
 import { idempotencyAnswer } from "./admission.js";
 import { MemoryAccounts } from "./memory/accounts.js";
-import { copy } from "./memory/copy.js";
+import { copy, copyRun } from "./memory/copy.js";
 import { MemoryOutbox } from "./memory/outbox.js";
 import { RunIndex } from "./memory/run-index.js";
 import { queuedRun, RunQueue } from "./memory/run-queue.js";
@@ -93,7 +93,7 @@ export class MemoryStore implements Store {
     this.inFlight.set(run.id, record);
     this.index.add(record);
     if (idempotency && idemKey) {
-      const response = idempotency.response?.(copy(record));
+      const response = idempotency.response?.(copyRun(record));
       this.idempotency.set(idemKey, {
         requestHash: idempotency.requestHash,
         runId: run.id,
@@ -102,7 +102,7 @@ export class MemoryStore implements Store {
       });
     }
     const remaining = concurrencyRemaining(afterAdmission(state));
-    return { kind: "admitted", run: copy(record), concurrencyRemaining: remaining } as const;
+    return { kind: "admitted", run: copyRun(record), concurrencyRemaining: remaining } as const;
   }
 
   async completeIdempotency(organizationId: string, key: string, status: number, body: unknown) {
@@ -110,13 +110,18 @@ export class MemoryStore implements Store {
     if (entry && !entry.response) entry.response = { status, body: copy(body) };
   }
 
+  async hasIdempotencyKey(organizationId: string, key: string, now: Date) {
+    const entry = this.idempotency.get(`${organizationId}\u0000${key}`);
+    return entry !== undefined && entry.expiresAt > now;
+  }
+
   async getRun(organizationId: string, runId: string) {
     const run = this.runs.get(runId);
-    return run && run.organizationId === organizationId ? copy(run) : null;
+    return run && run.organizationId === organizationId ? copyRun(run) : null;
   }
 
   async searchRuns(search: T.RunSearch) {
-    return this.index.search(search).map(copy);
+    return this.index.search(search).map(copyRun);
   }
 
   async listOrganizations(search: T.OrganizationSearch) {
@@ -132,7 +137,7 @@ export class MemoryStore implements Store {
   }
 
   async searchAllRuns(search: T.AdminRunSearch) {
-    return this.index.searchAll(search).map(copy);
+    return this.index.searchAll(search).map(copyRun);
   }
 
   async usage({ from, to, groupBy, organizationId }: T.UsageQuery) {
@@ -153,7 +158,7 @@ export class MemoryStore implements Store {
       run.leaseOwner = workerId;
       run.leaseExpiresAt = new Date(now.getTime() + leaseMs);
       run.attempts += 1;
-      claimed.push(copy(run));
+      claimed.push(copyRun(run));
     }
     return claimed;
   }
@@ -218,7 +223,7 @@ export class MemoryStore implements Store {
     if (!decision.ok) {
       return decision.reason === "not_found"
         ? ({ kind: "not_found" } as const)
-        : ({ kind: decision.reason, run: copy(run) } as const);
+        : ({ kind: decision.reason, run: copyRun(run) } as const);
     }
     const org = this.accounts.organizations.get(run.organizationId);
     const key = this.accounts.apiKeys.get(run.apiKeyId);
@@ -245,14 +250,14 @@ export class MemoryStore implements Store {
     if (run.webhookUrl && settled.webhookEvent) {
       this.outbox.enqueue({ run, url: run.webhookUrl, eventType: settled.webhookEvent, now });
     }
-    return { kind: "completed", run: copy(run) } as const;
+    return { kind: "completed", run: copyRun(run) } as const;
   }
 
   async findOverdueRuns({ createdBefore, limit }: Parameters<T.Store["findOverdueRuns"]>[0]) {
     const overdue: RunRecord[] = [];
     for (const run of this.inFlight.values()) {
       if (overdue.length >= limit) break;
-      if (isInFlight(run.status) && run.createdAt < createdBefore) overdue.push(copy(run));
+      if (isInFlight(run.status) && run.createdAt < createdBefore) overdue.push(copyRun(run));
     }
     return overdue;
   }
@@ -264,7 +269,7 @@ export class MemoryStore implements Store {
       if (requeued.length + exhausted.length >= limit) break;
       if (run.status !== "processing" || !run.leaseExpiresAt || run.leaseExpiresAt > now) continue;
       if (run.attempts >= maxAttempts) {
-        exhausted.push(copy(run));
+        exhausted.push(copyRun(run));
         continue;
       }
       run.status = "queued";

@@ -89,6 +89,8 @@ export interface AdmissionStore {
   admitRun(input: { run: NewRun; idempotency?: IdempotencyRequest; now: Date }): Promise<AdmitResult>;
   /** Stores the response of an admitted request so a replay can return it. */
   completeIdempotency(organizationId: string, key: string, status: number, body: unknown): Promise<void>;
+  /** Whether an earlier request of the organization holds `key` unexpired: this one is its retry. */
+  hasIdempotencyKey(organizationId: string, key: string, now: Date): Promise<boolean>;
 }
 
 /** Runs from admission to their end: reads, leases, progress and the one terminal transition. */
@@ -212,8 +214,8 @@ export interface UploadStore {
   }): Promise<UploadRecord | null>;
   /** Forgets an upload of this organization and environment early; false when there was none. */
   deleteUpload(input: { organizationId: string; environment: Environment; id: string }): Promise<boolean>;
-  /** Forgets uploads that expired at or before `now`; returns how many. */
-  deleteExpiredUploads(now: Date): Promise<number>;
+  /** Forgets uploads that expired at or before `now`; returns their ids (their bytes go next). */
+  deleteExpiredUploads(now: Date): Promise<string[]>;
 }
 
 /** Every concern of the store in one port, as each adapter implements it. */

@@ -13,7 +13,7 @@ import type { RequestHandler } from "express";
 /** Deeper than any request body of the spec (a submit is four levels deep). */
 export const MAX_BODY_DEPTH = 32;
 const MAX_PROBLEMS = 20;
-const RULE = "unicode";
+export const TEXT_RULE = "unicode";
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -46,7 +46,7 @@ export function refuseUnstorableText(): RequestHandler {
   return (req, _res, next) => {
     const problems: FieldProblem[] = [];
     const add = (field: string, message: string) => {
-      if (problems.length < MAX_PROBLEMS) problems.push({ field, message, rule: RULE });
+      if (problems.length < MAX_PROBLEMS) problems.push({ field, message, rule: TEXT_RULE });
     };
     // Without a `%`, a path holds no NUL or surrogate (the HTTP parser refuses raw control bytes,
     // and other raw bytes read as Latin-1); without a `?`, there is no query to read.

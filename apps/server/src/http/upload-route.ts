@@ -16,6 +16,7 @@ import { storeUpload, UploadTooLargeError } from "../services/upload-file.js";
 import { callerOf } from "./auth.js";
 import { clientWentAway } from "./files-route.js";
 import { allowSlowBody } from "./http-server.js";
+import { TEXT_RULE, textProblem } from "./text-guard.js";
 
 /** Room for the multipart boundaries and part headers around the file. */
 const MULTIPART_OVERHEAD = 64 * 1024;
@@ -38,7 +39,7 @@ export function uploadRoute(deps: AppDeps): RequestHandler {
       const { body, fileName } = await fileOf(req, (err) => {
         bodyError ??= err;
       });
-      const upload = await storeUpload(deps, callerOf(res), body, fileName);
+      const upload = await storeUpload(deps, callerOf(res), body, checkedFileName(fileName));
       hangUpEarly();
       res.status(201).json(upload);
     } catch (caught) {
@@ -125,6 +126,22 @@ function fileOf(
   });
 }
 
+/** The longest file name kept; a longer one is cut. */
+const MAX_FILE_NAME = 255;
+
+/**
+ * The name the client gave, from either source, as it will be stored: cut to 255 code units, and
+ * refused (400 naming `body.file`) when no store could keep it as sent, as any text in a JSON body is.
+ */
+function checkedFileName(name: string | null): string | null {
+  if (!name) return null;
+  const problem = textProblem(name);
+  if (problem) {
+    throw new InvalidRequestError([{ field: "body.file", message: `file name ${problem}`, rule: TEXT_RULE }]);
+  }
+  return name.slice(0, MAX_FILE_NAME);
+}
+
 /** How long the rest of a refused body is read and dropped before the connection is closed. */
 const LINGER_MS = 5_000;
 
@@ -148,8 +165,7 @@ function drainThenClose(req: Request): void {
 function dispositionFileName(header: string | undefined): string | null {
   if (!header) return null;
   try {
-    const name = contentDisposition.parse(header).parameters.filename;
-    return name ? name.slice(0, 255) : null;
+    return contentDisposition.parse(header).parameters.filename || null;
   } catch {
     return null;
   }

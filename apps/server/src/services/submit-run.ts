@@ -14,6 +14,7 @@ import {
   isTerminal,
   type ModelInput,
   type ModelSlug,
+  NotFoundError,
   normalizeInput,
   priceRequest,
   scopedIdempotencyKey,
@@ -48,15 +49,27 @@ export async function submitRun(
   const problems = checkModelRules(request);
   if (body.webhook_url) problems.push(...checkWebhookUrl(body.webhook_url, deps.config.allowLocalUrls));
   if (problems.length > 0) throw new InvalidRequestError(problems);
+  const now = deps.clock.now();
   await checkUploadReferences(
     deps,
     { organizationId: caller.organization.id, environment: caller.apiKey.environment },
     slug,
     body.input as ModelInput,
-  );
+  ).catch(async (err: unknown) => {
+    // A retry answers as the request it repeats did, though an upload it names has gone since:
+    // the admission below replays the stored answer (or refuses another body under the key).
+    const retry =
+      err instanceof NotFoundError &&
+      idempotencyKey !== undefined &&
+      (await deps.store.hasIdempotencyKey(
+        caller.organization.id,
+        scopedIdempotencyKey(caller.apiKey.environment, idempotencyKey),
+        now,
+      ));
+    if (!retry) throw err;
+  });
 
   const price = priceRequest(request);
-  const now = deps.clock.now();
   const result = await deps.store.admitRun({
     run: {
       id: newRunId(),

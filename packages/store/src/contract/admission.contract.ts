@@ -174,6 +174,21 @@ export function admissionContract(makeStore: StoreFactory): void {
         expect((await store.getOrganization(tenant.organizationId))?.inFlight).toBe(1);
       });
 
+      it("says whether a key is held, by its organization, until it expires", async () => {
+        const store = await makeStore();
+        const a = await makeTenant(store, { balance: 10_000_000 });
+        const b = await makeTenant(store, { balance: 10_000_000 });
+        expect(await store.hasIdempotencyKey(a.organizationId, "k", at(1))).toBe(false);
+        await store.admitRun({
+          run: newRun(a),
+          idempotency: { key: "k", requestHash: "h1", expiresAt: at(HOUR) },
+          now: at(1),
+        });
+        expect(await store.hasIdempotencyKey(a.organizationId, "k", at(2))).toBe(true);
+        expect(await store.hasIdempotencyKey(b.organizationId, "k", at(2))).toBe(false);
+        expect(await store.hasIdempotencyKey(a.organizationId, "k", at(HOUR))).toBe(false);
+      });
+
       it("refuses the same key with another body, and scopes keys to the organization", async () => {
         const store = await makeStore();
         const a = await makeTenant(store, { balance: 10_000_000 });

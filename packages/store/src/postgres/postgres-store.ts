@@ -36,6 +36,8 @@ export class PostgresStore implements T.Store {
   readonly admitRun: T.Store["admitRun"] = (input) => this.batched.admitRun(input);
   readonly completeIdempotency: T.Store["completeIdempotency"] = (...args) =>
     q.completeIdempotency(this.db, ...args);
+  readonly hasIdempotencyKey: T.Store["hasIdempotencyKey"] = (...args) =>
+    q.hasIdempotencyKey(this.db, ...args);
   readonly getRun: T.Store["getRun"] = (...args) => this.batched.getRun(...args);
   readonly searchRuns: T.Store["searchRuns"] = (...args) => q.searchRuns(this.db, ...args);
   readonly claimRuns: T.Store["claimRuns"] = (...args) => q.claimRuns(this.db, ...args);

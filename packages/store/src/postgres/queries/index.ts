@@ -16,6 +16,7 @@ export { getApiKey } from "./get-api-key.js";
 export { getOrganization } from "./get-organization.js";
 export { getRuns } from "./get-run.js";
 export { getWebhookDelivery } from "./get-webhook-delivery.js";
+export { hasIdempotencyKey } from "./has-idempotency-key.js";
 export { listApiKeys, listApiKeysQuery } from "./list-api-keys.js";
 export { listOrganizations, listOrganizationsQuery } from "./list-organizations.js";
 export { listTopUps, listTopUpsQuery } from "./list-top-ups.js";
