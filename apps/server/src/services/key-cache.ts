@@ -61,8 +61,14 @@ export class KeyCache {
   }
 
   private keep(keyHash: string, caller: Caller, now: number): void {
+    // Entries stay in the order they expire (a refreshed key moves to the end), so the expired ones
+    // are at the front: eviction stops at the first live entry instead of walking them all.
+    this.entries.delete(keyHash);
     if (this.entries.size >= MAX_ENTRIES) {
-      for (const [hash, entry] of this.entries) if (entry.expires <= now) this.entries.delete(hash);
+      for (const [hash, entry] of this.entries) {
+        if (entry.expires > now) break;
+        this.entries.delete(hash);
+      }
       if (this.entries.size >= 2 * MAX_ENTRIES) this.entries.clear();
     }
     this.entries.set(keyHash, { caller, expires: now + this.ttlMs });

@@ -54,15 +54,13 @@ export class RunEvents {
     this.emitter.emit(`cancel:${runId}`);
   }
 
-  on(event: "queued" | "ended", listener: () => void): () => void {
+  /**
+   * Every run queued, or every run's end: "ended" listeners hear the run's id, or none when every
+   * waiter should look again (`recheckAll`).
+   */
+  on(event: "queued" | "ended", listener: (runId?: string) => void): () => void {
     this.emitter.on(event, listener);
     return () => this.emitter.off(event, listener);
-  }
-
-  /** Every run's end, with its id; without one when every waiter should look again (`recheckAll`). */
-  onAnyRunEnded(listener: (runId?: string) => void): () => void {
-    this.emitter.on("ended", listener);
-    return () => this.emitter.off("ended", listener);
   }
 
   onRunEnded(runId: string, listener: () => void): () => void {

@@ -37,7 +37,7 @@ export class RunEndWaits {
     private readonly shutdown: AbortSignal,
     private readonly backstopMs = BACKSTOP_MS,
   ) {
-    deps.events.onAnyRunEnded((runId) => {
+    deps.events.on("ended", (runId) => {
       if (runId === undefined) void this.check([...this.waiting.keys()]);
       else if (this.waiting.has(runId)) void this.check([runId]);
     });
