@@ -4,22 +4,17 @@
 // than the largest upload, which shows whether a put or a read grows with the file.
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { loadConfig } from "../../apps/server/dist/config.js";
 import { S3BlobStore } from "../../apps/server/dist/files/s3-blob-store.js";
 
 const size = Number(process.env.BENCH_BLOB_BYTES);
 const CHUNK = 64 * 1024;
 
-const store = new S3BlobStore({
-  bucket: process.env.BENCH_BUCKET,
-  prefix: "bench/",
-  region: process.env.AWS_REGION,
-  endpoint: process.env.REFVID_S3_ENDPOINT,
-  forcePathStyle: true,
-  credentials: {
-    accessKeyId: process.env.AWS_ACCESS_KEY_ID,
-    secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY,
-  },
-});
+// The bucket, prefix, endpoint, path style and credentials as the server reads them.
+const { blobStore } = loadConfig(process.env);
+if (blobStore.kind !== "s3")
+  throw new Error("blob-store-memory.mjs: set REFVID_BLOB_STORE=s3://bucket/prefix");
+const store = new S3BlobStore(blobStore.location);
 
 /** `size` bytes in 64 KiB chunks, made as they are read, as a client's upload arrives. */
 const generated = () => {

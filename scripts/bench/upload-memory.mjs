@@ -7,7 +7,6 @@
 //   npm run build && node scripts/bench/upload-memory.mjs
 //   BENCH_UPLOAD_MB=20,50,100,200 node scripts/bench/upload-memory.mjs
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { mkdtemp, open, rm } from "node:fs/promises";
 import { request } from "node:http";
@@ -16,9 +15,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { signedHeaders } from "../s3-server/sign.mjs";
 import { startS3Server } from "../s3-server/start.mjs";
-import { freePort, rssOf } from "./hot-path/servers.mjs";
+import { rssOf, startRefvid, tenants } from "./hot-path/servers.mjs";
 
-const MAIN = fileURLToPath(new URL("../../apps/server/dist/main.js", import.meta.url));
 const MB = 1_000_000;
 const SIZES = (process.env.BENCH_UPLOAD_MB ?? "20,200").split(",").map((mb) => Number(mb) * MB);
 /** Past the upload cap: the blob store alone, without the server. */
@@ -72,77 +70,39 @@ function send(url, { method = "GET", headers = {}, file } = {}) {
 }
 
 async function measure(label, env, size) {
-  const port = await freePort();
-  const adminToken = randomBytes(24).toString("hex");
-  const dataDir = await mkdtemp(join(tmpdir(), "refvid-mem-"));
-  const child = spawn(process.execPath, [MAIN], {
-    env: {
-      PATH: process.env.PATH,
-      PORT: String(port),
-      REFVID_STORE: "memory",
-      REFVID_DATA_DIR: dataDir,
-      REFVID_ADMIN_TOKEN: adminToken,
-      REFVID_SEED_DEMO: "false",
-      REFVID_PROVIDER: "simulated",
-      LOG_LEVEL: "warn",
-      ...env,
-    },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (
-      await fetch(`${base}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break;
-    if (i > 300) throw new Error("the server did not start");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  // BENCH_NODE_ARGS is the hot path's: flags such as --cpu-prof would skew the RSS measured here.
+  const refvid = await startRefvid("memory", { LOG_LEVEL: "warn", ...env }, { nodeArgs: [] });
+  const pid = refvid.api.pid;
+  const base = refvid.api.url;
   const files = await mkdtemp(join(tmpdir(), "refvid-mem-files-"));
   try {
-    const admin = (path, body) =>
-      fetch(`${base}${path}`, {
+    const [{ key }] = await tenants(refvid, 1);
+    const path = await videoFile(files, size);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const idle = await rssOf(pid);
+    let upload;
+    const up = await peakDuring(pid, async () => {
+      upload = await send(`${base}/v1/files`, {
         method: "POST",
-        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-        body: JSON.stringify(body),
-      }).then((r) => r.json());
-    const org = await admin("/admin/v1/organizations", { name: "mem" });
-    const { key } = await admin(`/admin/v1/organizations/${org.organization_id}/api-keys`, {
-      rate_limit_per_minute: 10_000,
+        headers: {
+          authorization: `Key ${key}`,
+          "content-type": "video/mp4",
+          "content-length": String(size),
+        },
+        file: path,
+      });
     });
-    {
-      const path = await videoFile(files, size);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const idle = await rssOf(child.pid);
-      let upload;
-      const up = await peakDuring(child.pid, async () => {
-        upload = await send(`${base}/v1/files`, {
-          method: "POST",
-          headers: {
-            authorization: `Key ${key}`,
-            "content-type": "video/mp4",
-            "content-length": String(size),
-          },
-          file: path,
-        });
-      });
-      if (upload.status !== 201) throw new Error(`upload: ${upload.status} ${upload.body}`);
-      const { file_id: id, bytes } = JSON.parse(upload.body);
-      if (bytes !== size) throw new Error(`stored ${bytes} of ${size} bytes`);
-      let download;
-      const down = await peakDuring(child.pid, async () => {
-        download = await send(`${base}/v1/files/${id}/content`, { headers: { authorization: `Key ${key}` } });
-      });
-      if (download.bytes !== size) throw new Error(`read back ${download.bytes} of ${size} bytes`);
-      return { store: label, file: `${size / MB} MB`, idle, up, down };
-    }
+    if (upload.status !== 201) throw new Error(`upload: ${upload.status} ${upload.body}`);
+    const { file_id: id, bytes } = JSON.parse(upload.body);
+    if (bytes !== size) throw new Error(`stored ${bytes} of ${size} bytes`);
+    let download;
+    const down = await peakDuring(pid, async () => {
+      download = await send(`${base}/v1/files/${id}/content`, { headers: { authorization: `Key ${key}` } });
+    });
+    if (download.bytes !== size) throw new Error(`read back ${download.bytes} of ${size} bytes`);
+    return { store: label, file: `${size / MB} MB`, idle, up, down };
   } finally {
-    child.kill("SIGTERM");
-    await new Promise((resolve) => child.once("exit", resolve));
-    await rm(dataDir, { recursive: true, force: true });
+    await refvid.stop();
     await rm(files, { recursive: true, force: true });
   }
 }
@@ -183,8 +143,7 @@ try {
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
   };
   for (const size of SIZES) rows.push(await measure("S3 (Swift)", env, size));
-  for (const size of BLOB_SIZES)
-    blobRows.push(await measureBlobStore({ ...env, BENCH_BUCKET: bucket }, size));
+  for (const size of BLOB_SIZES) blobRows.push(await measureBlobStore(env, size));
 } finally {
   await s3.stop();
 }

@@ -11,49 +11,11 @@ import * as OpenApiValidator from "express-openapi-validator";
 const spec = JSON.parse(
   readFileSync(new URL("../../../packages/api-types/src/generated/openapi.json", import.meta.url), "utf8"),
 );
-const now = "2026-11-24T12:00:00.000Z";
-const run = {
-  run_id: "run_00000000-0000-4000-8000-000000000000",
-  environment: "live",
-  endpoint: "lab-d/model-d/reference-to-video",
-  model: "reference-to-video",
-  capability: "video",
-  mode: "reference-to-video",
-  status: "queued",
-  output: null,
-  error: null,
-  billing: null,
-  metadata: {},
-  progress: null,
-  created_at: now,
-  started_at: null,
-  completed_at: null,
-  elapsed_ms: null,
-};
-const account = {
-  organization_id: "org_00000000000000000000000000000000",
-  api_key_id: "key_00000000000000000000000000000000",
-  environment: "live",
-  identity: { organization_name: "bench", api_key_name: null, api_key_prefix: "sk-live-0000" },
-  wallet: {
-    balance_usd: "7000.00",
-    reserved_usd: "0.00",
-    available_usd: "7000.00",
-    total_spent_usd: "0.00",
-    lifetime_top_ups_usd: "7000.00",
-    currency: "usd",
-  },
-  concurrency: { tier: "scale", limit: 100, in_flight: 0, available: 100 },
-  rate_limit: { per_minute: 1000000, remaining: 999999, reset_seconds: 60 },
-  api_key_concurrency: { limit: 1000, in_flight: 0, available: 100 },
-};
-const preview = {
-  endpoint: "lab-d/model-d/reference-to-video",
-  currency: "usd",
-  unit_price: "0.071",
-  billable_seconds: 4,
-  amount: "0.284",
-};
+// The spec's own examples, answered as they are: the same shapes and sizes refvid answers with.
+const example = (name) => spec.components.examples[name].value;
+const run = example("RunQueuedModelD");
+const account = example("Account");
+const preview = example("PricePreview");
 
 const app = express();
 app.disable("x-powered-by");

@@ -23,27 +23,37 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sequentialSubmits } from "./sequential.mjs";
-import { startBaseline, startRaw, startRefvid, tenants } from "./servers.mjs";
+import { SUBMIT, startBaseline, startRaw, startRefvid, submitInput as input, tenants } from "./servers.mjs";
 import { syncWaiters } from "./sync-waiters.mjs";
 import { wrk } from "./wrk.mjs";
+
+/** The comma-separated values of `name` (all of `known` when unset); exits before anything starts on one it does not know. */
+function listOf(name, known) {
+  const values = (process.env[name] ?? known.join(",")).split(",");
+  const unknown = values.filter((v) => !known.includes(v));
+  if (unknown.length) {
+    process.stderr.write(
+      `${name}: unknown ${unknown.map((v) => `"${v}"`).join(", ")}; use a comma-separated list of ${known.join(", ")}\n`,
+    );
+    process.exit(2);
+  }
+  return values;
+}
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const KEYS = 10;
-const STORES = (process.env.BENCH_STORES ?? "memory,postgres").split(",");
-const PARTS = new Set((process.env.BENCH_PARTS ?? "load,submit,sequential,sync").split(","));
+const STORES = listOf("BENCH_STORES", ["memory", "postgres"]);
+const PARTS = new Set(listOf("BENCH_PARTS", ["load", "submit", "sequential", "sync"]));
 const ENDPOINTS = ["poll", "account", "preview"];
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 300);
 const SYNC_WAITERS = Number(process.env.BENCH_SYNC_WAITERS ?? 10_000);
 const RUNS_TO_POLL = 20;
 /** Submits per second the organizations must hold without a 429 (more than any store reaches here). */
-const SUBMIT_CEILING = Number(process.env.BENCH_SUBMIT_CEILING ?? 4000);
+const SUBMIT_CEILING = Number(process.env.BENCH_SUBMIT_CEILING ?? 8000);
 
 execFileSync("bash", [fileURLToPath(new URL("./install-wrk.sh", import.meta.url))], { stdio: "inherit" });
-
-const SUBMIT = "/v1/run/lab-d/model-d/reference-to-video";
-const input = (prompt) => ({ prompt, image_urls: ["https://example.com/a.png"], duration: "4s" });
 
 /** The requests of one endpoint for a set of tenants, keys in rotation. */
 function requestsFor(endpoint, list) {

@@ -3,8 +3,7 @@
 // ended its webhook arrived (completed_at to arrival).
 import { createServer } from "node:http";
 import { performance } from "node:perf_hooks";
-
-const SUBMIT = "/v1/run/lab-d/model-d/reference-to-video";
+import { SUBMIT, submitInput, summary } from "./servers.mjs";
 
 export async function sequentialSubmits(refvid, tenant, count) {
   const waiting = new Map();
@@ -30,7 +29,7 @@ export async function sequentialSubmits(refvid, tenant, count) {
         method: "POST",
         headers: { authorization: `Key ${tenant.key}`, "content-type": "application/json" },
         body: JSON.stringify({
-          input: { prompt: `sequential ${i}`, image_urls: ["https://example.com/a.png"], duration: "4s" },
+          input: submitInput(`sequential ${i}`),
           webhook_url: webhookUrl,
         }),
       });
@@ -54,10 +53,4 @@ export async function sequentialSubmits(refvid, tenant, count) {
     receiver.close();
   }
   return { submit: summary(submit), pickup: summary(pickup), webhook: summary(webhook) };
-}
-
-export function summary(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1), n: sorted.length };
 }

@@ -9,15 +9,28 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { TEST_SERVER_URL } from "@refvid/store/testing";
-import pg from "pg";
-import { summary } from "./sequential.mjs";
+import { testDatabases } from "@refvid/store/testing";
 
 const MAIN = fileURLToPath(new URL("../../../apps/server/dist/main.js", import.meta.url));
 /** Node flags for refvid's processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` or `--trace-gc`. */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
 const REQUEST_MS = /"ms":([0-9.]+)/;
 const HERE = (file) => fileURLToPath(new URL(file, import.meta.url));
+
+/** The submit every part drives, and its input (one reference image, 4 s). */
+export const SUBMIT = "/v1/run/lab-d/model-d/reference-to-video";
+export const submitInput = (prompt) => ({
+  prompt,
+  image_urls: ["https://example.com/a.png"],
+  duration: "4s",
+});
+
+/** p50, p99, max and count of `values`. */
+export function summary(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1), n: sorted.length };
+}
 
 export const freePort = () =>
   new Promise((resolve) => {
@@ -40,13 +53,12 @@ async function startProcess(label, args, env, ready) {
     stdio: ["ignore", "pipe", "pipe"],
   });
   // requestMs: the time of each request refvid's own log line reports ("ms"), while `recording`.
-  const state = { logBytes: 0, stderr: "", recording: false, requestMs: [], partial: "" };
+  const state = { stderr: "", recording: false, requestMs: [], partial: "" };
   // BENCH_SERVER_LOG=/tmp/log keeps each server's output in /tmp/log.<label> (with --trace-gc, say).
   const tee = process.env.BENCH_SERVER_LOG
     ? createWriteStream(`${process.env.BENCH_SERVER_LOG}.${label.replace(/ /g, "-")}`)
     : null;
   child.stdout.on("data", (chunk) => {
-    state.logBytes += chunk.length;
     tee?.write(chunk);
     if (state.recording) {
       const lines = (state.partial + chunk.toString("latin1")).split("\n");
@@ -127,22 +139,32 @@ export async function startRefvid(store, env = {}, { apiOnly = false, nodeArgs =
   };
   let database = null;
   const processes = [];
-  if (store === "memory") {
-    const role = apiOnly ? "api" : "all";
-    processes.push(
-      await startProcess(
-        "refvid memory",
-        [...nodeArgs, MAIN, "--role", role],
-        { ...common, REFVID_STORE: "memory" },
-        "/readyz",
-      ),
-    );
-  } else {
-    database = await createDatabase();
-    const withDb = { ...common, DATABASE_URL: database.url };
-    processes.push(
-      await startProcess("refvid postgres api", [...nodeArgs, MAIN, "--role", "api"], withDb, "/readyz"),
-    );
+  const stop = async () => {
+    await Promise.all(processes.map((p) => p.stop()));
+    await database?.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    if (store === "memory") {
+      const role = apiOnly ? "api" : "all";
+      processes.push(
+        await startProcess(
+          "refvid memory",
+          [...nodeArgs, MAIN, "--role", role],
+          { ...common, REFVID_STORE: "memory" },
+          "/readyz",
+        ),
+      );
+    } else {
+      database = await createDatabase();
+      const withDb = { ...common, DATABASE_URL: database.url };
+      processes.push(
+        await startProcess("refvid postgres api", [...nodeArgs, MAIN, "--role", "api"], withDb, "/readyz"),
+      );
+    }
+  } catch (err) {
+    await stop().catch(() => {});
+    throw err;
   }
   const api = processes[0];
   const refvid = {
@@ -172,24 +194,20 @@ export async function startRefvid(store, env = {}, { apiOnly = false, nodeArgs =
         if (!res.ok) throw new Error(`admin ${path}: ${res.status} ${JSON.stringify(json)}`);
         return json;
       }),
-    async stop() {
-      await Promise.all(processes.map((p) => p.stop()));
-      await database?.drop();
-      await rm(dataDir, { recursive: true, force: true });
-    },
+    stop,
   };
   return refvid;
 }
 
 /** Organizations at the scale tier (100 runs in flight), one key each with no practical rate limit. */
-export async function tenants(refvid, count, keyConcurrency = 100) {
+export async function tenants(refvid, count) {
   const made = new Array(count);
   let next = 0;
   const one = async (i) => {
     const org = await refvid.admin("/organizations", { name: `bench ${i}` });
     await refvid.admin(`/organizations/${org.organization_id}/top-ups`, { amount_usd: "1000000.00" });
     const { key } = await refvid.admin(`/organizations/${org.organization_id}/api-keys`, {
-      max_concurrency: keyConcurrency,
+      max_concurrency: 100,
       rate_limit_per_minute: 100_000,
     });
     made[i] = { organizationId: org.organization_id, key };
@@ -202,21 +220,13 @@ export async function tenants(refvid, count, keyConcurrency = 100) {
   return made;
 }
 
+/** A fresh migrated database on the test Postgres server (`@refvid/store/testing`); `drop` removes it and its template. */
 async function createDatabase() {
-  const name = `refvid_bench_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: TEST_SERVER_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(TEST_SERVER_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: TEST_SERVER_URL });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    },
-  };
+  const databases = await testDatabases();
+  try {
+    return { url: await databases.create(), drop: () => databases.destroy() };
+  } catch (err) {
+    await databases.destroy().catch(() => {});
+    throw err;
+  }
 }

@@ -3,14 +3,12 @@
 // runs and every submit must be answered with its terminal run.
 import { Agent, request } from "node:http";
 import pg from "pg";
-import { rssOf, tenants } from "./servers.mjs";
-
-const SUBMIT = "/v1/run/lab-d/model-d/reference-to-video";
+import { rssOf, SUBMIT, submitInput, tenants } from "./servers.mjs";
 
 export async function syncWaiters(refvid, count) {
   const perOrganization = 100; // the scale tier's cap
-  const orgs = await tenants(refvid, Math.ceil(count / perOrganization), perOrganization);
-  const [warm] = await tenants(refvid, 1, perOrganization);
+  const orgs = await tenants(refvid, Math.ceil(count / perOrganization));
+  const [warm] = await tenants(refvid, 1);
   const db = new pg.Client({ connectionString: refvid.database.url });
   await db.connect();
   const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
@@ -49,12 +47,10 @@ export async function syncWaiters(refvid, count) {
     const started = Date.now();
     await refvid.startWorker({ REFVID_WORKER_CONCURRENCY: "64" });
     const results = await settled;
-    const answered = results.filter(
-      (r) => r.status === "fulfilled" && r.value.status === 201 && r.value.run === "succeeded",
-    ).length;
     const failures = results.filter(
       (r) => !(r.status === "fulfilled" && r.value.status === 201 && r.value.run === "succeeded"),
     );
+    const answered = results.length - failures.length;
     return {
       count,
       idle,
@@ -75,10 +71,7 @@ export async function syncWaiters(refvid, count) {
 }
 
 function submit(base, agent, key, prompt, sync) {
-  const body = JSON.stringify({
-    input: { prompt, image_urls: ["https://example.com/a.png"], duration: "4s" },
-    sync,
-  });
+  const body = JSON.stringify({ input: submitInput(prompt), sync });
   return new Promise((resolve, reject) => {
     const req = request(
       `${base}${SUBMIT}`,
