@@ -4,6 +4,7 @@
  * limit) -> body (read only now, capped) -> text every store can keep -> OpenAPI validation ->
  * routes -> the one error handler. Nothing before auth reads a body.
  */
+import { setMaxListeners } from "node:events";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { loadOpenapiDocument } from "@refvid/api-types/document";
@@ -56,6 +57,8 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   app.use(requestLog(deps.logger, httpMetrics(deps.metrics, app)));
 
   const shutdown = options.shutdown ?? new AbortController().signal;
+  // Every open event stream listens for the shutdown: many listeners is the design, not a leak.
+  setMaxListeners(0, shutdown);
   app.get("/healthz", (_req, res) => {
     const shuttingDown = shutdown.aborted;
     res.status(shuttingDown ? 503 : 200).json({ status: shuttingDown ? "unavailable" : "ok" });
