@@ -21,6 +21,7 @@ import { RetentionSweep } from "./files/retention.js";
 import { S3BlobStore } from "./files/s3-blob-store.js";
 import { presignGetObject } from "./files/s3-presign.js";
 import { FileUrlSigner, type Presign } from "./files/signed-urls.js";
+import { createExpressServer } from "./http/express-server.js";
 import { configureHttpServer } from "./http/http-server.js";
 import { countRunEnds } from "./metrics/count-run-ends.js";
 import { Metrics } from "./metrics/metrics.js";
@@ -159,7 +160,15 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
   const retention = new RetentionSweep(deps);
   const host = options.host ?? "127.0.0.1";
   const server = await new Promise<Server>((resolveListen, reject) => {
-    const s = app.listen(config.port, host, (err) => (err ? reject(err) : resolveListen(s)));
+    const s = createExpressServer(app);
+    s.once("error", reject);
+    s.listen(config.port, host, () => {
+      s.off("error", reject);
+      // Once listening, an error is one connection's (an accept that failed for want of file
+      // descriptors, say): logged, never the end of the process.
+      s.on("error", (err) => deps.logger.error({ err }, "the HTTP server could not accept a connection"));
+      resolveListen(s);
+    });
     configureHttpServer(s, config, deps.logger); // timeouts and the connection cap, before 'listening'
   }).catch(async (err: unknown) => {
     await unsubscribe();
