@@ -13,11 +13,11 @@ import { StartupError, startupFindings } from "./startup-checks.js";
 /**
  * Under a burst (thousands of sync submits arriving at once), each request lives long enough for
  * its garbage to reach the old generation, and V8's default growth lets the heap double or more
- * before it collects. Growing it by half at most took the peak RSS of 10,000 held submits from
- * about +275 MiB to +210-235 MiB, at no measured cost in throughput (docs/decisions.md, "Hot
- * path"). A flag given on the command line wins.
+ * before it collects. Growing it by a quarter at most keeps the peak RSS of 10,000 held submits
+ * at about +150-170 MiB (+165-200 MiB at a half), at no measured cost in throughput
+ * (docs/decisions.md, "Hot path"). A flag given on the command line wins.
  */
-const HEAP_GROWING_PERCENT = 50;
+const HEAP_GROWING_PERCENT = 25;
 
 async function main() {
   if (!process.execArgv.some((arg) => arg.startsWith("--heap-growing-percent")))
