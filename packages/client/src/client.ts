@@ -142,12 +142,21 @@ export function createRefvidClient(options: RefvidClientOptions = {}): RefvidCli
       response: Response;
     }>,
     { signal, timeoutMs = clientTimeoutMs }: RequestOptions,
-  ): ApiPromise<T> =>
-    new ApiPromise(
-      send({ signal, fetch: (request) => retryingFetch(request, { timeoutMs }) }).then(toResult, (error) => {
+  ): ApiPromise<T> => {
+    let sent: ReturnType<typeof send>;
+    try {
+      sent = send({ signal, fetch: (request) => retryingFetch(request, { timeoutMs }) });
+    } catch (err) {
+      // Refused before anything was sent (an upload body that is not bytes): it rejects, as every
+      // other failure of a call does, rather than throwing where the call is made.
+      return new ApiPromise(Promise.reject(err));
+    }
+    return new ApiPromise(
+      sent.then(toResult, (error) => {
         throw failure(error, signal, timeoutMs);
       }),
     );
+  };
 
   const getRun = (runId: string, requestOptions: RequestOptions = {}) =>
     call<Run>(

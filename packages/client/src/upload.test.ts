@@ -193,10 +193,11 @@ describe("uploadFile", () => {
 
   it("refuses what is not bytes before sending anything, pointing a path to fileFromPath", async () => {
     const { server, client } = await uploadServer();
-    expect(() => client.uploadFile("./sculpture.png" as never)).toThrow(
+    await expect(client.uploadFile("./sculpture.png" as never)).rejects.toThrow(
       /not a string \(in Node, pass fileFromPath\(path\) from @refvid\/client\/node\)/,
     );
-    expect(() => client.uploadFile({ size: 3 } as never)).toThrow(TypeError);
+    await expect(client.uploadFile({ size: 3 } as never)).rejects.toThrow(TypeError);
+    await expect(client.uploadFile({ size: 3 } as never).withResponse()).rejects.toThrow(TypeError);
     expect(server.requests).toEqual([]);
   });
 
