@@ -64,19 +64,22 @@ export function placeLocalFiles(
   return [...files.values()];
 }
 
+/** The file at `path`, or a usage error naming its flag and saying why it cannot be read. */
+function openLocalFile({ path, flag }: Pick<LocalFile, "path" | "flag">): Promise<File> {
+  return fileFromPath(path).catch((error: Error & { code?: string }) => {
+    throw new UsageError(
+      `${flag ? `${flag} ` : ""}${path}: ${
+        error.code === "ENOENT" || error.code === "ENOTDIR"
+          ? "no such file (a reference is an http:// or https:// URL, or the path of a file to upload)"
+          : error.message.replace(`cannot read ${path}: `, "")
+      }`,
+    );
+  });
+}
+
 /** A usage error unless each file exists and can be read. */
 export async function checkLocalFiles(files: readonly Pick<LocalFile, "path" | "flag">[]): Promise<void> {
-  for (const { path, flag } of files) {
-    await fileFromPath(path).catch((error: Error & { code?: string }) => {
-      throw new UsageError(
-        `${flag ? `${flag} ` : ""}${path}: ${
-          error.code === "ENOENT" || error.code === "ENOTDIR"
-            ? "no such file (a reference is an http:// or https:// URL, or the path of a file to upload)"
-            : error.message.replace(`cannot read ${path}: `, "")
-        }`,
-      );
-    });
-  }
+  for (const file of files) await openLocalFile(file);
 }
 
 /** `183 KB`: sizes in powers of 1000, as the sizes of files are usually told. */
@@ -93,14 +96,8 @@ export async function uploadLocalFile(
   file: Pick<LocalFile, "path" | "flag">,
   io: Output,
 ): Promise<FileUpload> {
-  let body: File;
-  try {
-    body = await fileFromPath(file.path);
-  } catch (error) {
-    // Checked before, but gone or changed since.
-    throw new UsageError(`${file.flag ? `${file.flag} ` : ""}${(error as Error).message}`);
-  }
-  const upload = await client.uploadFile(body);
+  // Checked before the price was shown, but it may be gone or changed since.
+  const upload = await client.uploadFile(await openLocalFile(file));
   io.info(`Uploaded ${file.path} (${formatSize(upload.bytes)}) as ${upload.file_id}`);
   return upload;
 }
