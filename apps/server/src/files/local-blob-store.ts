@@ -5,8 +5,8 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
-import { copyFile, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -73,9 +73,9 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async read(id: string, range?: ByteRange): Promise<Readable> {
-    const path = this.path(id);
-    await stat(path); // an unknown id rejects here, not later in the stream
-    return createReadStream(path, range);
+    // Opened here, so an unknown id rejects now, not later in the stream; the stream closes it.
+    const handle = await open(this.path(id));
+    return handle.createReadStream({ ...range });
   }
 
   async delete(id: string) {
