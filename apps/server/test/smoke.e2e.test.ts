@@ -1,3 +1,4 @@
+import { IncomingMessage, ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
 import { useTestRefvid } from "./harness.js";
 
@@ -55,5 +56,25 @@ describe("a wrong method on a known path", () => {
     expect(res.headers.get("allow")).toBe("GET");
     expect(res.body.error).toMatchObject({ type: "method_not_allowed", code: 405 });
     expect(res.body.error.message).toMatch(/use GET/);
+  });
+});
+
+describe("the HTTP server", () => {
+  it("makes requests and responses with Express's methods already on their prototypes", async () => {
+    // Express would otherwise change each one's prototype (http/express-server.ts).
+    const born: [object, object][] = [];
+    const record = (req: IncomingMessage, res: ServerResponse) =>
+      born.push([Object.getPrototypeOf(req), Object.getPrototypeOf(res)]);
+    t.refvid.server.prependListener("request", record);
+    try {
+      expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+    } finally {
+      t.refvid.server.off("request", record);
+    }
+    expect(born).toHaveLength(1);
+    const [req, res] = born[0] as [object, object];
+    // Compared as booleans: printing a prototype would run Express's getters on it.
+    expect(req === IncomingMessage.prototype || res === ServerResponse.prototype).toBe(false);
+    expect(Object.hasOwn(req, "get") && Object.hasOwn(res, "json")).toBe(true);
   });
 });
