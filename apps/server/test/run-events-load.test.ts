@@ -2,7 +2,7 @@
  * 1,000 run event streams held open at once against the real server (memory store): each gets the
  * run first and `done` at its end; the memory they cost is measured and bounded.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { useTestRefvid } from "./harness.js";
 import { type SseEvent, stream } from "./sse.js";
 
@@ -19,6 +19,9 @@ describe("1,000 concurrent run event streams", () => {
       if (warning.name === "MaxListenersExceededWarning") warnings.push(warning);
     };
     process.on("warning", onWarning);
+    onTestFinished(() => {
+      process.off("warning", onWarning);
+    });
     const tenant = await t.tenant({ rateLimitPerMinute: 100_000 });
     const runs: string[] = [];
     for (let i = 0; i < RUNS; i++) {
@@ -51,7 +54,6 @@ describe("1,000 concurrent run event streams", () => {
     const results = await Promise.all(streams);
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(results.every((r) => r.events.at(-1)?.data.status === "succeeded")).toBe(true);
-    process.off("warning", onWarning);
     expect(warnings.map((w) => `${w.name}: ${w.message}`)).toEqual([]);
   });
 });

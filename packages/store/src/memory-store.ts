@@ -31,6 +31,9 @@ import { tallyUsage } from "./memory/usage.js";
 import type * as T from "./types.js";
 import type { RunRecord, Store } from "./types.js";
 
+/** An idempotency entry's key: keys are per organization. */
+const idempotencyEntryKey = (organizationId: string, key: string) => `${organizationId}\u0000${key}`;
+
 export class MemoryStore implements Store {
   private readonly runs = new Map<string, RunRecord>();
   private readonly queue = new RunQueue(this.runs);
@@ -70,7 +73,7 @@ export class MemoryStore implements Store {
     const org = this.accounts.organizations.get(run.organizationId);
     const key = this.accounts.apiKeys.get(run.apiKeyId);
     if (!org || !key) return { kind: "api_key_gone" } as const;
-    const idemKey = idempotency ? `${run.organizationId}\u0000${idempotency.key}` : null;
+    const idemKey = idempotency ? idempotencyEntryKey(run.organizationId, idempotency.key) : null;
     if (idempotency && idemKey) {
       const earlier = idempotencyAnswer(
         decideIdempotency(this.idempotency.get(idemKey), idempotency.requestHash, now),
@@ -106,12 +109,12 @@ export class MemoryStore implements Store {
   }
 
   async completeIdempotency(organizationId: string, key: string, status: number, body: unknown) {
-    const entry = this.idempotency.get(`${organizationId}\u0000${key}`);
+    const entry = this.idempotency.get(idempotencyEntryKey(organizationId, key));
     if (entry && !entry.response) entry.response = { status, body: copy(body) };
   }
 
   async hasIdempotencyKey(organizationId: string, key: string, now: Date) {
-    const entry = this.idempotency.get(`${organizationId}\u0000${key}`);
+    const entry = this.idempotency.get(idempotencyEntryKey(organizationId, key));
     return entry !== undefined && entry.expiresAt > now;
   }
 

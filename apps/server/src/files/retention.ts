@@ -8,6 +8,9 @@ import { MAX_UPLOAD_TTL_HOURS } from "../config.js";
 import type { AppDeps } from "../deps.js";
 import { PeriodicTask } from "../periodic-task.js";
 
+/** Expired uploads whose bytes are deleted at once (each a request on S3). */
+const DELETES_AT_ONCE = 16;
+
 export class RetentionSweep {
   private readonly task: PeriodicTask;
 
@@ -60,13 +63,14 @@ export class RetentionSweep {
       return [];
     });
     let uploads = 0;
-    for (const id of expired) {
-      try {
-        await deps.blobs.delete(id);
-        uploads++;
-      } catch (err) {
-        deps.logger.error({ err, id }, "could not delete an expired upload's bytes");
-      }
+    for (let i = 0; i < expired.length; i += DELETES_AT_ONCE) {
+      const ids = expired.slice(i, i + DELETES_AT_ONCE);
+      const results = await Promise.allSettled(ids.map((id) => deps.blobs.delete(id)));
+      results.forEach((result, j) => {
+        if (result.status === "fulfilled") uploads++;
+        else
+          deps.logger.error({ err: result.reason, id: ids[j] }, "could not delete an expired upload's bytes");
+      });
     }
     if (uploads > 0) deps.logger.info({ kind: "upload", deleted: uploads }, "expired files deleted");
     deleted += uploads;

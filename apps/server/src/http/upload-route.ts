@@ -52,9 +52,11 @@ export function uploadRoute(deps: AppDeps): RequestHandler {
           res.destroy();
           return;
         }
-        err = new InvalidRequestError([
-          { field: "body", message: `is not a readable form: ${bodyError?.message}`, rule: "multipart" },
-        ]);
+        err = isForm(req)
+          ? unreadableForm(bodyError?.message)
+          : new InvalidRequestError([
+              { field: "body", message: `could not be read: ${bodyError?.message}`, rule: "readable" },
+            ]);
       }
       hangUpEarly();
       next(err);
@@ -71,6 +73,14 @@ const missingFile = () =>
     },
   ]);
 
+const isForm = (req: Request) => /^multipart\/form-data\b/i.test(req.get("content-type") ?? "");
+
+/** A 400 for a multipart body that cannot be read as a form. */
+const unreadableForm = (reason: string | undefined) =>
+  new InvalidRequestError([
+    { field: "body", message: `is not a readable form: ${reason}`, rule: "multipart" },
+  ]);
+
 /**
  * The file's bytes and the name the client gave, from a form or from the raw body. `onError` hears
  * every error of that stream from the start: a form cut short fails its file stream in the same
@@ -80,8 +90,7 @@ function fileOf(
   req: Request,
   onError: (err: Error) => void,
 ): Promise<{ body: Readable; fileName: string | null }> {
-  const type = req.get("content-type") ?? "";
-  if (!/^multipart\/form-data\b/i.test(type)) {
+  if (!isForm(req)) {
     req.on("error", onError);
     return Promise.resolve({ body: req, fileName: dispositionFileName(req.get("content-disposition")) });
   }
@@ -95,11 +104,7 @@ function fileOf(
         limits: { files: 1, fields: 20, fieldSize: 4096, parts: 30 },
       });
     } catch (err) {
-      reject(
-        new InvalidRequestError([
-          { field: "body", message: `is not a readable form: ${(err as Error).message}`, rule: "multipart" },
-        ]),
-      );
+      reject(unreadableForm((err as Error).message));
       return;
     }
     let found = false;
@@ -112,13 +117,7 @@ function fileOf(
       stream.on("error", onError);
       resolve({ body: stream, fileName: info.filename ?? null });
     });
-    form.on("error", (err: Error) =>
-      reject(
-        new InvalidRequestError([
-          { field: "body", message: `is not a readable form: ${err.message}`, rule: "multipart" },
-        ]),
-      ),
-    );
+    form.on("error", (err: Error) => reject(unreadableForm(err.message)));
     form.on("close", () => {
       if (!found) reject(missingFile());
     });
@@ -139,7 +138,8 @@ function checkedFileName(name: string | null): string | null {
   if (problem) {
     throw new InvalidRequestError([{ field: "body.file", message: `file name ${problem}`, rule: TEXT_RULE }]);
   }
-  return name.slice(0, MAX_FILE_NAME);
+  // Cut by UTF-16 units, but never between the two halves of a character.
+  return name.slice(0, MAX_FILE_NAME).replace(/[\ud800-\udbff]$/, "");
 }
 
 /** How long the rest of a refused body is read and dropped before the connection is closed. */

@@ -33,8 +33,9 @@ export function uploadsRouter(deps: AppDeps): Router {
         `${id} is not an upload of this API key's organization and environment.`,
       );
     }
-    // The upload is gone with its record; bytes that could not be deleted now are the retention
-    // sweep's to delete (files/retention.ts), not a reason to tell the client otherwise.
+    // The upload is gone with its record, and nothing can use it: bytes that could not be deleted
+    // now are logged, and left to the retention sweep's backstop for bytes without a record
+    // (files/retention.ts), which takes them once older than the longest upload TTL.
     await deps.blobs.delete(id).catch((err: unknown) => {
       deps.logger.error(
         { err, id, requestId: res.locals.requestId },

@@ -50,6 +50,9 @@ export async function submitRun(
   if (body.webhook_url) problems.push(...checkWebhookUrl(body.webhook_url, deps.config.allowLocalUrls));
   if (problems.length > 0) throw new InvalidRequestError(problems);
   const now = deps.clock.now();
+  const scopedKey = idempotencyKey
+    ? scopedIdempotencyKey(caller.apiKey.environment, idempotencyKey)
+    : undefined;
   await checkUploadReferences(
     deps,
     { organizationId: caller.organization.id, environment: caller.apiKey.environment },
@@ -60,12 +63,8 @@ export async function submitRun(
     // the admission below replays the stored answer (or refuses another body under the key).
     const retry =
       err instanceof NotFoundError &&
-      idempotencyKey !== undefined &&
-      (await deps.store.hasIdempotencyKey(
-        caller.organization.id,
-        scopedIdempotencyKey(caller.apiKey.environment, idempotencyKey),
-        now,
-      ));
+      scopedKey !== undefined &&
+      (await deps.store.hasIdempotencyKey(caller.organization.id, scopedKey, now));
     if (!retry) throw err;
   });
 
@@ -84,10 +83,10 @@ export async function submitRun(
       reserved: price.amount,
       createdAt: now,
     },
-    ...(idempotencyKey
+    ...(scopedKey
       ? {
           idempotency: {
-            key: scopedIdempotencyKey(caller.apiKey.environment, idempotencyKey),
+            key: scopedKey,
             requestHash: hashRequest(slug, body),
             expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
             // An async submit's response is the queued run: kept with the admission, so a retry

@@ -13,6 +13,7 @@ import DataLoader from "dataloader";
 import type * as T from "../types.js";
 import { ConnectionLostError, type Database } from "./database.js";
 import * as q from "./queries/index.js";
+import { asError } from "./rows.js";
 
 /** Statements stay small; a bigger burst goes out in several. */
 const MAX_BATCH = 500;
@@ -74,8 +75,6 @@ async function admitInTurn(
   }
   return results;
 }
-
-const asError = (err: unknown) => (err instanceof Error ? err : new Error(String(err)));
 
 export class BatchedStatements {
   private readonly counts: DataLoader<q.CountedRequest & { now: Date }, RateDecision>;

@@ -111,9 +111,12 @@ export function orError<T>(convert: () => T): T | Error {
   try {
     return convert();
   } catch (err) {
-    return err instanceof Error ? err : new Error(String(err));
+    return asError(err);
   }
 }
+
+/** `err` as an Error: what a DataLoader batch hands a request that failed. */
+export const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
 export function toDelivery(r: Row): WebhookDelivery {
   return {
