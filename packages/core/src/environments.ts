@@ -20,3 +20,11 @@ export interface InFlightDelta {
 /** `delta` applied to `environment`'s count only. */
 export const inFlightDelta = (environment: Environment, delta: number): InFlightDelta =>
   environment === "live" ? { live: delta, test: 0 } : { live: 0, test: delta };
+
+/**
+ * Whether a run goes to the sandbox (the simulated provider) instead of its model's routes: a test
+ * run never reaches a model vendor, so a test run of a model routed to one is simulated
+ * (docs/decisions.md, "Test keys"). A model served only by built-in providers runs as configured.
+ */
+export const runsInSandbox = (environment: Environment, routes: readonly { vendor: boolean }[]): boolean =>
+  environment === "test" && routes.some((route) => route.vendor);

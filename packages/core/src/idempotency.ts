@@ -7,7 +7,9 @@
  * ends; a retry then follows the same run rather than being refused, so a crash of the process that
  * admitted it never leaves the key unusable.
  */
+import { createHash } from "node:crypto";
 import type { Environment } from "./environments.js";
+import type { ModelSlug } from "./models/definition.js";
 
 export interface IdempotencyRecord {
   requestHash: string;
@@ -16,6 +18,7 @@ export interface IdempotencyRecord {
   response: { status: number; body: unknown } | null;
 }
 
+/** What a keyed submit does; `new` admits it, every other outcome answers from the earlier request. */
 export type IdempotencyDecision =
   /** No live record: admit as usual and write one. */
   | { kind: "new" }
@@ -44,4 +47,24 @@ export function decideIdempotency(
   if (existing.requestHash !== requestHash) return { kind: "mismatch" };
   if (!existing.response) return { kind: "pending", runId: existing.runId };
   return { kind: "replay", runId: existing.runId, ...existing.response };
+}
+
+/** An outcome that answers from the earlier request, as the store hands it back to submit. */
+export type EarlierRequestDecision = Exclude<IdempotencyDecision, { kind: "new" }>;
+
+/** Two submits are "the same request" when model and body match, whatever the key order. */
+export function hashRequest(slug: ModelSlug, body: unknown): string {
+  return createHash("sha256").update(slug).update("\n").update(canonicalJson(body)).digest("hex");
+}
+
+/** JSON with object keys sorted and undefined members left out: equal values, equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
 }

@@ -37,10 +37,17 @@ export const DURATION_TOLERANCE_SECONDS = 0.05;
  * provider that overshoots does not cost the client more.
  */
 export function chargeFor(
-  price: Price,
+  price: Pick<Price, "unitPrice" | "billableSeconds">,
   deliveredSeconds: number,
 ): { billableSeconds: number; amount: Micros } {
   const rounded = Math.ceil(deliveredSeconds - DURATION_TOLERANCE_SECONDS);
   const seconds = Math.min(Math.max(rounded, 1), price.billableSeconds);
   return { billableSeconds: seconds, amount: price.unitPrice * seconds };
 }
+
+/** The charge for a run's delivered video, at the unit price and within the seconds it reserved. */
+export const chargeForRun = (
+  run: { unitPrice: Micros; reservedSeconds: number },
+  deliveredSeconds: number,
+): { billableSeconds: number; amount: Micros } =>
+  chargeFor({ unitPrice: run.unitPrice, billableSeconds: run.reservedSeconds }, deliveredSeconds);

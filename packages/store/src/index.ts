@@ -8,4 +8,5 @@ export {
   type Queryable,
   searchRunsQuery,
 } from "./postgres/index.js";
+export { queuedRun } from "./queued-run.js";
 export type * from "./types.js";

@@ -2,7 +2,7 @@
  * `MemoryStore implements Store`: all state in Maps, for tests, benchmarks and `REFVID_STORE=memory`.
  * Every method runs to completion without awaiting, so each is atomic on Node's single thread.
  * Counters (in-flight, reserved) are kept with each transition, so admission, poll and account
- * are O(1) in the number of runs ever made.
+ * are O(1) in the number of runs ever made. Each change is announced to `subscribe`rs as it is made.
  */
 
 import {
@@ -19,15 +19,16 @@ import {
   type RateWindow,
   settleRun,
 } from "@refvid/core";
-import { idempotencyAnswer } from "./admission.js";
 import { MemoryAccounts } from "./memory/accounts.js";
 import { copy, copyRun } from "./memory/copy.js";
 import { MemoryOutbox } from "./memory/outbox.js";
 import { RunIndex } from "./memory/run-index.js";
-import { queuedRun, RunQueue } from "./memory/run-queue.js";
+import { RunQueue } from "./memory/run-queue.js";
 import { serviceStatsOf } from "./memory/stats.js";
 import { MemoryUploads } from "./memory/uploads.js";
 import { tallyUsage } from "./memory/usage.js";
+import { queuedRun } from "./queued-run.js";
+import { StoreEventHub } from "./store-events.js";
 import type * as T from "./types.js";
 import type { RunRecord, Store } from "./types.js";
 
@@ -61,6 +62,7 @@ export class MemoryStore implements Store {
   private readonly idempotency = new Map<string, IdempotencyRecord>();
   /** Runs queued or processing, so the sweeper's scans cost O(in flight), not O(history). */
   private readonly inFlight = new Map<string, RunRecord>();
+  private readonly events = new StoreEventHub();
   private closed = false;
 
   async countRequest(apiKeyId: string, limit: number, now: Date) {
@@ -75,10 +77,8 @@ export class MemoryStore implements Store {
     if (!org || !key) return { kind: "api_key_gone" } as const;
     const idemKey = idempotency ? idempotencyEntryKey(run.organizationId, idempotency.key) : null;
     if (idempotency && idemKey) {
-      const earlier = idempotencyAnswer(
-        decideIdempotency(this.idempotency.get(idemKey), idempotency.requestHash, now),
-      );
-      if (earlier) return earlier;
+      const decision = decideIdempotency(this.idempotency.get(idemKey), idempotency.requestHash, now);
+      if (decision.kind !== "new") return { kind: "idempotency", decision } as const;
     }
     if (key.revokedAt) return { kind: "api_key_gone" } as const;
     const state = admissionState(org, key);
@@ -96,21 +96,21 @@ export class MemoryStore implements Store {
     this.inFlight.set(run.id, record);
     this.index.add(record);
     if (idempotency && idemKey) {
-      const response = idempotency.response?.(copyRun(record));
       this.idempotency.set(idemKey, {
         requestHash: idempotency.requestHash,
         runId: run.id,
         expiresAt: idempotency.expiresAt,
-        response: response ? copy(response) : null,
+        response: idempotency.response ? copy(idempotency.response) : null,
       });
     }
     const remaining = concurrencyRemaining(afterAdmission(state));
+    this.events.emit({ kind: "queued" });
     return { kind: "admitted", run: copyRun(record), concurrencyRemaining: remaining } as const;
   }
 
-  async completeIdempotency(organizationId: string, key: string, status: number, body: unknown) {
+  async completeIdempotency(organizationId: string, key: string, response: T.IdempotencyResponse) {
     const entry = this.idempotency.get(idempotencyEntryKey(organizationId, key));
-    if (entry && !entry.response) entry.response = { status, body: copy(body) };
+    if (entry && !entry.response) entry.response = copy(response);
   }
 
   async hasIdempotencyKey(organizationId: string, key: string, now: Date) {
@@ -163,6 +163,7 @@ export class MemoryStore implements Store {
       run.attempts += 1;
       claimed.push(copyRun(run));
     }
+    if (claimed.length > 0) this.events.emit({ kind: "changed", runIds: claimed.map((run) => run.id) });
     return claimed;
   }
 
@@ -209,7 +210,9 @@ export class MemoryStore implements Store {
 
   async setProgress(runId: string, progress: number) {
     const run = this.runs.get(runId);
-    if (run?.status === "processing") run.progress = progress;
+    if (run?.status !== "processing") return;
+    run.progress = progress;
+    this.events.emit({ kind: "changed", runIds: [runId] });
   }
 
   async completeRun({
@@ -253,6 +256,7 @@ export class MemoryStore implements Store {
     if (run.webhookUrl && settled.webhookEvent) {
       this.outbox.enqueue({ run, url: run.webhookUrl, eventType: settled.webhookEvent, now });
     }
+    this.events.emit({ kind: "ended", runId });
     return { kind: "completed", run: copyRun(run) } as const;
   }
 
@@ -282,6 +286,7 @@ export class MemoryStore implements Store {
       this.queue.putBack(run);
       requeued.push(run.id);
     }
+    if (requeued.length > 0) this.events.emit({ kind: "queued" });
     return { requeued, exhausted };
   }
 
@@ -321,6 +326,14 @@ export class MemoryStore implements Store {
   private heldBy(runId: string, workerId: string): RunRecord | null {
     const run = this.runs.get(runId);
     return run?.status === "processing" && run.leaseOwner === workerId ? run : null;
+  }
+
+  /** This process is the only one: the store's own changes are all there is to hear. */
+  async subscribe(listener: (event: T.StoreEvent) => void) {
+    const remove = this.events.add(listener);
+    return async () => {
+      remove();
+    };
   }
 
   async ping() {

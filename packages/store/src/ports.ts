@@ -11,6 +11,7 @@ import type {
   ApiKeySearch,
   CompleteResult,
   IdempotencyRequest,
+  IdempotencyResponse,
   NewRun,
   OrganizationRecord,
   OrganizationSearch,
@@ -87,8 +88,11 @@ export interface AdmissionStore {
    * balance, the reservation and the queued run succeed or fail together.
    */
   admitRun(input: { run: NewRun; idempotency?: IdempotencyRequest; now: Date }): Promise<AdmitResult>;
-  /** Stores the response of an admitted request so a replay can return it. */
-  completeIdempotency(organizationId: string, key: string, status: number, body: unknown): Promise<void>;
+  /**
+   * Stores the response of a sync submit once its run has ended, so a replay returns it (an async
+   * submit's is stored with its admission); a record that has its response already keeps it.
+   */
+  completeIdempotency(organizationId: string, key: string, response: IdempotencyResponse): Promise<void>;
   /** Whether an earlier request of the organization holds `key` unexpired: this one is its retry. */
   hasIdempotencyKey(organizationId: string, key: string, now: Date): Promise<boolean>;
 }
@@ -229,10 +233,12 @@ export interface Store
     StatsStore,
     UploadStore {
   /**
-   * Calls `listener` when any process queues a run (`queued`) or ends one (`ended`), so workers
-   * and sync waiters elsewhere wake at once. Absent on a store that lives in one process.
+   * Calls `listener` once for each run queued (`queued`), started or moved on (`changed`) or ended
+   * (`ended`), by this store right after the change and, on a shared database, by any other process;
+   * and with the state of the cross-process subscription itself (`subscription`). The store is the
+   * one source of these events (docs/architecture.md, "Run events").
    */
-  subscribe?(listener: (event: StoreEvent) => void): Promise<() => Promise<void>>;
+  subscribe(listener: (event: StoreEvent) => void): Promise<() => Promise<void>>;
 
   /** Whether the store answers (readiness). */
   ping(): Promise<void>;

@@ -7,6 +7,7 @@
  */
 import type {
   AdmissionDecision,
+  EarlierRequestDecision,
   Environment,
   Micros,
   ModelSlug,
@@ -142,21 +143,25 @@ export interface IdempotencyRequest {
   requestHash: string;
   expiresAt: Date;
   /**
-   * The response replays return, made from the admitted run and stored in the admission
-   * transaction. Absent for a sync submit: its response is the run's end, stored by
-   * `completeIdempotency`, and until then a retry follows the same run.
+   * The response a replay returns, stored with the admission: an async submit's answer is the run as
+   * admitted, known before the transaction. Absent for a sync submit: its answer is the run's end,
+   * stored later by `completeIdempotency`, and until then a retry follows the same run (`pending`).
    */
-  response?: (run: RunRecord) => { status: number; body: unknown };
+  response?: IdempotencyResponse;
+}
+
+/** A stored answer to replay: the status and body of the first response. */
+export interface IdempotencyResponse {
+  status: number;
+  body: unknown;
 }
 
 export type AdmitResult =
   | { kind: "admitted"; run: RunRecord; concurrencyRemaining: number }
   | { kind: "rejected"; decision: Exclude<AdmissionDecision, { ok: true }> }
   | { kind: "api_key_gone" }
-  | { kind: "idempotency_replay"; status: number; body: unknown; runId: string }
-  /** A sync submit with this key was admitted and its run has not ended: follow that run. */
-  | { kind: "idempotency_pending"; runId: string }
-  | { kind: "idempotency_mismatch" };
+  /** The Idempotency-Key was used before: core's decision, `replay`, `pending` or `mismatch`. */
+  | { kind: "idempotency"; decision: EarlierRequestDecision };
 
 export type TopUpResult =
   | { kind: "added"; topUp: TopUpRecord; organization: OrganizationRecord }

@@ -134,24 +134,25 @@ export function admissionContract(makeStore: StoreFactory): void {
       it("stores an async submit's response in the admission itself, so a retry always replays it", async () => {
         const store = await makeStore();
         const tenant = await makeTenant(store, { balance: 10_000_000 });
+        const run = newRun(tenant);
         const idem = {
           key: "k1",
           requestHash: "h1",
           expiresAt: at(24 * HOUR),
-          response: (run: { id: string; status: string }) => ({
-            status: 201,
-            body: { run_id: run.id, status: run.status },
-          }),
+          response: { status: 201, body: { run_id: run.id, status: "queued" } },
         };
-        const first = await store.admitRun({ run: newRun(tenant), idempotency: idem, now: at(1) });
+        const first = await store.admitRun({ run, idempotency: idem, now: at(1) });
         if (first.kind !== "admitted") throw new Error(first.kind);
         // No completeIdempotency call: the process that admitted the run may have died right here.
         const replay = await store.admitRun({ run: newRun(tenant), idempotency: idem, now: at(2) });
         expect(replay).toEqual({
-          kind: "idempotency_replay",
-          runId: first.run.id,
-          status: 201,
-          body: { run_id: first.run.id, status: "queued" },
+          kind: "idempotency",
+          decision: {
+            kind: "replay",
+            runId: first.run.id,
+            status: 201,
+            body: { run_id: first.run.id, status: "queued" },
+          },
         });
         expect((await store.getOrganization(tenant.organizationId))?.inFlight).toBe(1);
       });
@@ -163,14 +164,17 @@ export function admissionContract(makeStore: StoreFactory): void {
         const first = await store.admitRun({ run: newRun(tenant), idempotency: idem, now: at(1) });
         if (first.kind !== "admitted") throw new Error(first.kind);
         expect(await store.admitRun({ run: newRun(tenant), idempotency: idem, now: at(2) })).toEqual({
-          kind: "idempotency_pending",
-          runId: first.run.id,
+          kind: "idempotency",
+          decision: { kind: "pending", runId: first.run.id },
         });
-        await store.completeIdempotency(tenant.organizationId, "k1", 201, { run_id: "x" });
+        await store.completeIdempotency(tenant.organizationId, "k1", { status: 201, body: { run_id: "x" } });
         // Only the first completion counts.
-        await store.completeIdempotency(tenant.organizationId, "k1", 201, { run_id: "y" });
+        await store.completeIdempotency(tenant.organizationId, "k1", { status: 201, body: { run_id: "y" } });
         const replay = await store.admitRun({ run: newRun(tenant), idempotency: idem, now: at(3) });
-        expect(replay).toMatchObject({ kind: "idempotency_replay", status: 201, body: { run_id: "x" } });
+        expect(replay).toMatchObject({
+          kind: "idempotency",
+          decision: { kind: "replay", status: 201, body: { run_id: "x" } },
+        });
         expect((await store.getOrganization(tenant.organizationId))?.inFlight).toBe(1);
       });
 
@@ -203,7 +207,7 @@ export function admissionContract(makeStore: StoreFactory): void {
           idempotency: { key: "k", requestHash: "h2", expiresAt: at(HOUR) },
           now: at(2),
         });
-        expect(other).toEqual({ kind: "idempotency_mismatch" });
+        expect(other).toEqual({ kind: "idempotency", decision: { kind: "mismatch" } });
         const elsewhere = await store.admitRun({
           run: newRun(b),
           idempotency: { key: "k", requestHash: "h2", expiresAt: at(HOUR) },
@@ -223,8 +227,11 @@ export function admissionContract(makeStore: StoreFactory): void {
         );
         const admitted = results.filter((r) => r.kind === "admitted");
         expect(admitted).toHaveLength(1);
-        expect(results.filter((r) => r.kind === "idempotency_pending")).toEqual(
-          Array.from({ length: 9 }, () => ({ kind: "idempotency_pending", runId: admitted[0]?.run.id })),
+        expect(results.filter((r) => r.kind === "idempotency")).toEqual(
+          Array.from({ length: 9 }, () => ({
+            kind: "idempotency",
+            decision: { kind: "pending", runId: admitted[0]?.run.id },
+          })),
         );
       });
 

@@ -9,6 +9,7 @@ import { accountsContract } from "./accounts.contract.js";
 import { adminListsContract } from "./admin-lists.contract.js";
 import { admissionContract } from "./admission.contract.js";
 import { environmentsContract } from "./environments.contract.js";
+import { eventsContract } from "./events.contract.js";
 import { invariantsContract } from "./invariants.contract.js";
 import { lifecycleContract } from "./lifecycle.contract.js";
 import { providersContract } from "./providers.contract.js";
@@ -26,6 +27,7 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
     accountsContract(makeStore);
     admissionContract(makeStore);
     environmentsContract(makeStore);
+    eventsContract(makeStore);
     lifecycleContract(makeStore);
     providersContract(makeStore);
     searchContract(makeStore);

@@ -34,6 +34,7 @@ type Found = Awaited<ReturnType<T.Store["findApiKeyByHash"]>>;
  */
 async function admitInTurn(
   db: Database,
+  origin: string,
   inputs: readonly q.AdmitInput[],
 ): Promise<(T.AdmitResult | Error)[]> {
   const now: number[] = [];
@@ -50,7 +51,7 @@ async function admitInTurn(
   const results: (T.AdmitResult | Error)[] = new Array(inputs.length);
   const batch = now.map((i) => inputs[i] as q.AdmitInput);
   try {
-    (await q.admitRuns(db, batch)).forEach((result, j) => {
+    (await q.admitRuns(db, origin, batch)).forEach((result, j) => {
       results[now[j] as number] = result;
     });
   } catch (err) {
@@ -58,7 +59,9 @@ async function admitInTurn(
       for (const i of now) results[i] = asError(err);
     } else {
       for (const i of now) {
-        const [one] = await q.admitRuns(db, [inputs[i] as q.AdmitInput]).catch((e: unknown) => [asError(e)]);
+        const [one] = await q
+          .admitRuns(db, origin, [inputs[i] as q.AdmitInput])
+          .catch((e: unknown) => [asError(e)]);
         results[i] = one as T.AdmitResult | Error;
       }
     }
@@ -67,6 +70,7 @@ async function admitInTurn(
   if (later.length > 0) {
     const rest = await admitInTurn(
       db,
+      origin,
       later.map((i) => inputs[i] as q.AdmitInput),
     ).catch((err: unknown) => later.map(() => asError(err)));
     later.forEach((i, j) => {
@@ -82,7 +86,8 @@ export class BatchedStatements {
   private readonly keys: DataLoader<string, Found>;
   private readonly admissions: DataLoader<q.AdmitInput, T.AdmitResult>;
 
-  constructor(db: Database) {
+  /** `origin` names the store in the notifications its admissions send. */
+  constructor(db: Database, origin: string) {
     this.counts = new DataLoader(async (requests) => {
       // One clock for the batch: its requests arrived within the same turn.
       const now = requests.reduce(
@@ -96,7 +101,7 @@ export class BatchedStatements {
       const found = await q.getRuns(db, ids);
       return ids.map((id) => found.get(id) ?? null);
     }, options);
-    this.admissions = new DataLoader((inputs) => admitInTurn(db, inputs), options);
+    this.admissions = new DataLoader((inputs) => admitInTurn(db, origin, inputs), options);
     this.keys = new DataLoader(async (hashes) => {
       const found = await q.findApiKeysByHash(db, hashes);
       return hashes.map((hash) => found.get(hash) ?? null);

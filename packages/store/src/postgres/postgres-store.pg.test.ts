@@ -44,6 +44,42 @@ describe("notifications across connections", () => {
   });
 });
 
+describe("a store's own events", () => {
+  it("are heard once: its own NOTIFY echo is ignored, other processes' are heard", async () => {
+    const url = await databases.create();
+    const store = new PostgresStore(pgDatabase(new pg.Pool({ connectionString: url, max: 2 })));
+    const other = new PostgresStore(pgDatabase(new pg.Pool({ connectionString: url, max: 2 })));
+    const heard: StoreEvent[] = [];
+    const unsubscribe = await store.subscribe((event) => heard.push(event));
+    try {
+      const tenant = await makeTenant(store, { balance: 10_000_000 });
+      const run = newRun(tenant);
+      await store.admitRun({ run, now: at(0) });
+      await store.claimRuns({ workerId: "w1", limit: 1, leaseMs: 1000, now: at(1) });
+      await store.completeRun({ runId: run.id, outcome: failed, now: at(2) });
+      // Another process's change comes by NOTIFY, after the echoes of the three above: once it is
+      // heard, any echo that was not ignored would have been heard too.
+      const elsewhere = newRun(tenant);
+      await other.admitRun({ run: elsewhere, now: at(3) });
+      await other.completeRun({ runId: elsewhere.id, outcome: failed, now: at(4) });
+      await vi.waitFor(() => expect(heard).toContainEqual({ kind: "ended", runId: elsewhere.id }), {
+        timeout: 5000,
+      });
+      expect(heard).toEqual([
+        { kind: "queued" },
+        { kind: "changed", runIds: [run.id] },
+        { kind: "ended", runId: run.id },
+        { kind: "queued" },
+        { kind: "ended", runId: elsewhere.id },
+      ]);
+    } finally {
+      await unsubscribe();
+      await store.close();
+      await other.close();
+    }
+  });
+});
+
 describe("batched reads", () => {
   it("fails only the request whose run cannot be read, not the others of its batch", async () => {
     const pool = new pg.Pool({ connectionString: await databases.create(), max: 2 });

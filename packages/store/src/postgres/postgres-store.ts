@@ -5,7 +5,13 @@
  * run locks the run, then its organization and key. Counters live on those rows, so admission, poll
  * and account never scan history. The rules applied (admission, settlement, idempotency, top-ups,
  * the rate window) are core's.
+ *
+ * Run events: each change is announced to this store's subscribers once its transaction has
+ * committed, and sent to other processes by a NOTIFY in the same transaction, stamped with this
+ * store's `origin`; the echo of its own NOTIFY is ignored, so each event is heard once.
  */
+import { randomBytes } from "node:crypto";
+import { StoreEventHub } from "../store-events.js";
 import type * as T from "../types.js";
 import { BatchedStatements } from "./batched.js";
 import type { Database } from "./database.js";
@@ -15,9 +21,12 @@ import { CHANNEL } from "./queries/sql.js";
 export class PostgresStore implements T.Store {
   /** What every authenticated request reads or counts, shared by the requests of one event-loop turn. */
   private readonly batched: BatchedStatements;
+  /** Names this store in its notifications: the echo of its own is not heard twice. */
+  private readonly origin = `${process.pid}-${randomBytes(6).toString("hex")}`;
+  private readonly events = new StoreEventHub();
 
   constructor(private readonly db: Database) {
-    this.batched = new BatchedStatements(db);
+    this.batched = new BatchedStatements(db, this.origin);
   }
 
   readonly createOrganization: T.Store["createOrganization"] = (...args) =>
@@ -33,23 +42,50 @@ export class PostgresStore implements T.Store {
   readonly rotateWebhookSecret: T.Store["rotateWebhookSecret"] = (...args) =>
     q.rotateWebhookSecret(this.db, ...args);
   readonly countRequest: T.Store["countRequest"] = (...args) => this.batched.countRequest(...args);
-  readonly admitRun: T.Store["admitRun"] = (input) => this.batched.admitRun(input);
+  readonly admitRun: T.Store["admitRun"] = async (input) => {
+    const result = await this.batched.admitRun(input);
+    if (result.kind === "admitted") this.events.emit({ kind: "queued" });
+    return result;
+  };
   readonly completeIdempotency: T.Store["completeIdempotency"] = (...args) =>
     q.completeIdempotency(this.db, ...args);
   readonly hasIdempotencyKey: T.Store["hasIdempotencyKey"] = (...args) =>
     q.hasIdempotencyKey(this.db, ...args);
   readonly getRun: T.Store["getRun"] = (...args) => this.batched.getRun(...args);
   readonly searchRuns: T.Store["searchRuns"] = (...args) => q.searchRuns(this.db, ...args);
-  readonly claimRuns: T.Store["claimRuns"] = (...args) => q.claimRuns(this.db, ...args);
+  readonly claimRuns: T.Store["claimRuns"] = async (input) => {
+    const runs = await q.claimRuns(this.db, this.origin, input);
+    if (runs.length > 0) this.events.emit({ kind: "changed", runIds: runs.map((run) => run.id) });
+    return runs;
+  };
   readonly renewLease: T.Store["renewLease"] = (...args) => q.renewLease(this.db, ...args);
   readonly acquireProvider: T.Store["acquireProvider"] = (...args) => q.acquireProvider(this.db, ...args);
   readonly releaseRun: T.Store["releaseRun"] = (...args) => q.releaseRun(this.db, ...args);
   readonly recordUpstream: T.Store["recordUpstream"] = (...args) => q.recordUpstream(this.db, ...args);
-  readonly setProgress: T.Store["setProgress"] = (...args) => q.setProgress(this.db, ...args);
-  readonly completeRun: T.Store["completeRun"] = (...args) => q.completeRun(this.db, ...args);
+  readonly setProgress: T.Store["setProgress"] = async (runId, progress) => {
+    if (await q.setProgress(this.db, this.origin, runId, progress)) {
+      this.events.emit({ kind: "changed", runIds: [runId] });
+    }
+  };
+  readonly completeRun: T.Store["completeRun"] = async (input) => {
+    try {
+      const result = await q.completeRun(this.db, this.origin, input);
+      if (result.kind === "completed") this.events.emit({ kind: "ended", runId: input.runId });
+      return result;
+    } catch (err) {
+      // The commit may have gone through unanswered: listeners look at the run and find out.
+      if ((err as Partial<T.StoreConnectionLost>).committed === "unknown") {
+        this.events.emit({ kind: "ended", runId: input.runId });
+      }
+      throw err;
+    }
+  };
   readonly findOverdueRuns: T.Store["findOverdueRuns"] = (...args) => q.findOverdueRuns(this.db, ...args);
-  readonly requeueExpiredLeases: T.Store["requeueExpiredLeases"] = (...args) =>
-    q.requeueExpiredLeases(this.db, ...args);
+  readonly requeueExpiredLeases: T.Store["requeueExpiredLeases"] = async (input) => {
+    const result = await q.requeueExpiredLeases(this.db, this.origin, input);
+    if (result.requeued.length > 0) this.events.emit({ kind: "queued" });
+    return result;
+  };
   readonly claimWebhookDeliveries: T.Store["claimWebhookDeliveries"] = (...args) =>
     q.claimWebhookDeliveries(this.db, ...args);
   readonly recordWebhookAttempt: T.Store["recordWebhookAttempt"] = (...args) =>
@@ -75,14 +111,25 @@ export class PostgresStore implements T.Store {
   readonly deleteExpiredUploads: T.Store["deleteExpiredUploads"] = (...args) =>
     q.deleteExpiredUploads(this.db, ...args);
 
+  /**
+   * This store's own changes as they commit, and other processes' through LISTEN on a connection of
+   * the subscription's own (with its `subscription` state while that connection is lost).
+   */
   async subscribe(listener: (event: T.StoreEvent) => void) {
-    return this.db.listen(CHANNEL, (payload) => {
-      try {
-        listener(JSON.parse(payload) as T.StoreEvent);
-      } catch {
-        // not one of ours
-      }
-    });
+    const removeLocal = this.events.add(listener);
+    const unlisten = await this.db
+      .listen(CHANNEL, (payload) => {
+        const event = fromNotification(payload, this.origin);
+        if (event) listener(event);
+      })
+      .catch((err: unknown) => {
+        removeLocal();
+        throw err;
+      });
+    return async () => {
+      removeLocal();
+      await unlisten();
+    };
   }
 
   async ping() {
@@ -92,4 +139,20 @@ export class PostgresStore implements T.Store {
   async close() {
     await this.db.close();
   }
+}
+
+const KINDS = new Set<string>(["queued", "ended", "changed", "subscription"]);
+
+/** A notification's event, without its origin; null for this store's own echo or a stranger's payload. */
+function fromNotification(payload: string, ownOrigin: string): T.StoreEvent | null {
+  let parsed: { kind?: unknown; origin?: unknown };
+  try {
+    parsed = JSON.parse(payload);
+  } catch {
+    return null; // not one of ours
+  }
+  if (typeof parsed?.kind !== "string" || !KINDS.has(parsed.kind)) return null;
+  if (parsed.origin === ownOrigin) return null;
+  const { origin: _origin, ...event } = parsed;
+  return event as T.StoreEvent;
 }

@@ -7,11 +7,10 @@ import {
   decideIdempotency,
   type IdempotencyRecord,
 } from "@refvid/core";
-import { idempotencyAnswer } from "../../admission.js";
 import type * as T from "../../types.js";
 import type { Database, Queryable } from "../database.js";
 import { type Row, toApiKey, toIdempotencyRecord, toOrganization, toRun } from "../rows.js";
-import { CHANNEL, json, RUN_COLUMNS } from "./sql.js";
+import { CHANNEL, eventPayload, json, RUN_COLUMNS } from "./sql.js";
 
 export type AdmitInput = Parameters<T.Store["admitRun"]>[0];
 
@@ -27,7 +26,11 @@ export type AdmitInput = Parameters<T.Store["admitRun"]>[0];
  * another against the counters as the earlier ones left them; one statement for every write and the
  * NOTIFY; the keys' records when any; commit. The long statements are prepared once per connection.
  */
-export async function admitRuns(db: Database, inputs: readonly AdmitInput[]): Promise<T.AdmitResult[]> {
+export async function admitRuns(
+  db: Database,
+  origin: string,
+  inputs: readonly AdmitInput[],
+): Promise<T.AdmitResult[]> {
   const orgIds = [...new Set(inputs.map((i) => i.run.organizationId))].sort();
   const keyIds = [...new Set(inputs.map((i) => i.run.apiKeyId))].sort();
   return db.transaction(async (tx) => {
@@ -61,9 +64,9 @@ export async function admitRuns(db: Database, inputs: readonly AdmitInput[]): Pr
       }
       if (idempotency) {
         const record = records.get(`${run.organizationId}\u0000${idempotency.key}`);
-        const earlier = idempotencyAnswer(decideIdempotency(record, idempotency.requestHash, now));
-        if (earlier) {
-          results.push(earlier);
+        const decision = decideIdempotency(record, idempotency.requestHash, now);
+        if (decision.kind !== "new") {
+          results.push({ kind: "idempotency", decision });
           continue;
         }
       }
@@ -87,13 +90,12 @@ export async function admitRuns(db: Database, inputs: readonly AdmitInput[]): Pr
       results.push(null);
     }
     if (admitted.length > 0) {
-      const runs = await insertRuns(tx, admitted, orgs, keys);
-      const keyed: { input: AdmitInput; run: T.RunRecord }[] = [];
+      const runs = await insertRuns(tx, origin, admitted, orgs, keys);
       for (const { input, index, remaining } of admitted) {
         const run = runs.get(input.run.id) as T.RunRecord;
         results[index] = { kind: "admitted", run, concurrencyRemaining: remaining };
-        if (input.idempotency) keyed.push({ input, run });
       }
+      const keyed = admitted.flatMap(({ input }) => (input.idempotency ? [input] : []));
       if (keyed.length > 0) await keepIdempotencyRecords(tx, keyed);
     }
     return results as T.AdmitResult[];
@@ -125,6 +127,7 @@ async function idempotencyRecords(
  */
 async function insertRuns(
   tx: Queryable,
+  origin: string,
   admitted: readonly { input: AdmitInput; environment: T.Environment }[],
   lockedOrgs: Map<string, T.OrganizationRecord>,
   lockedKeys: Map<string, T.ApiKeyRecord>,
@@ -171,7 +174,7 @@ async function insertRuns(
       runs.map((r) => r.reservedSeconds),
       runs.map((r) => r.createdAt),
       CHANNEL,
-      json({ kind: "queued" } satisfies T.StoreEvent),
+      eventPayload(origin, { kind: "queued" }),
     ],
     "refvid_admit_runs",
   );
@@ -179,15 +182,8 @@ async function insertRuns(
 }
 
 /** The Idempotency-Keys' records of the admitted submits, with an async submit's response. */
-async function keepIdempotencyRecords(
-  tx: Queryable,
-  admitted: readonly { input: AdmitInput; run: T.RunRecord }[],
-) {
-  const rows = admitted.map(({ input, run }) => {
-    const idempotency = input.idempotency as T.IdempotencyRequest;
-    const response = idempotency.response?.(run);
-    return { input, idempotency, response };
-  });
+async function keepIdempotencyRecords(tx: Queryable, admitted: readonly AdmitInput[]) {
+  const rows = admitted.map((input) => ({ input, idempotency: input.idempotency as T.IdempotencyRequest }));
   await tx.query(
     `insert into idempotency_keys (organization_id, key, request_hash, run_id, expires_at, response_status, response_body)
      select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::jsonb[])
@@ -199,8 +195,8 @@ async function keepIdempotencyRecords(
       rows.map((r) => r.idempotency.requestHash),
       rows.map((r) => r.input.run.id),
       rows.map((r) => r.idempotency.expiresAt),
-      rows.map((r) => r.response?.status ?? null),
-      rows.map((r) => (r.response ? json(r.response.body) : null)),
+      rows.map((r) => r.idempotency.response?.status ?? null),
+      rows.map((r) => (r.idempotency.response ? json(r.idempotency.response.body) : null)),
     ],
     "refvid_keep_idempotency_keys",
   );

@@ -5,6 +5,7 @@ import { CHANNEL, RUN_COLUMNS } from "./sql.js";
 
 export async function claimRuns(
   db: Database,
+  origin: string,
   { workerId, limit, leaseMs, now, skipEndpoints = [] }: Parameters<T.Store["claimRuns"]>[0],
 ): ReturnType<T.Store["claimRuns"]> {
   // One statement: the claim, and the `changed` NOTIFY that tells event streams the runs started.
@@ -15,10 +16,10 @@ export async function claimRuns(
        where id in (select id from runs where status = 'queued' and endpoint <> all($5::text[])
                     order by created_at, id limit $1 for update skip locked)
        returning ${RUN_COLUMNS}),
-     notified as (select pg_notify($6, json_build_object('kind', 'changed', 'runIds', json_agg(id))::text)
+     notified as (select pg_notify($6, json_build_object('kind', 'changed', 'runIds', json_agg(id), 'origin', $7::text)::text)
                   from claimed having count(*) > 0)
      select claimed.*, (select count(*) from notified) as notified from claimed`,
-    [limit, now, workerId, new Date(now.getTime() + leaseMs), skipEndpoints, CHANNEL],
+    [limit, now, workerId, new Date(now.getTime() + leaseMs), skipEndpoints, CHANNEL, origin],
     "refvid_claim_runs",
   );
   return rows

@@ -6,8 +6,7 @@ export async function completeIdempotency(
   db: Database,
   organizationId: string,
   key: string,
-  status: number,
-  body: unknown,
+  { status, body }: T.IdempotencyResponse,
 ): ReturnType<T.Store["completeIdempotency"]> {
   await db.query(
     `update idempotency_keys set response_status = $3, response_body = $4

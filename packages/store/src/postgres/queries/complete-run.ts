@@ -3,10 +3,53 @@ import type * as T from "../../types.js";
 import { webhookIdOf } from "../../webhook-id.js";
 import type { Database, Queryable } from "../database.js";
 import { type Row, toRun } from "../rows.js";
-import { CHANNEL, json, RUN_COLUMNS } from "./sql.js";
+import { namedStatement } from "./named.js";
+import { CHANNEL, eventPayload, json, RUN_COLUMNS } from "./sql.js";
 
+/** The end in one statement: the counters, the run, its webhook delivery and the NOTIFY. */
+const END_RUN = namedStatement<{
+  run_id: string;
+  status: T.RunRecord["status"];
+  charged: number | null;
+  billable_seconds: number | null;
+  output: string | null;
+  error: string | null;
+  progress: number | null;
+  now: Date;
+  released: number;
+  wallet_charged: number;
+  live_in_flight: number;
+  test_in_flight: number;
+  organization_id: string;
+  key_in_flight: number;
+  api_key_id: string;
+  delivery_id: string;
+  environment: T.Environment;
+  webhook_url: string | null;
+  event_type: string | null;
+  delivers: boolean;
+  channel: string;
+  event: string;
+}>(
+  `with o as (update organizations set reserved = reserved - :released, balance = balance - :wallet_charged,
+         total_spent = total_spent + :wallet_charged, in_flight = in_flight + :live_in_flight,
+         test_in_flight = test_in_flight + :test_in_flight where id = :organization_id),
+       k as (update api_keys set in_flight = in_flight + :key_in_flight where id = :api_key_id),
+       d as (insert into webhook_deliveries (id, run_id, organization_id, environment, created_at, url, event_type, next_attempt_at, state)
+         select :delivery_id::text, :run_id::text, :organization_id::text, :environment::text, :now::timestamptz,
+           :webhook_url::text, :event_type::text, :now::timestamptz, 'pending'
+         where :delivers::boolean),
+       r as (update runs set status = :status, charged = :charged, billable_seconds = :billable_seconds, output = :output,
+         error = :error, progress = :progress, completed_at = :now, lease_owner = null, lease_expires_at = null
+         where id = :run_id returning ${RUN_COLUMNS}),
+       notified as (select pg_notify(:channel, :event))
+   select r.*, (select count(*) from notified) as notified from r`,
+);
+
+/** Ends a run (see `RunStore.completeRun`); `origin` names this store in the NOTIFY it sends. */
 export async function completeRun(
   db: Database,
+  origin: string,
   input: {
     runId: string;
     outcome: T.RunOutcome;
@@ -16,17 +59,18 @@ export async function completeRun(
     leaseOwner?: string;
   },
 ): ReturnType<T.Store["completeRun"]> {
-  return db.transaction((tx) => completeRunIn(tx, input));
+  return db.transaction((tx) => completeRunIn(tx, origin, input));
 }
 
 /**
  * The terminal transition in four round trips: begin; lock the run, then its organization (the
  * organization's lateral subquery needs the run's row first); core's decision and settlement; one
  * statement for the organization's and key's counters, the run, its webhook delivery and the
- * NOTIFY; commit. Both statements are prepared once per connection.
+ * NOTIFY (`END_RUN`); commit. Both statements are prepared once per connection.
  */
 async function completeRunIn(
   tx: Queryable,
+  origin: string,
   { runId, outcome, now, organizationId, environment, leaseOwner }: Parameters<T.Store["completeRun"]>[0],
 ): Promise<T.CompleteResult> {
   const found = await tx.query<{ run: Row }>(
@@ -43,42 +87,32 @@ async function completeRunIn(
     return decision.reason === "not_found" ? { kind: "not_found" } : { kind: decision.reason, run };
 
   const settled = settleRun(run, outcome);
-  const delivers = Boolean(run.webhookUrl && settled.webhookEvent);
   const { rows } = await tx.query(
-    `with o as (update organizations set reserved = reserved - $9, balance = balance - $10, total_spent = total_spent + $10,
-           in_flight = in_flight + $11, test_in_flight = test_in_flight + $12 where id = $13),
-         k as (update api_keys set in_flight = in_flight + $14 where id = $15),
-         d as (insert into webhook_deliveries (id, run_id, organization_id, environment, created_at, url, event_type, next_attempt_at, state)
-           select $16::text, $1::text, $13::text, $17::text, $8::timestamptz, $18::text, $19::text, $8::timestamptz, 'pending'
-           where $20::boolean),
-         r as (update runs set status = $2, charged = $3, billable_seconds = $4, output = $5, error = $6, progress = $7,
-           completed_at = $8, lease_owner = null, lease_expires_at = null where id = $1 returning ${RUN_COLUMNS}),
-         notified as (select pg_notify($21, $22))
-     select r.*, (select count(*) from notified) as notified from r`,
-    [
-      runId,
-      settled.status,
-      settled.charged,
-      settled.billableSeconds,
-      outcome.status === "succeeded" ? json(outcome.output) : null,
-      outcome.status === "succeeded" ? null : json(outcome.error),
-      settled.progress,
+    END_RUN.text,
+    END_RUN.values({
+      run_id: runId,
+      status: settled.status,
+      charged: settled.charged,
+      billable_seconds: settled.billableSeconds,
+      output: outcome.status === "succeeded" ? json(outcome.output) : null,
+      error: outcome.status === "succeeded" ? null : json(outcome.error),
+      progress: settled.progress,
       now,
-      settled.released,
-      settled.walletCharged,
-      settled.orgInFlight.live,
-      settled.orgInFlight.test,
-      run.organizationId,
-      settled.inFlightDelta,
-      run.apiKeyId,
-      webhookIdOf(run.id),
-      run.environment,
-      run.webhookUrl,
-      settled.webhookEvent ?? null,
-      delivers,
-      CHANNEL,
-      json({ kind: "ended", runId } satisfies T.StoreEvent),
-    ],
+      released: settled.released,
+      wallet_charged: settled.walletCharged,
+      live_in_flight: settled.orgInFlight.live,
+      test_in_flight: settled.orgInFlight.test,
+      organization_id: run.organizationId,
+      key_in_flight: settled.inFlightDelta,
+      api_key_id: run.apiKeyId,
+      delivery_id: webhookIdOf(run.id),
+      environment: run.environment,
+      webhook_url: run.webhookUrl,
+      event_type: settled.webhookEvent ?? null,
+      delivers: Boolean(run.webhookUrl && settled.webhookEvent),
+      channel: CHANNEL,
+      event: eventPayload(origin, { kind: "ended", runId }),
+    }),
     "refvid_complete_run",
   );
   return { kind: "completed", run: toRun(rows[0] as Row) };

@@ -5,6 +5,7 @@ import { notify } from "./sql.js";
 
 export async function requeueExpiredLeases(
   db: Database,
+  origin: string,
   { now, maxAttempts, limit }: Parameters<T.Store["requeueExpiredLeases"]>[0],
 ): ReturnType<T.Store["requeueExpiredLeases"]> {
   const requeued = await db.query<{ id: string }>(
@@ -14,7 +15,7 @@ export async function requeueExpiredLeases(
      returning id`,
     [now, maxAttempts, limit],
   );
-  if (requeued.rows.length > 0) await notify(db, { kind: "queued" });
+  if (requeued.rows.length > 0) await notify(db, origin, { kind: "queued" });
   const exhausted = await db.query(
     "select * from runs where status = 'processing' and lease_expires_at <= $1 and attempts >= $2 order by lease_expires_at limit $3",
     [now, maxAttempts, limit],

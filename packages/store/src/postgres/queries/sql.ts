@@ -10,9 +10,15 @@ export const CHANNEL = "refvid_runs";
 /** Core's in-flight statuses as SQL literals, the same text as the `runs_in_flight` index predicate. */
 export const IN_FLIGHT_SQL = IN_FLIGHT_STATUSES.map((status) => `'${status}'`).join(", ");
 
+/**
+ * A run event as NOTIFY carries it: with the `origin` of the store that made the change, which has
+ * already told its own listeners and so ignores the echo.
+ */
+export const eventPayload = (origin: string, event: T.StoreEvent) => json({ ...event, origin });
+
 /** NOTIFY is transactional: listeners hear it only if the transaction commits. */
-export const notify = (tx: Queryable, event: T.StoreEvent) =>
-  tx.query("select pg_notify($1, $2)", [CHANNEL, json(event)]);
+export const notify = (tx: Queryable, origin: string, event: T.StoreEvent) =>
+  tx.query("select pg_notify($1, $2)", [CHANNEL, eventPayload(origin, event)]);
 
 /** A delivery's attempts, oldest first, as one JSON column `history` (for `toDeliveryLog`); `d` is the delivery. */
 export const DELIVERY_HISTORY = `coalesce((select jsonb_agg(jsonb_build_object('at', a.attempted_at, 'status', a.status,

@@ -1,0 +1,36 @@
+/** The record of a run as admission inserts it, built the same way wherever it is needed. */
+import { copy } from "./memory/copy.js";
+import type { Environment, NewRun, RunRecord } from "./types.js";
+
+/**
+ * An admitted run as it starts: queued, nothing charged, delivered or leased yet. Its input and
+ * metadata are copies: the caller's objects stay the caller's.
+ */
+export const queuedRun = (run: NewRun, environment: Environment): RunRecord => ({
+  // Named field by field: spreading the caller's object took a slow generic path (a tenth of a submit).
+  id: run.id,
+  organizationId: run.organizationId,
+  apiKeyId: run.apiKeyId,
+  endpoint: run.endpoint,
+  input: copy(run.input),
+  webhookUrl: run.webhookUrl,
+  metadata: copy(run.metadata),
+  unitPrice: run.unitPrice,
+  reservedSeconds: run.reservedSeconds,
+  reserved: run.reserved,
+  createdAt: new Date(run.createdAt.getTime()),
+  environment,
+  status: "queued",
+  charged: null,
+  billableSeconds: null,
+  output: null,
+  error: null,
+  progress: null,
+  startedAt: null,
+  completedAt: null,
+  leaseOwner: null,
+  leaseExpiresAt: null,
+  attempts: 0,
+  upstream: null,
+  provider: null,
+});
