@@ -4,15 +4,15 @@
  */
 import type { Store } from "@refvid/store";
 import type { Logger } from "pino";
+import type { KeyCache } from "./auth/key-cache.js";
 import type { Clock, Scheduler } from "./clock.js";
 import type { Config } from "./config.js";
+import type { RunEvents } from "./events/run-events.js";
 import type { BlobStore } from "./files/blob-store.js";
 import type { FileUrlSigner } from "./files/signed-urls.js";
 import type { Metrics } from "./metrics/metrics.js";
 import type { Routes } from "./providers/registry.js";
 import type { Provider } from "./providers/types.js";
-import type { KeyCache } from "./services/key-cache.js";
-import type { RunEvents } from "./services/run-events.js";
 
 export interface AppDeps {
   config: Config;
@@ -29,6 +29,7 @@ export interface AppDeps {
   routes: Routes;
   /** Where runs of test keys go instead of a model vendor: the simulated provider. */
   sandbox: Provider;
+  /** The store's run events, as this process hears them (close them before the store). */
   events: RunEvents;
   /** This process's Prometheus registry and the hooks that feed it (`GET /metrics`). */
   metrics: Metrics;

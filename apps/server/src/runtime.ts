@@ -9,12 +9,14 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
-import type { ListenHealth, Store } from "@refvid/store";
+import type { Store } from "@refvid/store";
 import pino, { type Logger } from "pino";
 import { createApp } from "./app.js";
+import { KeyCache } from "./auth/key-cache.js";
 import { type Clock, type Scheduler, systemClock, systemScheduler } from "./clock.js";
 import type { Config } from "./config.js";
 import type { AppDeps } from "./deps.js";
+import { RunEvents } from "./events/run-events.js";
 import type { BlobStore } from "./files/blob-store.js";
 import { LocalBlobStore } from "./files/local-blob-store.js";
 import { RetentionSweep } from "./files/retention.js";
@@ -31,8 +33,6 @@ import { ProviderReachability } from "./providers/reachability.js";
 import { buildRoutes } from "./providers/registry.js";
 import { SimulatedProvider } from "./providers/simulated.js";
 import type { Provider } from "./providers/types.js";
-import { KeyCache } from "./services/key-cache.js";
-import { RunEvents } from "./services/run-events.js";
 import { StartupError } from "./startup-checks.js";
 import { WebhookDispatcher } from "./webhooks/dispatcher.js";
 import { Sweeper } from "./worker/sweeper.js";
@@ -81,6 +81,11 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
   });
   const { blobs, presign } = openBlobStore(config);
   const store = countRunEnds(options.store ?? (await openStore(config.store)), metrics);
+  // Wakes this process's loops and sync waiters when any process queues, starts or ends a run.
+  const events = await RunEvents.from(store, logger).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
   return {
     config,
     store,
@@ -92,7 +97,7 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
     signer: new FileUrlSigner(signingSecret, config.publicUrl, config.fileUrlTtlSeconds, presign),
     routes,
     sandbox: simulated,
-    events: new RunEvents(),
+    events,
     metrics,
   };
 }
@@ -109,46 +114,20 @@ function createLogger(level: string): Logger {
 export async function startRefvid(config: Config, options: StartOptions = {}): Promise<RunningRefvid> {
   const deps = await buildDeps(config, options);
   await checkBlobStore(deps).catch(async (err: unknown) => {
+    await deps.events.close();
     await deps.store.close();
     throw err;
   });
-  let listen: ListenHealth = "ok";
   const shutdown = new AbortController();
   const reachability = new ProviderReachability(config.routing?.providers ?? [], deps);
   reachability.start();
   const app = createApp(deps, {
     serveApi: config.role !== "worker",
     shutdown: shutdown.signal,
-    listenHealth: () => listen,
+    listenHealth: () => deps.events.listenHealth,
     providerReachability: () => reachability.snapshot(),
     ...(options.onResponseMismatch ? { onResponseMismatch: options.onResponseMismatch } : {}),
   });
-  // Wake this process's loops and sync waiters when another process queues or ends a run. While
-  // the subscription reconnects those wake-ups are missed: once it is back, everything re-checks.
-  const unsubscribe = deps.store.subscribe
-    ? await deps.store.subscribe((event) => {
-        switch (event.kind) {
-          case "queued":
-            deps.events.runQueued();
-            break;
-          case "ended":
-            deps.events.runEndedElsewhere(event.runId);
-            break;
-          case "changed":
-            for (const runId of event.runIds) deps.events.runChanged(runId);
-            break;
-          case "subscription":
-            listen = event.state;
-            if (event.state === "reconnecting") {
-              deps.logger.warn("lost the store's event subscription; reconnecting");
-            } else {
-              deps.logger.info("store event subscription restored; re-checking runs");
-              deps.events.recheckAll();
-            }
-            break;
-        }
-      })
-    : async () => {};
   const workerSide = config.role !== "api";
   const worker = new Worker(deps, {
     workerId: `worker-${process.pid}-${randomBytes(3).toString("hex")}`,
@@ -171,7 +150,7 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
     });
     configureHttpServer(s, config, deps.logger); // timeouts and the connection cap, before 'listening'
   }).catch(async (err: unknown) => {
-    await unsubscribe();
+    await deps.events.close();
     await deps.store.close();
     throw listenError(err, config.port, host);
   });
@@ -199,7 +178,7 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
         await dispatcher.stop();
         server.closeAllConnections();
         await stopped;
-        await unsubscribe();
+        await deps.events.close();
         await deps.store.close();
         deps.blobs.close?.();
       })();

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
-import { MemoryStore, type Store } from "@refvid/store";
+import { MemoryStore, type Store, type StoreEvent } from "@refvid/store";
 import { makeTenant, newRun } from "@refvid/store/testing";
 import pino from "pino";
 import { loadConfig } from "../src/config.js";
@@ -68,6 +68,8 @@ export interface LoopHarness {
   organizationId: string;
   /** Admits a queued run created now; returns its id. */
   admit(options?: { webhookUrl?: string }): Promise<string>;
+  /** Makes a change whose store event this process does not hear (as one missed from elsewhere). */
+  unheard<T>(change: () => Promise<T>): Promise<T>;
   runOf(id: string): ReturnType<Store["getRun"]>;
   /** Resolves when the run's end is signalled in this process. */
   ended(id: string): Promise<void>;
@@ -98,7 +100,21 @@ export async function loopHarness(env: Record<string, string> = {}): Promise<Loo
     ...env,
   });
   const store = new MemoryStore();
-  const deps = await buildDeps(config, { store, logger, clock, scheduler: clock, providers });
+  // While `muted`, the store's events do not reach this process: as if another process's event was missed.
+  let muted = false;
+  const heard = new Proxy(store, {
+    get(target, property) {
+      if (property === "subscribe") {
+        return (listener: (event: StoreEvent) => void) =>
+          target.subscribe((event) => {
+            if (!muted) listener(event);
+          });
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const deps = await buildDeps(config, { store: heard, logger, clock, scheduler: clock, providers });
   const blobs = { put: [] as string[], deleted: [] as string[] };
   const real = deps.blobs;
   deps.blobs = {
@@ -127,6 +143,14 @@ export async function loopHarness(env: Record<string, string> = {}): Promise<Loo
       const run = newRun(tenant, { createdAt: clock.now(), ...options });
       await store.admitRun({ run: { ...run, input: { ...run.input, duration: "4s" } }, now: clock.now() });
       return run.id;
+    },
+    async unheard(change) {
+      muted = true;
+      try {
+        return await change();
+      } finally {
+        muted = false;
+      }
     },
     runOf: (id) => store.getRun(tenant.organizationId, id),
     ended: (id) =>

@@ -1,3 +1,4 @@
+export { isConnectionLost } from "./connection-lost.js";
 export { MemoryStore } from "./memory-store.js";
 export {
   type Database,

@@ -9,9 +9,9 @@
 import { timingSafeEqual } from "node:crypto";
 import { ForbiddenError, RateLimitError, UnauthorizedError } from "@refvid/core";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
 import { hashApiKey } from "../services/admin.js";
-import type { Caller } from "../services/request-context.js";
 
 const SCHEME = /^(Key|Bearer) (\S+)$/i;
 const ADMIN_SCHEME = /^Bearer (\S+)$/i;

@@ -4,6 +4,7 @@
  * problem named (validation-errors.ts); anything else is a logged `500 internal_error`, never a
  * stack trace.
  */
+
 import {
   ConcurrencyLimitError,
   type FieldProblem,
@@ -13,9 +14,9 @@ import {
   RateLimitError,
   RefvidError,
 } from "@refvid/core";
+import { isConnectionLost } from "@refvid/store";
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "pino";
-import { isConnectionLost } from "../services/store-errors.js";
 import {
   HttpError,
   MethodNotAllowedError,

@@ -62,7 +62,7 @@ export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
       setRunHeaders(res, outcome.runId);
       return res.status(outcome.status).json(outcome.body);
     }
-    if (outcome.kind === "follow") {
+    if (outcome.kind === "pending") {
       // A retry of a sync submit whose run has not ended: answer as the first request would.
       res.setHeader("Idempotent-Replayed", "true");
       setRunHeaders(res, outcome.runId);

@@ -2,8 +2,8 @@
 import type { Account } from "@refvid/api-types";
 import { concurrencyRemaining, formatUsd, type RateDecision, UnauthorizedError } from "@refvid/core";
 import type { OrganizationRecord } from "@refvid/store";
+import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
-import type { Caller } from "./request-context.js";
 
 export function walletView(org: OrganizationRecord) {
   return {

@@ -4,9 +4,9 @@
  */
 import type { Run } from "@refvid/api-types";
 import { ConflictError, runErrors } from "@refvid/core";
+import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
 import { runNotFound } from "./get-run.js";
-import type { Caller } from "./request-context.js";
 import { toApiRun } from "./run-view.js";
 
 export async function cancelRun(deps: AppDeps, caller: Caller, runId: string): Promise<Run> {
@@ -30,8 +30,7 @@ export async function cancelRun(deps: AppDeps, caller: Caller, runId: string): P
         "run_not_cancellable",
         `Run ${runId} is ${result.run.status} and can no longer be cancelled.`,
       );
-    case "completed":
-      deps.events.runEndedElsewhere(runId);
+    case "completed": // the store's `ended` event stops a local worker on the run
       return toApiRun(result.run, deps.signer, now);
   }
 }

@@ -5,8 +5,8 @@
 import type { Run } from "@refvid/api-types";
 import { NotFoundError } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
+import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
-import type { Caller } from "./request-context.js";
 import { toApiRun } from "./run-view.js";
 
 export const runNotFound = (runId: string) =>

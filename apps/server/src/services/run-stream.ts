@@ -8,15 +8,16 @@
  * Each event's id is the state it shows (`processing:0.45`): a client that reconnects with
  * `Last-Event-ID` is sent the run again only if it changed meanwhile.
  */
+
 import type { Run } from "@refvid/api-types";
 import { isTerminal } from "@refvid/core";
+import { isConnectionLost } from "@refvid/store";
 import type { Request, Response } from "express";
+import type { Caller } from "../auth/request-context.js";
 import type { CancelTimer } from "../clock.js";
 import type { AppDeps } from "../deps.js";
 import { TooManyStreamsError } from "../http/http-errors.js";
 import { getRun } from "./get-run.js";
-import type { Caller } from "./request-context.js";
-import { isConnectionLost } from "./store-errors.js";
 
 export const THROTTLE_MS = 250;
 export const HEARTBEAT_MS = 15_000;

@@ -3,9 +3,9 @@
  * first, with keyset cursors.
  */
 import type { RunPage, SearchRunsRequest } from "@refvid/api-types";
+import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
 import { pageOf, pageStart, parseInstant } from "./keyset-page.js";
-import type { Caller } from "./request-context.js";
 import { toApiRun } from "./run-view.js";
 
 export async function searchRuns(deps: AppDeps, caller: Caller, body: SearchRunsRequest): Promise<RunPage> {

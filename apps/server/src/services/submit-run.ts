@@ -2,11 +2,11 @@
  * Submit: model rules, price, then admission in ONE store call
  * (key cap, organization cap, balance, reservation, queued run, idempotency record).
  */
-import { createHash } from "node:crypto";
 import type { Run, SubmitRunRequest } from "@refvid/api-types";
 import {
   ConcurrencyLimitError,
   checkModelRules,
+  hashRequest,
   IDEMPOTENCY_TTL_MS,
   IdempotencyKeyReusedError,
   InsufficientBalanceError,
@@ -20,11 +20,11 @@ import {
   scopedIdempotencyKey,
   UnauthorizedError,
 } from "@refvid/core";
-import type { RunRecord } from "@refvid/store";
+import { type NewRun, queuedRun } from "@refvid/store";
+import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
 import { newRunId } from "../ids.js";
 import { getRun } from "./get-run.js";
-import type { Caller } from "./request-context.js";
 import { toApiRun } from "./run-view.js";
 import { checkUploadReferences } from "./uploads.js";
 import type { RunEndWaits } from "./wait-for-run.js";
@@ -36,7 +36,7 @@ export type SubmitOutcome =
   | { kind: "admitted"; run: Run; concurrencyRemaining: number }
   | { kind: "replay"; status: number; body: unknown; runId: string }
   /** A sync submit with this key was admitted earlier and its run has not ended: wait on it. */
-  | { kind: "follow"; runId: string };
+  | { kind: "pending"; runId: string };
 
 export async function submitRun(
   deps: AppDeps,
@@ -69,31 +69,37 @@ export async function submitRun(
   });
 
   const price = priceRequest(request);
+  const run: NewRun = {
+    id: newRunId(),
+    organizationId: caller.organization.id,
+    apiKeyId: caller.apiKey.id,
+    endpoint: slug,
+    input: body.input,
+    webhookUrl: body.webhook_url ?? null,
+    metadata: body.metadata ?? {},
+    unitPrice: price.unitPrice,
+    reservedSeconds: price.billableSeconds,
+    reserved: price.amount,
+    createdAt: now,
+  };
   const result = await deps.store.admitRun({
-    run: {
-      id: newRunId(),
-      organizationId: caller.organization.id,
-      apiKeyId: caller.apiKey.id,
-      endpoint: slug,
-      input: body.input,
-      webhookUrl: body.webhook_url ?? null,
-      metadata: body.metadata ?? {},
-      unitPrice: price.unitPrice,
-      reservedSeconds: price.billableSeconds,
-      reserved: price.amount,
-      createdAt: now,
-    },
+    run,
     ...(scopedKey
       ? {
           idempotency: {
             key: scopedKey,
             requestHash: hashRequest(slug, body),
             expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-            // An async submit's response is the queued run: kept with the admission, so a retry
+            // An async submit's answer is the run as admitted: stored with the admission, so a retry
             // replays it even if this process dies before answering. A sync submit's is its end.
             ...(body.sync
               ? {}
-              : { response: (run: RunRecord) => ({ status: 201, body: toApiRun(run, deps.signer, now) }) }),
+              : {
+                  response: {
+                    status: 201,
+                    body: toApiRun(queuedRun(run, caller.apiKey.environment), deps.signer, now),
+                  },
+                }),
           },
         }
       : {}),
@@ -101,7 +107,6 @@ export async function submitRun(
   });
   switch (result.kind) {
     case "admitted":
-      deps.events.runQueued();
       deps.metrics.runAdmitted(slug);
       return {
         kind: "admitted",
@@ -116,29 +121,18 @@ export async function submitRun(
     }
     case "api_key_gone":
       throw new UnauthorizedError("This API key was revoked.");
-    case "idempotency_replay":
-      return { kind: "replay", status: result.status, body: result.body, runId: result.runId };
-    case "idempotency_pending":
-      return { kind: "follow", runId: result.runId };
-    case "idempotency_mismatch":
-      throw new IdempotencyKeyReusedError();
+    case "idempotency": {
+      const earlier = result.decision;
+      switch (earlier.kind) {
+        case "replay":
+          return { kind: "replay", status: earlier.status, body: earlier.body, runId: earlier.runId };
+        case "pending":
+          return { kind: "pending", runId: earlier.runId };
+        case "mismatch":
+          throw new IdempotencyKeyReusedError();
+      }
+    }
   }
-}
-
-/** Two submits are "the same request" when model and body match, whatever the key order. */
-function hashRequest(slug: ModelSlug, body: SubmitBody): string {
-  return createHash("sha256").update(slug).update("\n").update(canonicalJson(body)).digest("hex");
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
 }
 
 /**
@@ -158,8 +152,7 @@ export async function syncResult(
     await deps.store.completeIdempotency(
       caller.organization.id,
       scopedIdempotencyKey(caller.apiKey.environment, idempotencyKey),
-      201,
-      done,
+      { status: 201, body: done },
     );
   }
   return done;

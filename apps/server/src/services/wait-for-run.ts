@@ -5,12 +5,13 @@
  * latency, never the answer. Ten thousand held submits then cost one listener and one timer, not
  * ten thousand of each (docs/decisions.md, "Hot path").
  */
+
 import type { Run } from "@refvid/api-types";
 import { isTerminal } from "@refvid/core";
+import { isConnectionLost } from "@refvid/store";
 import type { CancelTimer } from "../clock.js";
 import type { AppDeps } from "../deps.js";
 import { toApiRun } from "./run-view.js";
-import { isConnectionLost } from "./store-errors.js";
 
 interface Waiter {
   organizationId: string;

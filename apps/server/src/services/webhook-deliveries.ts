@@ -6,9 +6,9 @@
 import type { components } from "@refvid/api-types";
 import { RefvidError } from "@refvid/core";
 import type { WebhookDelivery, WebhookDeliveryLog } from "@refvid/store";
+import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
 import { pageOf, pageStart } from "./keyset-page.js";
-import type { Caller } from "./request-context.js";
 
 type ApiWebhookDelivery = components["schemas"]["WebhookDelivery"];
 type ApiWebhookDeliveryPage = components["schemas"]["WebhookDeliveryPage"];

@@ -1,10 +1,10 @@
 /** The organization's webhook signing secret, and its rotation (webhooks/signing.ts says who signs). */
 import type { WebhookSecret } from "@refvid/api-types";
 import type { OrganizationRecord } from "@refvid/store";
+import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
 import { newWebhookSecret } from "../ids.js";
 import { activePreviousSecret, SECRET_OVERLAP_MS } from "../webhooks/signing.js";
-import type { Caller } from "./request-context.js";
 
 /** The current secret, and the one a rotation replaced while it still signs. */
 export function webhookSecretView(org: OrganizationRecord, now: Date): WebhookSecret {

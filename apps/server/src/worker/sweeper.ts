@@ -39,7 +39,8 @@ export class Sweeper {
       limit: 100,
     });
     for (const run of overdue) await this.end(run.id, runErrors.timeout(deps.config.runTimeoutMs));
-    const { requeued, exhausted } = await deps.store.requeueExpiredLeases({
+    // The store announces the runs requeued (`queued`) and ended (`ended`, which stops local work).
+    const { exhausted } = await deps.store.requeueExpiredLeases({
       now,
       maxAttempts: this.options.maxAttempts ?? 3,
       limit: 100,
@@ -47,15 +48,13 @@ export class Sweeper {
     for (const run of exhausted) {
       await this.end(run.id, runErrors.internal("The run's worker stopped repeatedly; it was not charged."));
     }
-    if (requeued.length > 0) deps.events.runQueued();
   }
 
   private async end(runId: string, error: RunError) {
-    const result = await this.deps.store.completeRun({
+    await this.deps.store.completeRun({
       runId,
       outcome: { status: statusOfRunError(error.type), error },
       now: this.deps.clock.now(),
     });
-    if (result.kind === "completed") this.deps.events.runEndedElsewhere(runId);
   }
 }

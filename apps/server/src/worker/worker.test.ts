@@ -27,18 +27,23 @@ async function setup(env: Record<string, string> = {}, wrapStore?: (store: Store
   return { ...h, worker };
 }
 
-/** Another worker takes the run over: its lease is treated as lapsed and the run claimed again. */
-async function reclaimElsewhere(store: Store, at: Date) {
+/**
+ * Another process's worker takes the run over: its lease is treated as lapsed and the run claimed
+ * again there, before this process hears of the requeue.
+ */
+async function reclaimElsewhere(h: LoopHarness, at: Date) {
   const far = new Date(at.getTime() + 10 * LEASE_MS);
-  await store.requeueExpiredLeases({ now: far, maxAttempts: 10, limit: 10 });
-  return store.claimRuns({ workerId: "w2", limit: 10, leaseMs: LEASE_MS, now: at });
+  return h.unheard(async () => {
+    await h.deps.store.requeueExpiredLeases({ now: far, maxAttempts: 10, limit: 10 });
+    return h.deps.store.claimRuns({ workerId: "w2", limit: 10, leaseMs: LEASE_MS, now: at });
+  });
 }
 
 describe("the worker", () => {
   it("claims a queued run when its poll comes round and ends it with the provider's video", async () => {
-    const { worker, clock, provider, admit, ended, runOf, blobs, deps } = await setup();
+    const { worker, clock, provider, admit, unheard, ended, runOf, blobs, deps } = await setup();
     worker.start();
-    const id = await admit(); // no queued signal: only the poll finds it
+    const id = await unheard(() => admit()); // no queued event: only the poll finds it
     await clock.advance(999);
     expect(provider.jobs).toHaveLength(0);
     await clock.advance(1);
@@ -57,10 +62,9 @@ describe("the worker", () => {
   });
 
   it("claims at once on a queued signal, without waiting for the poll", async () => {
-    const { worker, provider, admit, deps } = await setup();
+    const { worker, provider, admit } = await setup();
     worker.start();
-    const id = await admit();
-    deps.events.runQueued();
+    const id = await admit(); // the store's queued event
     await waitFor(() => provider.jobs.length === 1);
     expect(provider.jobs[0]?.job.runId).toBe(id);
   });
@@ -71,7 +75,7 @@ describe("the worker", () => {
       release = resolve;
     });
     let claims = 0;
-    const { worker, clock, provider, admit, deps } = await setup(
+    const { worker, clock, provider, admit } = await setup(
       {},
       (store) =>
         new Proxy(store, {
@@ -91,8 +95,7 @@ describe("the worker", () => {
     worker.start();
     await clock.advance(0);
     expect(claims).toBe(1);
-    const id = await admit();
-    deps.events.runQueued(); // arrives while the first claim is in flight
+    const id = await admit(); // its queued event arrives while the first claim is in flight
     release();
     await waitFor(() => provider.jobs.length === 1);
     expect(provider.jobs[0]?.job.runId).toBe(id);
@@ -131,13 +134,14 @@ describe("the worker", () => {
   });
 
   it("does not end a run whose lease it lost, and deletes the video it made for it", async () => {
-    const { worker, clock, provider, admit, runOf, blobs, deps } = await setup();
+    const h = await setup();
+    const { worker, clock, provider, admit, runOf, blobs, deps } = h;
     const id = await admit();
     worker.start();
     const job = await provider.started();
     const endedHere: string[] = [];
     deps.events.on("ended", () => endedHere.push("ended"));
-    expect(await reclaimElsewhere(deps.store, clock.now())).toHaveLength(1);
+    expect(await reclaimElsewhere(h, clock.now())).toHaveLength(1);
 
     await job.finish(4); // the loser finishes before its next heartbeat
     await worker.stop(0);
@@ -149,11 +153,12 @@ describe("the worker", () => {
   });
 
   it("stops the provider at the next heartbeat once its lease is lost", async () => {
-    const { worker, clock, provider, admit, runOf, blobs, deps } = await setup();
+    const h = await setup();
+    const { worker, clock, provider, admit, runOf, blobs } = h;
     const id = await admit();
     worker.start();
     const job = await provider.started();
-    await reclaimElsewhere(deps.store, clock.now());
+    await reclaimElsewhere(h, clock.now());
     await clock.advance(LEASE_MS / 3 - 1);
     expect(job.signal.aborted).toBe(false);
     await clock.advance(1);
@@ -175,8 +180,7 @@ describe("the worker", () => {
       outcome: { status: "cancelled", error: runErrors.cancelled() },
       now: clock.now(),
     });
-    expect(cancelled.kind).toBe("completed");
-    deps.events.runEndedElsewhere(id);
+    expect(cancelled.kind).toBe("completed"); // the store's ended event stops the worker
     expect(job.signal.aborted).toBe(true);
     expect(String(job.signal.reason)).toMatch(/cancel/);
     await worker.stop(0);

@@ -1,34 +1,16 @@
 /**
- * The worker: claims queued runs under a lease, calls the model's providers (resuming a vendor
- * job a previous worker recorded, falling back to the next route when a vendor never took the
- * job), stores the video, and ends every run exactly once through `completeRun`, which
- * settles billing, frees the slots and enqueues the webhook together. A run still unfinished
- * after REFVID_RUN_TIMEOUT_MS from admission ends as `timeout`.
+ * The worker's claim loop: claims queued runs under a lease up to its free slots (at once on the
+ * store's `queued` event, else at each poll), hands each to `attemptRun` (run-attempt.ts), and
+ * leaves a model's runs in the queue for a moment when its first provider is full. Stopping waits
+ * a grace period for the runs in hand, then leaves them to their leases.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chargeFor, MODEL_SLUGS, type ModelInput, type ModelSlug, normalizeInput } from "@refvid/core";
-import type { CompleteResult, RunOutcome, RunRecord } from "@refvid/store";
-import type { Logger } from "pino";
+import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
+import type { RunRecord } from "@refvid/store";
 import { sleep } from "../clock.js";
 import type { AppDeps } from "../deps.js";
-import { newFileId } from "../ids.js";
 import { PeriodicTask } from "../periodic-task.js";
-import type { ProviderRoute } from "../providers/registry.js";
-import { ProviderError, type ProviderResult } from "../providers/types.js";
-import { VendorError } from "../providers/upstream/vendor-http.js";
-import { isConnectionLost } from "../services/store-errors.js";
-import { progressReporter } from "./progress.js";
-import { providerJob } from "./provider-job.js";
-import {
-  outcomeOfError,
-  ProviderFull,
-  RunStopped,
-  type StopCause,
-  stopCauseOf,
-  stopReason,
-} from "./stops.js";
+import { attemptRun } from "./run-attempt.js";
+import { stopReason } from "./stops.js";
 
 export interface WorkerOptions {
   workerId: string;
@@ -36,9 +18,6 @@ export interface WorkerOptions {
   leaseMs?: number;
   pollMs?: number;
 }
-
-/** Waits before each new try at ending a run while the store's connection is lost. */
-const COMPLETE_RETRY_DELAYS_MS = [100, 200, 400, 800, 1600];
 
 export class Worker {
   private readonly active = new Map<string, AbortController>();
@@ -103,10 +82,7 @@ export class Worker {
       if (runs.length === 0) return;
       // Claimed while stopping: leave them; their leases expire and they return to the queue.
       if (this.stopped) return;
-      for (const run of runs) {
-        this.deps.events.runChanged(run.id); // its event streams say it started
-        this.track(run);
-      }
+      for (const run of runs) this.track(run); // the store's `changed` tells their event streams
     }
   }
 
@@ -122,7 +98,7 @@ export class Worker {
     const controller = new AbortController();
     this.active.set(run.id, controller);
     this.deps.metrics.workerTook();
-    const done = this.process(run, controller)
+    const done = this.attempt(run, controller)
       .catch((err) => this.deps.logger.error({ err, runId: run.id }, "run processing failed"))
       .finally(() => {
         this.active.delete(run.id);
@@ -133,210 +109,19 @@ export class Worker {
     this.finished.add(done);
   }
 
-  private async process(run: RunRecord, controller: AbortController): Promise<void> {
+  private async attempt(run: RunRecord, controller: AbortController): Promise<void> {
     const { deps } = this;
-    const log = deps.logger.child({ runId: run.id });
-    const stop = (cause: StopCause) => {
-      if (!controller.signal.aborted) controller.abort(stopReason(cause));
-    };
-    const deadline = run.createdAt.getTime() + deps.config.runTimeoutMs;
-    const cancelTimeout = deps.scheduler.setTimeout(
-      () => stop("timeout"),
-      deadline - deps.clock.now().getTime(),
-    );
-    const offCancel = deps.events.onCancelRequested(run.id, () => stop("cancelled"));
-    const heartbeat = new PeriodicTask({
-      intervalMs: this.leaseMs / 3,
-      scheduler: deps.scheduler,
-      logger: log,
-      failureMessage: "renewing the lease failed",
-      step: async () => {
-        const lease = {
-          runId: run.id,
-          workerId: this.options.workerId,
-          leaseMs: this.leaseMs,
-          now: deps.clock.now(),
-        };
-        // A failed renewal is tried again at the next beat; the lease outlasts two misses.
-        const mine = await deps.store.renewLease(lease).catch(() => true);
-        if (!mine) stop("lease_lost"); // cancelled, timed out or reclaimed elsewhere
-      },
+    const full = await attemptRun(deps, run, controller, {
+      workerId: this.options.workerId,
+      leaseMs: this.leaseMs,
     });
-    heartbeat.start();
-
-    let outcome: RunOutcome | null;
-    let full: ProviderFull | undefined;
-    let workDir: string | undefined;
-    try {
-      workDir = await mkdtemp(join(tmpdir(), "refvid-run-"));
-      outcome = await this.generate(run, workDir, controller.signal, { deadline, log });
-    } catch (err) {
-      full = err instanceof ProviderFull ? err : undefined;
-      outcome = full ? null : outcomeOfError(err, stopCauseOf(controller.signal), deps.config.runTimeoutMs);
-      if (
-        outcome?.status === "failed" &&
-        outcome.error.type === "internal_error" &&
-        !controller.signal.aborted
-      ) {
-        log.error({ err }, "run failed unexpectedly");
-      }
-    } finally {
-      cancelTimeout();
-      offCancel();
-      await heartbeat.stop();
-      if (workDir) await rm(workDir, { recursive: true, force: true }).catch(() => {});
-    }
-    if (full) {
-      // Back in the queue, untouched, until the provider has a free slot; other models go on.
-      this.fullUntil.set(full.provider, deps.clock.now().getTime() + (this.options.pollMs ?? 1000));
-      await deps.store.releaseRun({ runId: run.id, workerId: this.options.workerId }).catch(() => {});
-      log.info({ provider: full.provider }, "provider is full; the run waits in the queue");
-      return;
-    }
-    // Shutting down: leave the run; its lease expires and the sweeper puts it back in the queue.
-    if (outcome === null) return;
-    try {
-      const result = await this.complete(run.id, outcome);
-      // An earlier try that lost its connection may have ended the run with this very outcome.
-      const ours =
-        result.kind === "completed" ||
-        (result.kind === "already_terminal" &&
-          outcome.status === "succeeded" &&
-          result.run.output?.fileId === outcome.output.fileId);
-      if (ours) {
-        log.info({ status: result.run.status, charged: result.run.charged }, "run ended");
-        deps.events.runEnded(run.id);
-      } else if (outcome.status === "succeeded") {
-        // Cancelled, timed out or taken over meanwhile: this video is not delivered.
-        await deps.blobs.delete(outcome.output.fileId);
-      }
-    } catch (err) {
-      log.error(
-        { err },
-        "could not record the run's end; the sweeper will take it up when the lease expires",
-      );
-    }
-  }
-
-  /**
-   * Ends the run, trying again while the store's connection is lost: `completeRun` ends a run
-   * exactly once, so a try whose commit went through answers `already_terminal` the next time.
-   */
-  private async complete(runId: string, outcome: RunOutcome): Promise<CompleteResult> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.deps.store.completeRun({
-          runId,
-          outcome,
-          now: this.deps.clock.now(),
-          leaseOwner: this.options.workerId,
-        });
-      } catch (err) {
-        const delay = COMPLETE_RETRY_DELAYS_MS[attempt];
-        if (!isConnectionLost(err) || delay === undefined) throw err;
-        this.deps.logger.warn({ err, runId }, "store connection lost while ending a run; trying again");
-        await sleep(this.deps.scheduler, delay);
-      }
-    }
-  }
-
-  /**
-   * Calls the model's providers in route order and stores the video; the charge uses the run's own
-   * price. A run whose vendor job was already recorded resumes that job on its provider. The next
-   * route is tried only when a vendor never accepted the job.
-   */
-  private async generate(
-    run: RunRecord,
-    workDir: string,
-    signal: AbortSignal,
-    { deadline, log }: { deadline: number; log: Logger },
-  ): Promise<RunOutcome> {
-    const { deps } = this;
-    const request = normalizeInput(run.endpoint, run.input as ModelInput);
-    // A test run never reaches a model vendor: a model routed to one runs on the simulated
-    // provider instead (docs/decisions.md, "Test keys").
-    const configured = deps.routes[run.endpoint];
-    const sandboxed = run.environment === "test" && configured.some((route) => route.vendor);
-    const routes: ProviderRoute[] = sandboxed
-      ? [{ name: "simulated", provider: deps.sandbox, vendor: false }]
-      : configured;
-    const resumeAt = run.upstream ? routes.findIndex((route) => route.name === run.upstream?.provider) : -1;
-    const onProgress = progressReporter(deps, run.id);
-    let result: ProviderResult | undefined;
-    for (let i = Math.max(resumeAt, 0); i < routes.length && !result; i++) {
-      const route = routes[i] as ProviderRoute;
-      const upstream = i === resumeAt ? run.upstream : null;
-      let accepted = upstream !== null;
-      if (upstream) log.info({ provider: route.name, upstreamId: upstream.id }, "resuming the vendor job");
-      if (
-        route.maxConcurrency !== undefined &&
-        !(await deps.store.acquireProvider({
-          runId: run.id,
-          workerId: this.options.workerId,
-          provider: route.name,
-          limit: route.maxConcurrency,
-        }))
-      ) {
-        throw new ProviderFull(route.name);
-      }
-      const job = await providerJob(deps, run, route, { request, workDir, signal });
-      const called = deps.metrics.providerCall(run.id, route.name);
-      try {
-        result = await route.provider.run(job, {
-          signal,
-          onProgress,
-          deadline,
-          upstream,
-          recordUpstream: async (upstreamJob) => {
-            accepted = true;
-            const kept = await deps.store.recordUpstream({
-              runId: run.id,
-              workerId: this.options.workerId,
-              upstream: upstreamJob,
-            });
-            log.info({ provider: route.name, upstreamId: upstreamJob.id }, "vendor accepted the run");
-            // Another worker holds the run now and cannot know of this job: the provider, seeing
-            // the failed record, cancels it.
-            if (!kept) throw new RunStopped("lease_lost");
-          },
-        });
-        called("succeeded");
-      } catch (err) {
-        called(signal.aborted || err instanceof RunStopped ? "stopped" : "failed");
-        const next = routes[i + 1];
-        if (signal.aborted || !(err instanceof VendorError) || accepted || !next) throw err;
-        log.warn(
-          { provider: route.name, next: next.name, err: err.message },
-          "vendor did not take the run; trying the next route",
-        );
-      }
-    }
-    if (signal.aborted) throw signal.reason;
-    if (!result) throw new ProviderError("No provider is configured for this model.");
-    if (!(Number.isFinite(result.durationSeconds) && result.durationSeconds > 0)) {
-      throw new ProviderError(
-        `The provider returned a video without a valid duration (${result.durationSeconds}).`,
-      );
-    }
-    const fileId = newFileId();
-    await deps.blobs.put(fileId, result.path);
-    const reserved = {
-      unitPrice: run.unitPrice,
-      billableSeconds: run.reservedSeconds,
-      amount: run.reserved,
-      tier: "",
-    };
-    const charge = chargeFor(reserved, result.durationSeconds);
-    return {
-      status: "succeeded",
-      output: {
-        fileId,
-        fileName: `${run.id}.mp4`,
-        contentType: "video/mp4",
-        durationSeconds: result.durationSeconds,
-      },
-      billableSeconds: charge.billableSeconds,
-      charged: charge.amount,
-    };
+    if (!full) return;
+    // Back in the queue, untouched, until the provider has a free slot; other models go on.
+    this.fullUntil.set(full.provider, deps.clock.now().getTime() + (this.options.pollMs ?? 1000));
+    await deps.store.releaseRun({ runId: run.id, workerId: this.options.workerId }).catch(() => {});
+    deps.logger.info(
+      { runId: run.id, provider: full.provider },
+      "provider is full; the run waits in the queue",
+    );
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Who is calling: set by authentication, read by every service. It may be up to a second old
- * (services/key-cache.ts): use it for who the caller is, and read anything that changes (counters,
+ * (auth/key-cache.ts): use it for who the caller is, and read anything that changes (counters,
  * secrets, caps) from the store.
  */
 import type { ApiKeyRecord, OrganizationRecord } from "@refvid/store";

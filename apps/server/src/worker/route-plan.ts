@@ -1,0 +1,97 @@
+/**
+ * The route plan of one run: which routes may serve it (a test run goes to the sandbox rather than a
+ * vendor, `runsInSandbox`), where it resumes (the route whose vendor job a previous worker recorded),
+ * and the order of fallback: the next route is tried only when a vendor never accepted the job. A
+ * route whose provider has no free slot ends the attempt with `ProviderFull`, and the run waits in
+ * the queue.
+ */
+import { type NormalizedRequest, runsInSandbox } from "@refvid/core";
+import type { RunRecord } from "@refvid/store";
+import type { Logger } from "pino";
+import type { AppDeps } from "../deps.js";
+import type { ProviderRoute } from "../providers/registry.js";
+import { ProviderError, type ProviderResult } from "../providers/types.js";
+import { VendorError } from "../providers/upstream/vendor-http.js";
+import { progressReporter } from "./progress.js";
+import { providerJob } from "./provider-job.js";
+import { ProviderFull, RunStopped } from "./stops.js";
+
+/** The routes a run may take, in order, and the index of the one to resume (-1: start at the first). */
+export function routePlan(
+  deps: Pick<AppDeps, "routes" | "sandbox">,
+  run: RunRecord,
+): { routes: ProviderRoute[]; resumeAt: number } {
+  const configured = deps.routes[run.endpoint];
+  const routes: ProviderRoute[] = runsInSandbox(run.environment, configured)
+    ? [{ name: "simulated", provider: deps.sandbox, vendor: false }]
+    : configured;
+  const resumeAt = run.upstream ? routes.findIndex((route) => route.name === run.upstream?.provider) : -1;
+  return { routes, resumeAt };
+}
+
+export interface RouteCall {
+  request: NormalizedRequest;
+  workDir: string;
+  signal: AbortSignal;
+  deadline: number;
+  log: Logger;
+  workerId: string;
+}
+
+/**
+ * Calls the run's providers along its route plan until one delivers a video; what one returns is
+ * the attempt's result. Throws what the last route threw, `ProviderFull`, or the signal's reason.
+ */
+export async function callRoutes(deps: AppDeps, run: RunRecord, call: RouteCall): Promise<ProviderResult> {
+  const { request, workDir, signal, deadline, log, workerId } = call;
+  const { routes, resumeAt } = routePlan(deps, run);
+  const onProgress = progressReporter(deps, run.id);
+  let result: ProviderResult | undefined;
+  for (let i = Math.max(resumeAt, 0); i < routes.length && !result; i++) {
+    const route = routes[i] as ProviderRoute;
+    const upstream = i === resumeAt ? run.upstream : null;
+    let accepted = upstream !== null;
+    if (upstream) log.info({ provider: route.name, upstreamId: upstream.id }, "resuming the vendor job");
+    if (
+      route.maxConcurrency !== undefined &&
+      !(await deps.store.acquireProvider({
+        runId: run.id,
+        workerId,
+        provider: route.name,
+        limit: route.maxConcurrency,
+      }))
+    ) {
+      throw new ProviderFull(route.name);
+    }
+    const job = await providerJob(deps, run, route, { request, workDir, signal });
+    const called = deps.metrics.providerCall(run.id, route.name);
+    try {
+      result = await route.provider.run(job, {
+        signal,
+        onProgress,
+        deadline,
+        upstream,
+        recordUpstream: async (upstreamJob) => {
+          accepted = true;
+          const kept = await deps.store.recordUpstream({ runId: run.id, workerId, upstream: upstreamJob });
+          log.info({ provider: route.name, upstreamId: upstreamJob.id }, "vendor accepted the run");
+          // Another worker holds the run now and cannot know of this job: the provider, seeing
+          // the failed record, cancels it.
+          if (!kept) throw new RunStopped("lease_lost");
+        },
+      });
+      called("succeeded");
+    } catch (err) {
+      called(signal.aborted || err instanceof RunStopped ? "stopped" : "failed");
+      const next = routes[i + 1];
+      if (signal.aborted || !(err instanceof VendorError) || accepted || !next) throw err;
+      log.warn(
+        { provider: route.name, next: next.name, err: err.message },
+        "vendor did not take the run; trying the next route",
+      );
+    }
+  }
+  if (signal.aborted) throw signal.reason;
+  if (!result) throw new ProviderError("No provider is configured for this model.");
+  return result;
+}
