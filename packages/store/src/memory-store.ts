@@ -104,8 +104,10 @@ export class MemoryStore implements Store {
       });
     }
     const remaining = concurrencyRemaining(afterAdmission(state));
+    const admitted = { kind: "admitted", run: copyRun(record), concurrencyRemaining: remaining } as const;
+    // After the answer is made: a listener (a worker claiming at once) may change the run.
     this.events.emit({ kind: "queued" });
-    return { kind: "admitted", run: copyRun(record), concurrencyRemaining: remaining } as const;
+    return admitted;
   }
 
   async completeIdempotency(organizationId: string, key: string, response: T.IdempotencyResponse) {
@@ -256,8 +258,9 @@ export class MemoryStore implements Store {
     if (run.webhookUrl && settled.webhookEvent) {
       this.outbox.enqueue({ run, url: run.webhookUrl, eventType: settled.webhookEvent, now });
     }
+    const completed = { kind: "completed", run: copyRun(run) } as const;
     this.events.emit({ kind: "ended", runId });
-    return { kind: "completed", run: copyRun(run) } as const;
+    return completed;
   }
 
   async findOverdueRuns({ createdBefore, limit }: Parameters<T.Store["findOverdueRuns"]>[0]) {

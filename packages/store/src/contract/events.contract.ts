@@ -66,6 +66,24 @@ export function eventsContract(makeStore: StoreFactory): void {
       expect(heard).toHaveLength(2);
     });
 
+    it("answers each call as of its own change, whatever a listener does on hearing it", async () => {
+      const store = await makeStore();
+      const claims: Promise<unknown>[] = [];
+      const unsubscribe = await store.subscribe((event) => {
+        if (event.kind === "queued") {
+          claims.push(store.claimRuns({ workerId: "eager", limit: 1, leaseMs: 1000, now: at(1) }));
+        }
+      });
+      try {
+        const tenant = await makeTenant(store, { balance: 10_000_000 });
+        const admitted = await store.admitRun({ run: newRun(tenant), now: at(0) });
+        expect(admitted).toMatchObject({ kind: "admitted", run: { status: "queued", leaseOwner: null } });
+        await Promise.all(claims);
+      } finally {
+        await unsubscribe();
+      }
+    });
+
     it("tells every subscriber, and one that throws does not fail the call or the others", async () => {
       const store = await makeStore();
       const heard: StoreEvent[] = [];
