@@ -8,7 +8,7 @@
  * over. Why not a lock library: docs/decisions.md, "One process per PGlite directory".
  */
 import { randomBytes } from "node:crypto";
-import { link, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { link, readFile, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { StartupError } from "./startup-checks.js";
@@ -43,7 +43,7 @@ export async function lockDirectory(dir: string): Promise<() => Promise<void>> {
   const draft = `${path}.${mine.token}`;
   await writeFile(draft, `${JSON.stringify(mine)}\n`, { mode: 0o644 });
   try {
-    for (let attempt = 0; attempt < 5; attempt++) {
+    for (let attempt = 0; attempt < 20; attempt++) {
       try {
         await link(draft, path);
         held.add(path);
@@ -68,7 +68,7 @@ export async function lockDirectory(dir: string): Promise<() => Promise<void>> {
             "process. Stop it first, or point DATABASE_URL at a Postgres server to run several processes.",
         );
       }
-      await removeStale(path, holder?.token ?? null);
+      await removeStale(path, holder?.token ?? null, draft);
     }
     throw new DirectoryLocked(`could not take the lock ${path}: other processes keep taking it`);
   } finally {
@@ -104,21 +104,32 @@ function isAlive(pid: number): boolean {
 }
 
 /**
- * Removes a stale lock. It is first moved aside (atomically), then checked to be the lock judged
- * stale: if another process took the lock over in between, its lock is put back.
+ * Removes a stale lock, under a takeover guard (`<lock>.takeover`, linked into place like the lock
+ * itself) so that only one process at a time removes: the guard's holder checks that the lock is
+ * still the one judged stale before deleting it, and nobody else deletes the lock, so a lock taken
+ * meanwhile by another process is never removed. Without the guard, two processes racing to remove
+ * one stale lock could delete a third's fresh one and both win. A guard whose holder died is
+ * removed like a stale lock.
  */
-async function removeStale(path: string, staleToken: string | null): Promise<void> {
-  const aside = `${path}.stale-${process.pid}-${randomBytes(4).toString("hex")}`;
+async function removeStale(path: string, staleToken: string | null, draft: string): Promise<void> {
+  const guard = `${path}.takeover`;
   try {
-    await rename(path, aside);
+    await link(draft, guard);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw err;
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    const holder = await readLock(guard);
+    if (holder !== "gone" && holder && !isAlive(holder.pid) && holder.host === hostname()) {
+      await unlink(guard).catch(() => {});
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
+    return; // another process is taking over; look again
   }
-  const moved = await readLock(aside);
-  const sameLock = moved !== "gone" && (moved?.token ?? null) === staleToken;
-  if (!sameLock) await link(aside, path).catch(() => {});
-  await unlink(aside).catch(() => {});
+  try {
+    const current = await readLock(path);
+    if (current !== "gone" && (current?.token ?? null) === staleToken) await unlink(path).catch(() => {});
+  } finally {
+    await unlink(guard).catch(() => {});
+  }
 }
 
 async function release(path: string, token: string): Promise<void> {
