@@ -133,7 +133,7 @@ export function flagForField(flags: readonly InputFlag[], field: string): string
   return name === undefined ? undefined : flags.find((f) => f.field === name)?.flag;
 }
 
-/** A schema problem in the words of a command line: "--seed must be at least 0". */
+/** A schema problem in the words of a command line, said after the flag: "must be at least 0". */
 function inWords(problem: SchemaProblem): string {
   switch (problem.rule) {
     case "type":
