@@ -5,30 +5,18 @@
  * repeatable), and each reference field (`limits.references[].field`) becomes `--image`,
  * `--video` or `--audio` after its kind. Values are checked against the schema before any request.
  */
-import type { Model } from "@refvid/client";
+import {
+  fieldOfProblem,
+  inputPropertiesOf,
+  inputSchemaOf,
+  type Model,
+  type PropertySchema,
+  propertyTypeOf,
+  type SchemaProblem,
+  schemaProblem,
+} from "@refvid/client";
 import { InvalidArgumentError, Option } from "commander";
 import { UsageError } from "./errors.js";
-
-/** The part of JSON Schema that model inputs use. */
-export interface PropertySchema {
-  type?: string | string[];
-  enum?: unknown[];
-  default?: unknown;
-  description?: string;
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  items?: PropertySchema;
-  minItems?: number;
-  maxItems?: number;
-}
-
-interface InputSchema {
-  properties?: Record<string, PropertySchema>;
-  required?: string[];
-}
 
 /** One input field and the flag that sets it. */
 export interface InputFlag {
@@ -52,10 +40,6 @@ export function findModel(models: readonly Model[], name: string): Model | undef
     models.find((m) => m.name === name) ??
     models.find((m) => m.slug.startsWith(`${name}/`))
   );
-}
-
-function typeOf(schema: PropertySchema): string | undefined {
-  return Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
 }
 
 function kebab(name: string): string {
@@ -94,7 +78,7 @@ function describe(schema: PropertySchema, required: boolean, repeatable: boolean
  * (`reserved`, e.g. `--json`) gets `--input-<name>` instead.
  */
 export function modelInputOptions(model: Model, reserved: ReadonlySet<string>): ModelInputOptions {
-  const schema = model.input_schema as InputSchema;
+  const schema = inputSchemaOf(model);
   const required = schema.required ?? [];
   const kinds = new Map(model.limits.references.map((r) => [r.field, r.kind]));
   const used = new Set(reserved);
@@ -102,17 +86,16 @@ export function modelInputOptions(model: Model, reserved: ReadonlySet<string>): 
   const options: Option[] = [];
   const heading = `Input of ${model.name} (${model.slug}):`;
 
-  for (const [field, property] of Object.entries(schema.properties ?? {})) {
-    const type = typeOf(property);
+  for (const { name: field, schema: property, required: isRequired } of inputPropertiesOf(schema)) {
+    const type = propertyTypeOf(property);
     const kind = kinds.get(field);
     let name = kind && !used.has(kebab(kind)) ? kebab(kind) : kebab(field);
     if (used.has(name)) name = `input-${name}`;
     used.add(name);
     const flag = `--${name}`;
-    const isRequired = required.includes(field);
     let option: Option;
     if (type === "array") {
-      const itemType = typeOf(property.items ?? {});
+      const itemType = propertyTypeOf(property.items ?? {});
       const parse =
         itemType === "integer" || itemType === "number" ? parseNumber(flag, itemType === "integer") : String;
       option = new Option(
@@ -146,46 +129,39 @@ export function modelInputOptions(model: Model, reserved: ReadonlySet<string>): 
 
 /** The flag that sets the API field `field` (`body.input.image_urls[0]` → `--image`), if any. */
 export function flagForField(flags: readonly InputFlag[], field: string): string | undefined {
-  const name = /(?:^|[./])input[./]([^./[\]]+)/.exec(field)?.[1];
+  const name = fieldOfProblem(field);
   return name === undefined ? undefined : flags.find((f) => f.field === name)?.flag;
 }
 
-function problem(schema: PropertySchema, value: unknown): string | undefined {
-  const type = typeOf(schema);
-  if (type === "array") {
-    if (!Array.isArray(value)) return "must be a list";
-    if (schema.minItems !== undefined && value.length < schema.minItems)
-      return `needs at least ${schema.minItems} (got ${value.length})`;
-    if (schema.maxItems !== undefined && value.length > schema.maxItems)
-      return `takes at most ${schema.maxItems} (got ${value.length})`;
-    for (const item of value) {
-      const bad = problem(schema.items ?? {}, item);
-      if (bad) return `${JSON.stringify(item)} ${bad}`;
-    }
-    return undefined;
+/** A schema problem in the words of a command line, said after the flag: "must be at least 0". */
+function inWords(problem: SchemaProblem): string {
+  switch (problem.rule) {
+    case "type":
+      if (problem.expected === "array") return "must be a list";
+      if (problem.expected === "string") return "must be text";
+      if (problem.expected === "boolean") return "must be true or false";
+      return `must be a ${problem.expected}`;
+    case "enum":
+      return `must be one of ${problem.allowed.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "minItems":
+      return `needs at least ${problem.limit} (got ${problem.actual})`;
+    case "maxItems":
+      return `takes at most ${problem.limit} (got ${problem.actual})`;
+    case "minLength":
+      return `must be at least ${problem.limit} characters`;
+    case "maxLength":
+      return `must be at most ${problem.limit} characters`;
+    case "url":
+      return "must be an http:// or https:// URL";
+    case "pattern":
+      return `must match ${problem.pattern}`;
+    case "minimum":
+      return `must be at least ${problem.limit}`;
+    case "maximum":
+      return `must be at most ${problem.limit}`;
+    case "item":
+      return `${JSON.stringify(problem.item)} ${inWords(problem.problem)}`;
   }
-  if (schema.enum && !schema.enum.includes(value)) {
-    return `must be one of ${schema.enum.map((v) => JSON.stringify(v)).join(", ")}`;
-  }
-  if (type === "string") {
-    if (typeof value !== "string") return "must be text";
-    if (schema.minLength !== undefined && value.length < schema.minLength)
-      return `must be at least ${schema.minLength} characters`;
-    if (schema.maxLength !== undefined && value.length > schema.maxLength)
-      return `must be at most ${schema.maxLength} characters`;
-    if (schema.pattern !== undefined && !new RegExp(schema.pattern, "u").test(value))
-      return schema.pattern === "^https?://"
-        ? "must be an http:// or https:// URL"
-        : `must match ${schema.pattern}`;
-  }
-  if (type === "integer" || type === "number") {
-    if (typeof value !== "number" || (type === "integer" && !Number.isInteger(value)))
-      return `must be a ${type}`;
-    if (schema.minimum !== undefined && value < schema.minimum) return `must be at least ${schema.minimum}`;
-    if (schema.maximum !== undefined && value > schema.maximum) return `must be at most ${schema.maximum}`;
-  }
-  if (type === "boolean" && typeof value !== "boolean") return "must be true or false";
-  return undefined;
 }
 
 /** The flag of `field`, or how to name a field that has none (set with `--input`). */
@@ -208,7 +184,7 @@ export function buildInput(
   const input: Record<string, unknown> = { ...base };
   for (const f of flags) if (values[f.attribute] !== undefined) input[f.field] = values[f.attribute];
   prepare?.(input);
-  const properties = (model.input_schema as InputSchema).properties ?? {};
+  const properties = inputSchemaOf(model).properties ?? {};
   const name = (field: string) => flagName(flags, field);
   for (const field of required) {
     if (input[field] === undefined) {
@@ -218,8 +194,8 @@ export function buildInput(
   }
   for (const [field, value] of Object.entries(input)) {
     const schema = properties[field];
-    const bad = schema && problem(schema, value);
-    if (bad) throw new UsageError(`${name(field)} ${bad}`);
+    const bad = schema && schemaProblem(schema, value);
+    if (bad) throw new UsageError(`${name(field)} ${inWords(bad)}`);
   }
   return input;
 }

@@ -2,16 +2,22 @@
  * Pick a model, fill the form its input schema makes (checked as you type, priced live), submit,
  * and follow the run live to its video. The same request can be copied as curl, TypeScript or CLI.
  */
-import { type Model, type ModelSlug, type RefvidClient, type Run, ValidationError } from "@refvid/client";
+import {
+  fieldOfProblem,
+  inputSchemaOf,
+  type Model,
+  type ModelSlug,
+  type RefvidClient,
+  type Run,
+  ValidationError,
+} from "@refvid/client";
 import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
 import { describeError, ErrorMessage } from "./errors.js";
 import { RunView } from "./run-view.js";
 import {
   type Field,
   type FormValues,
-  fieldOfProblem,
   fieldsOf,
-  type InputSchema,
   initialValues,
   inputOf,
   listItems,
@@ -137,7 +143,7 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
   const [copied, setCopied] = useState("");
 
   const model = models.find((m) => m.slug === slug);
-  const fields = useMemo(() => (model ? fieldsOf(model.input_schema as InputSchema) : []), [model]);
+  const fields = useMemo(() => (model ? fieldsOf(inputSchemaOf(model)) : []), [model]);
   useEffect(() => {
     setValues(initialValues(fields));
     setTouched(new Set());

@@ -1,28 +1,16 @@
 /**
  * A model's `input_schema` (JSON Schema, every `$ref` resolved) as form fields: what to draw for
  * each property, the values the form holds, the input they make, and the problems to show as the
- * user types. The server checks the same rules again; this only answers sooner.
+ * user types, in the form's words. The schema and its rules are read by `@refvid/client`.
  */
-export interface PropertySchema {
-  type?: string | string[];
-  enum?: unknown[];
-  default?: unknown;
-  description?: string;
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  format?: string;
-  items?: PropertySchema;
-  minItems?: number;
-  maxItems?: number;
-}
-
-export interface InputSchema {
-  properties?: Record<string, PropertySchema>;
-  required?: string[];
-}
+import {
+  type InputSchema,
+  inputPropertiesOf,
+  type PropertySchema,
+  propertyTypeOf,
+  type SchemaProblem,
+  schemaProblem,
+} from "@refvid/client";
 
 export type FieldKind = "text" | "longtext" | "select" | "number" | "integer" | "boolean" | "list";
 
@@ -36,14 +24,10 @@ export interface Field {
 /** What the form holds per field: text as typed, a checkbox as a boolean. */
 export type FormValues = Record<string, string | boolean>;
 
-export function typeOf(schema: PropertySchema): string | undefined {
-  return Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
-}
-
+/** The form's fields: what to draw for each property of the input schema. */
 export function fieldsOf(schema: InputSchema): Field[] {
-  const required = new Set(schema.required ?? []);
-  return Object.entries(schema.properties ?? {}).map(([name, property]) => {
-    const type = typeOf(property);
+  return inputPropertiesOf(schema).map(({ name, schema: property, required }) => {
+    const type = propertyTypeOf(property);
     const kind: FieldKind = property.enum
       ? "select"
       : type === "boolean"
@@ -57,7 +41,7 @@ export function fieldsOf(schema: InputSchema): Field[] {
               : (property.maxLength ?? 0) > 500
                 ? "longtext"
                 : "text";
-    return { name, kind, schema: property, required: required.has(name) };
+    return { name, kind, schema: property, required };
   });
 }
 
@@ -102,54 +86,59 @@ export function inputOf(fields: Field[], values: FormValues): Record<string, unk
   return input;
 }
 
-function stringProblem(schema: PropertySchema, text: string, what = "This field"): string | undefined {
-  if (schema.minLength !== undefined && text.length < schema.minLength) {
-    return `${what} needs at least ${schema.minLength} character${schema.minLength === 1 ? "" : "s"}.`;
+/** A schema problem in the form's words, about `what` (the field, or one line of a list). */
+function inWords(problem: SchemaProblem, what = "This field"): string {
+  switch (problem.rule) {
+    case "type":
+      return problem.expected === "integer"
+        ? "Enter a whole number."
+        : `${what} must be a ${problem.expected}.`;
+    case "enum":
+      return `${what} must be one of ${problem.allowed.join(", ")}.`;
+    case "minItems":
+      return `Give at least ${problem.limit}.`;
+    case "maxItems":
+      return `Give at most ${problem.limit} (${problem.actual} now).`;
+    case "minLength":
+      return `${what} needs at least ${problem.limit} character${problem.limit === 1 ? "" : "s"}.`;
+    case "maxLength":
+      return `${what} takes at most ${problem.limit} characters (${problem.actual} now).`;
+    case "url":
+      return `${what} must be an http or https URL.`;
+    case "pattern":
+      return `${what} must match ${problem.pattern}.`;
+    case "minimum":
+      return `At least ${problem.limit}.`;
+    case "maximum":
+      return `At most ${problem.limit}.`;
+    case "item":
+      return inWords(problem.problem, `Line ${problem.index + 1}`);
   }
-  if (schema.maxLength !== undefined && text.length > schema.maxLength) {
-    return `${what} takes at most ${schema.maxLength} characters (${text.length} now).`;
-  }
-  if (schema.pattern === "^https?://" || schema.format === "uri") {
-    if (!/^https?:\/\/[^\s/]+/.test(text)) return `${what} must be an http or https URL.`;
-  } else if (schema.pattern && !new RegExp(schema.pattern).test(text)) {
-    return `${what} must match ${schema.pattern}.`;
-  }
-  if (schema.enum && !schema.enum.includes(text)) return `${what} must be one of ${schema.enum.join(", ")}.`;
-  return undefined;
 }
+
+const wordsOf = (problem: SchemaProblem | undefined) => problem && inWords(problem);
 
 /** The problem with one field's value, if any, in words for the person typing it. */
 export function problemOf(field: Field, value: string | boolean | undefined): string | undefined {
   if (field.kind === "boolean") return undefined;
   const text = typeof value === "string" ? value : "";
-  const { schema } = field;
+  // What the form holds is text: a list is one entry per line, a number is parsed, and an empty
+  // field is one left unset.
   if (field.kind === "list") {
     const items = listItems(text);
     if (items.length === 0) return field.required ? "Give at least one." : undefined;
-    if (schema.minItems !== undefined && items.length < schema.minItems) {
-      return `Give at least ${schema.minItems}.`;
-    }
-    if (schema.maxItems !== undefined && items.length > schema.maxItems) {
-      return `Give at most ${schema.maxItems} (${items.length} now).`;
-    }
-    for (const [index, item] of items.entries()) {
-      const problem = stringProblem(schema.items ?? {}, item, `Line ${index + 1}`);
-      if (problem) return problem;
-    }
-    return undefined;
+    return wordsOf(schemaProblem(field.schema, items));
   }
   if (text.trim() === "") return field.required ? "This field is required." : undefined;
   if (field.kind === "number" || field.kind === "integer") {
     const number = Number(text);
     if (!Number.isFinite(number)) return "Enter a number.";
-    if (field.kind === "integer" && !Number.isInteger(number)) return "Enter a whole number.";
-    if (schema.minimum !== undefined && number < schema.minimum) return `At least ${schema.minimum}.`;
-    if (schema.maximum !== undefined && number > schema.maximum) return `At most ${schema.maximum}.`;
-    return undefined;
+    return wordsOf(schemaProblem(field.schema, number));
   }
-  return stringProblem(schema, text);
+  return wordsOf(schemaProblem(field.schema, text));
 }
 
+/** Each field's problem, by field name; a field without one is left out. */
 export function problemsOf(fields: Field[], values: FormValues): Record<string, string> {
   const problems: Record<string, string> = {};
   for (const field of fields) {
@@ -157,10 +146,4 @@ export function problemsOf(fields: Field[], values: FormValues): Record<string, 
     if (problem) problems[field.name] = problem;
   }
   return problems;
-}
-
-/** The input field a server problem names (`body.input.image_urls[0]` → `image_urls`), if any. */
-export function fieldOfProblem(path: string): string | undefined {
-  const match = /^(?:body\.)?input[./[]([A-Za-z0-9_]+)/.exec(path);
-  return match?.[1];
 }

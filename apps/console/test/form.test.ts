@@ -1,14 +1,7 @@
 /** The schema form's rules and the copied snippets, on model-d's real input schema shape. */
-import type { Model } from "@refvid/client";
+import type { InputSchema, Model } from "@refvid/client";
 import { describe, expect, it } from "vitest";
-import {
-  fieldOfProblem,
-  fieldsOf,
-  type InputSchema,
-  initialValues,
-  inputOf,
-  problemsOf,
-} from "../src/schema.js";
+import { fieldsOf, initialValues, inputOf, problemsOf } from "../src/schema.js";
 import { cliSnippet, curlSnippet, shellQuote } from "../src/snippets.js";
 
 const schema: InputSchema = {
@@ -71,12 +64,6 @@ describe("the schema form", () => {
       duration: "4s",
       generate_audio: false,
     });
-  });
-
-  it("finds the input field a server problem names", () => {
-    expect(fieldOfProblem("body.input.audio_urls")).toBe("audio_urls");
-    expect(fieldOfProblem("body.input.image_urls[0]")).toBe("image_urls");
-    expect(fieldOfProblem("body.metadata.x")).toBeUndefined();
   });
 });
 

@@ -61,6 +61,18 @@ export {
   RunTimeoutError,
   ValidationError,
 } from "./errors.js";
+export {
+  fieldOfProblem,
+  type InputProperty,
+  type InputSchema,
+  inputPropertiesOf,
+  inputSchemaOf,
+  isUrlSchema,
+  type PropertySchema,
+  propertyTypeOf,
+  type SchemaProblem,
+  schemaProblem,
+} from "./model-schema.js";
 export type { PaginationOptions, RunFilters } from "./pagination.js";
 export { DEFAULT_RETRY_OPTIONS, type RetryEvent, type RetryOptions } from "./retry.js";
 export { parseRetryAfter } from "./retry-after.js";

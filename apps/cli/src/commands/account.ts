@@ -1,11 +1,11 @@
 /** `refvid login`, `refvid account` and `refvid models [model]`. */
-import { createRefvidClient, type Model } from "@refvid/client";
+import { createRefvidClient, isUrlSchema, type Model, type PropertySchema } from "@refvid/client";
 import type { Command } from "commander";
 import { DEFAULT_PROFILE, readConfigFile, saveProfile } from "../config.js";
 import { UsageError } from "../errors.js";
 import { details, priceRange, table } from "../format.js";
 import type { Output } from "../io.js";
-import { findModel, modelInputOptions, type PropertySchema } from "../model-flags.js";
+import { findModel, modelInputOptions } from "../model-flags.js";
 import { session } from "../session.js";
 
 interface LoginOptions {
@@ -18,9 +18,7 @@ function modelDetails(io: Output, model: Model): string {
   const { c } = io;
   const { flags, required } = modelInputOptions(model, new Set());
   const typeName = (schema: PropertySchema): string =>
-    schema.pattern === "^https?://"
-      ? "url"
-      : ((Array.isArray(schema.type) ? schema.type.join("|") : schema.type) ?? "");
+    isUrlSchema(schema) ? "url" : ((Array.isArray(schema.type) ? schema.type.join("|") : schema.type) ?? "");
   const choices = (values: unknown[] | undefined) =>
     values && values.length > 8 ? `${values.slice(0, 4).join(", ")}, … ${values.at(-1)}` : values?.join(", ");
   const rows = flags.map((f) => [
