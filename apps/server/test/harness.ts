@@ -103,6 +103,33 @@ export function useTestRefvid(
   });
 }
 
+/** A refvid of the test's own on the memory store, beside the suite's: `env` on top of the basics. */
+export async function startOwnRefvid(
+  env: Record<string, string>,
+  onResponseMismatch?: (error: Error) => void,
+) {
+  const dataDir = await mkdtemp(join(tmpdir(), "refvid-e2e-own-"));
+  const config = loadConfig({
+    REFVID_STORE: "memory",
+    PORT: "0",
+    REFVID_DATA_DIR: dataDir,
+    REFVID_SEED_DEMO: "false",
+    LOG_LEVEL: "silent",
+    ...env,
+  });
+  const refvid = await startRefvid(config, {
+    logger: pino({ level: "silent" }),
+    ...(onResponseMismatch ? { onResponseMismatch } : {}),
+  });
+  return {
+    refvid,
+    stop: async () => {
+      await refvid.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 /** Starts refvid with test-friendly defaults; `env` overrides any variable. */
 export async function startTestRefvid(
   env: Record<string, string> = {},

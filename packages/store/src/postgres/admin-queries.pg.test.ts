@@ -6,7 +6,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { UsageGroupBy } from "../types.js";
-import { type Database, pgDatabase } from "./database.js";
+import type { Database } from "./database.js";
+import { pgDatabase } from "./pg-database.js";
 import { PostgresStore } from "./postgres-store.js";
 import { listApiKeysQuery } from "./queries/list-api-keys.js";
 import { listOrganizationsQuery } from "./queries/list-organizations.js";

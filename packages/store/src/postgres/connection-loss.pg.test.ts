@@ -8,7 +8,8 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { at, makeTenant, newRun } from "../contract/index.js";
 import type { StoreEvent } from "../types.js";
-import { type Database, pgDatabase, type Queryable } from "./database.js";
+import type { Database, Queryable } from "./database.js";
+import { pgDatabase } from "./pg-database.js";
 import { PostgresStore } from "./postgres-store.js";
 import { TEST_SERVER_URL, type TestDatabases, testDatabases } from "./test-databases.js";
 

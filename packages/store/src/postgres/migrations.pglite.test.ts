@@ -3,8 +3,9 @@ import { PGlite } from "@electric-sql/pglite";
 import { runErrors } from "@refvid/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { T0 } from "../contract/fixtures.js";
-import { type Database, pgliteDatabase } from "./database.js";
+import type { Database } from "./database.js";
 import { migrate } from "./migrate.js";
+import { pgliteDatabase } from "./pglite-database.js";
 import { PostgresStore } from "./postgres-store.js";
 
 let pglite: PGlite | undefined;

@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { at, describeStoreContract, failed, makeTenant, newRun } from "../contract/index.js";
 import type { StoreEvent } from "../types.js";
-import { pgDatabase } from "./database.js";
+import { pgDatabase } from "./pg-database.js";
 import { PostgresStore } from "./postgres-store.js";
 import { type TestDatabases, testDatabases } from "./test-databases.js";
 

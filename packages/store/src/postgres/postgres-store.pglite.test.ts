@@ -1,8 +1,9 @@
 import { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll } from "vitest";
 import { describeStoreContract } from "../contract/index.js";
-import { type Database, pgliteDatabase } from "./database.js";
+import type { Database } from "./database.js";
 import { migrate } from "./migrate.js";
+import { pgliteDatabase } from "./pglite-database.js";
 import { PostgresStore } from "./postgres-store.js";
 
 // One embedded database for the file (it takes seconds to start); each store starts it empty.

@@ -1,8 +1,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pgDatabase } from "./database.js";
 import { describeSchema } from "./describe-schema.js";
+import { pgDatabase } from "./pg-database.js";
 import { type TestDatabases, testDatabases } from "./test-databases.js";
 
 const COMMITTED = new URL("./schema.txt", import.meta.url);

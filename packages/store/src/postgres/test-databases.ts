@@ -4,8 +4,8 @@
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { pgDatabase } from "./database.js";
 import { migrate } from "./migrate.js";
+import { pgDatabase } from "./pg-database.js";
 import { PostgresStore } from "./postgres-store.js";
 
 /** The server tests run against: `REFVID_TEST_DATABASE_URL`, else the local one CI starts. */

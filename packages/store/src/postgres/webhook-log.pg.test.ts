@@ -5,7 +5,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WebhookDeliverySearch } from "../types.js";
-import { type Database, pgDatabase } from "./database.js";
+import type { Database } from "./database.js";
+import { pgDatabase } from "./pg-database.js";
 import { searchWebhookDeliveriesQuery } from "./queries/search-webhook-deliveries.js";
 import { type TestDatabases, testDatabases } from "./test-databases.js";
 

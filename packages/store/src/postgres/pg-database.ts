@@ -1,0 +1,264 @@
+/**
+ * The `pg` driver of Database, against a Postgres server.
+ *
+ * A connection the server drops (restart, failover, `pg_terminate_backend`) fails only the call
+ * it carried, with a `ConnectionLostError`, and the pool replaces it. A call is retried on a new
+ * connection when that cannot apply a write twice: a read, a transaction cut off before its
+ * commit was sent, or any call that could not get a connection at all. A LISTEN connection
+ * reconnects by itself, with backoff, and says so to its subscriber.
+ */
+import pg, { type Pool, type PoolClient } from "pg";
+import type { StoreEvent } from "../types.js";
+import { ConnectionLostError, type Database, type Queryable, rowsOf } from "./database.js";
+
+/** Waits before each retry of a call that lost its connection; then it fails. */
+const RETRY_DELAYS_MS = [20, 100, 300];
+/** A lost LISTEN connection is re-opened after this, doubling up to LISTEN_RETRY_MAX_MS. */
+const LISTEN_RETRY_MIN_MS = 100;
+const LISTEN_RETRY_MAX_MS = 5000;
+/** A LISTEN connection that does not answer a ping within LISTEN_PING_TIMEOUT_MS is replaced. */
+const LISTEN_PING_EVERY_MS = 30_000;
+const LISTEN_PING_TIMEOUT_MS = 10_000;
+
+/** Socket errors of a connection that broke or could not be made. */
+const SOCKET_ERRORS = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
+/** Errors that mean the connection is gone (or never came), not that the statement was wrong. */
+function isConnectionError(err: unknown): boolean {
+  if (err instanceof ConnectionLostError) return true;
+  if (!(err instanceof Error)) return false;
+  const code = String((err as { code?: unknown }).code ?? "");
+  // Class 08: connection exception; 57P01-57P03: the server is shutting down or starting.
+  if (code.startsWith("08") || ["57P01", "57P02", "57P03"].includes(code) || SOCKET_ERRORS.has(code))
+    return true;
+  return /Connection terminated|not queryable|timeout exceeded when trying to connect/i.test(err.message);
+}
+
+/** A statement that only reads: the store's writes are insert/update/delete, or in a transaction. */
+const isRead = (text: string) => /^\s*select\b/i.test(text);
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `once` again after a lost connection while nothing can have been written twice. */
+async function withRetries<T>(once: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await once();
+    } catch (err) {
+      const delay = RETRY_DELAYS_MS[attempt];
+      if (!(err instanceof ConnectionLostError) || err.committed !== false || delay === undefined) throw err;
+      await pause(delay);
+    }
+  }
+}
+
+/**
+ * A pooled connection. Its first error is remembered from the moment it connects: a server that
+ * drops it while it is checked out (when the pool no longer listens for its errors) would
+ * otherwise raise an 'error' event nobody hears, which ends the process.
+ */
+async function checkOut(pool: Pool, failures: WeakMap<object, unknown>) {
+  let client: PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw new ConnectionLostError(false, err, true);
+  }
+  return {
+    get lost() {
+      return failures.get(client);
+    },
+    query(text: string, params?: unknown[], name?: string) {
+      // Known to be gone: the statement is not sent.
+      const lost = failures.get(client);
+      if (lost !== undefined) return Promise.reject(new ConnectionLostError(false, lost));
+      return name ? client.query({ name, text, values: params ?? [] }) : client.query(text, params);
+    },
+    /** Back to the pool; a connection that failed is closed instead. */
+    release(failed: boolean) {
+      const lost = failures.get(client);
+      client.release(lost instanceof Error ? lost : failed || lost !== undefined ? true : undefined);
+    },
+  };
+}
+
+/** A store on `pool`, a new pool (its connections are watched from the moment they connect). */
+export function pgDatabase(pool: Pool): Database {
+  // An idle connection that the server drops must not crash the process; the pool replaces it.
+  pool.on("error", () => {});
+  // Listening from connect on, not from check-out: the server's goodbye can arrive in the same
+  // read as the connection's first "ready", before whoever asked for the connection gets it.
+  const failures = new WeakMap<object, unknown>();
+  pool.on("connect", (client) => {
+    client.on("error", (err) => {
+      if (!failures.has(client)) failures.set(client, err);
+    });
+  });
+
+  const queryOnce = async (text: string, params?: unknown[], name?: string) => {
+    const conn = await checkOut(pool, failures);
+    let failed = false;
+    try {
+      return await conn.query(text, params, name);
+    } catch (err) {
+      if (err instanceof ConnectionLostError) failed = true;
+      else if (conn.lost !== undefined || isConnectionError(err)) {
+        failed = true;
+        throw new ConnectionLostError(isRead(text) ? false : "unknown", err);
+      }
+      throw err;
+    } finally {
+      conn.release(failed);
+    }
+  };
+
+  const transactionOnce = async <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> => {
+    const conn = await checkOut(pool, failures);
+    let committing = false;
+    let failed = false;
+    try {
+      await conn.query("begin");
+      const result = await fn({
+        query: async <R>(text: string, params?: unknown[], name?: string) =>
+          rowsOf<R>(await conn.query(text, params, name)),
+      });
+      committing = true;
+      await conn.query("commit");
+      return result;
+    } catch (err) {
+      if (conn.lost !== undefined || isConnectionError(err)) {
+        failed = true;
+        if (err instanceof ConnectionLostError) throw err;
+        // Before commit the server rolls the transaction back; during commit it may have committed.
+        throw new ConnectionLostError(committing ? "unknown" : false, err);
+      }
+      await conn.query("rollback").catch(() => {
+        failed = true;
+      });
+      throw err;
+    } finally {
+      conn.release(failed);
+    }
+  };
+
+  return {
+    query: <R>(text: string, params?: unknown[], name?: string) =>
+      withRetries(async () => rowsOf<R>(await queryOnce(text, params, name))),
+    transaction: (fn) => withRetries(() => transactionOnce(fn)),
+    listen: (channel, fn) => listenWithReconnect(pool, channel, fn),
+    close: () => pool.end(),
+  };
+}
+
+/** LISTEN on a connection of its own, outside the pool, re-opened with backoff when lost. */
+async function listenWithReconnect(
+  pool: Pool,
+  channel: string,
+  fn: (payload: string) => void,
+): Promise<() => Promise<void>> {
+  let current: pg.Client | undefined;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  let delay = LISTEN_RETRY_MIN_MS;
+  let reconnecting = false;
+  const say = (event: StoreEvent) => {
+    try {
+      fn(JSON.stringify(event));
+    } catch {
+      // the subscriber's own failure; the subscription goes on
+    }
+  };
+
+  const lost = () => {
+    current = undefined;
+    if (closed) return;
+    if (!reconnecting) {
+      reconnecting = true;
+      say({ kind: "subscription", state: "reconnecting" });
+    }
+    retry = setTimeout(async () => {
+      retry = undefined;
+      try {
+        await open();
+      } catch {
+        delay = Math.min(delay * 2, LISTEN_RETRY_MAX_MS);
+        lost();
+        return;
+      }
+      if (closed) return;
+      delay = LISTEN_RETRY_MIN_MS;
+      reconnecting = false;
+      say({ kind: "subscription", state: "ok" });
+    }, delay);
+    retry.unref();
+  };
+
+  const open = async () => {
+    const client = new pg.Client(pool.options);
+    let gone = false;
+    let ping: NodeJS.Timeout | undefined;
+    const onGone = () => {
+      if (gone) return;
+      gone = true;
+      clearInterval(ping);
+      if (current === client) lost();
+    };
+    client.on("error", onGone);
+    client.on("end", onGone);
+    client.on("notification", (message) => {
+      if (message.channel === channel) fn(message.payload ?? "");
+    });
+    try {
+      await client.connect();
+      await client.query(`listen ${quoteIdent(channel)}`);
+      if (gone) throw new Error("the connection was lost while subscribing");
+    } catch (err) {
+      gone = true;
+      await client.end().catch(() => {});
+      throw err;
+    }
+    if (closed) {
+      gone = true;
+      await client.end().catch(() => {});
+      return;
+    }
+    current = client;
+    // A connection that silently stopped answering (a half-open socket) is replaced too.
+    const replace = () => {
+      void client.end().catch(() => {});
+      onGone();
+    };
+    ping = setInterval(() => {
+      const silent = setTimeout(replace, LISTEN_PING_TIMEOUT_MS);
+      client.query("select 1").then(
+        () => clearTimeout(silent),
+        () => {
+          clearTimeout(silent);
+          replace();
+        },
+      );
+    }, LISTEN_PING_EVERY_MS);
+    ping.unref();
+  };
+
+  await open();
+  return async () => {
+    closed = true;
+    clearTimeout(retry);
+    const client = current;
+    current = undefined;
+    await client?.end().catch(() => {});
+  };
+}
+
+const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
