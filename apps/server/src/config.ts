@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
 import { z } from "zod";
+import { MAX_UPLOAD_TTL_HOURS } from "./files/retention.js";
 import { parseS3Url, type S3Location } from "./files/s3-location.js";
 import { MAX_PRESIGN_SECONDS } from "./files/s3-presign.js";
 import { loadRouting, type Routing, RoutingError } from "./providers/routing.js";
@@ -72,8 +73,6 @@ export type StoreConfig =
 
 export class ConfigError extends Error {}
 
-/** The longest REFVID_UPLOAD_TTL_HOURS allowed: no upload's record outlives it. */
-export const MAX_UPLOAD_TTL_HOURS = 24 * 366;
 const PROVIDERS = ["simulated", "preview"] as const;
 const DEFAULT_RETRY_DELAYS = "0,5000,300000,1800000,7200000,18000000,36000000,36000000";
 

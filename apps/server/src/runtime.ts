@@ -63,12 +63,13 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
   const dataDir = resolve(config.dataDir);
   await mkdir(dataDir, { recursive: true });
   const signingSecret = config.signingSecret ?? (await persistentSecret(join(dataDir, "signing-secret")));
+  const clock = options.clock ?? systemClock;
+  const scheduler = options.scheduler ?? systemScheduler;
   const simulated = new SimulatedProvider({
     latencyMs: config.simulatedLatencyMs,
     cacheDir: join(dataDir, "cache"),
+    clock,
   });
-  const clock = options.clock ?? systemClock;
-  const scheduler = options.scheduler ?? systemScheduler;
   const routes = buildRoutes(
     config,
     { scheduler, clock, logger, simulated, preview: new PreviewProvider() },
@@ -79,7 +80,7 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
     // Every route's provider, and the sandbox that test runs go to.
     providers: ["simulated", ...MODEL_SLUGS.flatMap((slug) => routes[slug].map((route) => route.name))],
   });
-  const { blobs, presign } = openBlobStore(config);
+  const { blobs, presign } = openBlobStore(config, clock);
   const store = countRunEnds(options.store ?? (await openStore(config.store)), metrics);
   // Wakes this process's loops and sync waiters when any process queues, starts or ends a run.
   const events = await RunEvents.from(store, logger).catch(async (err: unknown) => {
@@ -188,9 +189,11 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
 }
 
 /** The configured blob store, and how to presign its URLs when files are served by S3 itself. */
-function openBlobStore(config: Config): { blobs: BlobStore; presign: Presign | null } {
+function openBlobStore(config: Config, clock: Clock): { blobs: BlobStore; presign: Presign | null } {
   const { blobStore } = config;
-  if (blobStore.kind === "local") return { blobs: new LocalBlobStore(resolve(blobStore.dir)), presign: null };
+  if (blobStore.kind === "local") {
+    return { blobs: new LocalBlobStore(resolve(blobStore.dir), clock), presign: null };
+  }
   const s3 = new S3BlobStore(blobStore.location);
   const { credentials } = blobStore.location;
   const presign: Presign | null =

@@ -21,6 +21,7 @@ import {
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { type Clock, systemClock } from "../clock.js";
 import {
   type BlobInfo,
   type BlobKind,
@@ -35,7 +36,11 @@ import {
 const PARTIAL_IDLE_MS = 60 * 60_000;
 
 export class LocalBlobStore implements BlobStore {
-  constructor(private readonly dir: string) {}
+  /** `clock` stamps stored blobs and judges partial files idle; the system clock by default. */
+  constructor(
+    private readonly dir: string,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   private path(id: string): string {
     return join(this.dir, blobKind(checkedBlobId(id)) === "file" ? `${id}.mp4` : id);
@@ -70,7 +75,7 @@ export class LocalBlobStore implements BlobStore {
     const contentType = options.contentType ?? DEFAULT_CONTENT_TYPE;
     if (contentType !== DEFAULT_CONTENT_TYPE) await writeFile(this.typePath(id), contentType);
     // The modification time is when the blob was stored: the retention sweep goes by it.
-    const now = new Date();
+    const now = this.clock.now();
     await utimes(target, now, now);
     return { size: (await stat(target)).size, contentType };
   }
@@ -104,7 +109,7 @@ export class LocalBlobStore implements BlobStore {
         // its file far more often than this, so one idle this long is nobody's, whatever the
         // kind's retention.
         const info = await stat(join(this.dir, name)).catch(() => null);
-        const idle = info && info.mtime.getTime() < Date.now() - PARTIAL_IDLE_MS;
+        const idle = info && info.mtime.getTime() < this.clock.now().getTime() - PARTIAL_IDLE_MS;
         if (info && (idle || info.mtime < before) && blobKind(partial[1] ?? "") === kind)
           await rm(join(this.dir, name), { force: true });
         continue;

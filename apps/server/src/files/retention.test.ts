@@ -5,10 +5,8 @@ import { Readable } from "node:stream";
 import { MemoryStore } from "@refvid/store";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { MAX_UPLOAD_TTL_HOURS } from "../config.js";
-import type { AppDeps } from "../deps.js";
 import { LocalBlobStore } from "./local-blob-store.js";
-import { RetentionSweep } from "./retention.js";
+import { MAX_UPLOAD_TTL_HOURS, type RetentionDeps, RetentionSweep } from "./retention.js";
 
 const HOUR = 3_600_000;
 
@@ -19,7 +17,7 @@ async function setUp(config: { fileRetentionHours: number; uploadTtlHours: numbe
   const store = new MemoryStore();
   const start = Date.now();
   const clock = { at: start, now: () => new Date(clock.at) };
-  const deps = { blobs, store, clock, config, logger: pino({ level: "silent" }) } as unknown as AppDeps;
+  const deps = { blobs, store, clock, config, logger: pino({ level: "silent" }) } as unknown as RetentionDeps;
   const owner = { organizationId: "org_1", environment: "live" as const };
   /** Bytes, and a record expiring `expiresInHours` from now unless that is null (orphan bytes). */
   const upload = async (id: string, expiresInHours: number | null) => {

@@ -4,18 +4,34 @@
  * lowering REFVID_UPLOAD_TTL_HOURS later shortens no upload already made. Runs keep their output,
  * and a download answers `404 file_not_found`, which says outputs are kept for a limited time.
  */
-import { MAX_UPLOAD_TTL_HOURS } from "../config.js";
-import type { AppDeps } from "../deps.js";
+import type { Store } from "@refvid/store";
+import type { Logger } from "pino";
+import type { Clock, Scheduler } from "../clock.js";
 import { PeriodicTask } from "../periodic-task.js";
+import type { BlobStore } from "./blob-store.js";
+
+/** The longest REFVID_UPLOAD_TTL_HOURS allowed: no upload's record outlives it. */
+export const MAX_UPLOAD_TTL_HOURS = 24 * 366;
 
 /** Expired uploads whose bytes are deleted at once (each a request on S3). */
 const DELETES_AT_ONCE = 16;
+
+/** What the sweep reads and deletes with (the app's dependencies have all of it). */
+export interface RetentionDeps {
+  blobs: Pick<BlobStore, "delete" | "deleteOlderThan">;
+  store: Pick<Store, "deleteExpiredUploads">;
+  clock: Clock;
+  scheduler: Scheduler;
+  logger: Logger;
+  /** REFVID_FILE_RETENTION_HOURS. */
+  config: { fileRetentionHours: number };
+}
 
 export class RetentionSweep {
   private readonly task: PeriodicTask;
 
   constructor(
-    private readonly deps: AppDeps,
+    private readonly deps: RetentionDeps,
     intervalMs = 10 * 60_000,
   ) {
     this.task = new PeriodicTask({

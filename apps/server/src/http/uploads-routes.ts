@@ -6,7 +6,7 @@
 import { NotFoundError } from "@refvid/core";
 import { type Request, type Response, Router } from "express";
 import type { AppDeps } from "../deps.js";
-import { uploadProblem } from "../services/uploads.js";
+import { uploadProblem } from "../files/upload-urls.js";
 import { callerOf } from "./auth.js";
 import { sendBlob } from "./files-route.js";
 

@@ -1,8 +1,13 @@
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
-import type { CogProviderOptions } from "./cog.js";
 import { type HeldAnswer, putAndHold } from "./cog-held-request.js";
-import { cancelsUpstream, type ProviderContext, ProviderError, type UpstreamJob } from "./types.js";
+import {
+  type ProviderContext,
+  ProviderError,
+  type UpstreamJob,
+  type VendorProviderOptions,
+} from "./types.js";
+import { cancelsUpstream, cancelsUpstreamAfter } from "./upstream/cancel-on-abort.js";
 import { progressFromLogs } from "./upstream/input.js";
 import {
   redactSecret,
@@ -21,6 +26,17 @@ export interface CogPrediction {
   output?: unknown;
   error?: unknown;
   logs?: unknown;
+}
+
+/** What a Cog route's prediction is made with. */
+export interface HeldPredictionOptions
+  extends Pick<VendorProviderOptions, "name" | "token" | "scheduler" | "clock" | "pollMs"> {
+  /** Base URL of the container (`http://10.0.0.5:5000`) or of a proxy in front of it. */
+  url: string;
+  /** A prediction request unanswered this long was taken; 2000 ms by default. */
+  acceptAfterMs?: number;
+  /** Longest wait between tries while Cog is busy or failing; 10 000 ms by default. */
+  maxBackoffMs?: number;
 }
 
 /** An input no model accepts: a probe with it can reattach to a prediction, never start one. */
@@ -46,7 +62,7 @@ export class HeldPrediction {
   private readonly maxBackoffMs: number;
 
   constructor(
-    private readonly options: CogProviderOptions,
+    private readonly options: HeldPredictionOptions,
     private readonly id: string,
     private readonly context: ProviderContext,
     private readonly log: Logger | undefined,
@@ -83,7 +99,7 @@ export class HeldPrediction {
       return answer;
     } catch (err) {
       if (this.stopping) throw await this.stopped();
-      if (this.mayRun && !this.ended && !(err instanceof ProviderError)) await this.cancel();
+      if (this.mayRun && !this.ended && cancelsUpstreamAfter(err, this.context.signal)) await this.cancel();
       throw err;
     } finally {
       signal.removeEventListener("abort", onAbort);

@@ -1,4 +1,4 @@
-import { HeldPrediction } from "./cog-prediction.js";
+import { HeldPrediction, type HeldPredictionOptions } from "./cog-prediction.js";
 import {
   type Provider,
   type ProviderContext,
@@ -8,19 +8,13 @@ import {
   type VendorProviderOptions,
 } from "./types.js";
 import { vendorInput } from "./upstream/input.js";
-import { fetchOutputVideo } from "./upstream/output.js";
+import { finishWithOutputVideo } from "./upstream/output.js";
 import { redactSecret, VendorError } from "./upstream/vendor-http.js";
 
 /** The token, if any, is a fronting proxy's, sent as `Authorization: Bearer <token>`; Cog takes none. */
-export interface CogProviderOptions extends VendorProviderOptions {
-  /** Base URL of the container (`http://10.0.0.5:5000`) or of a proxy in front of it. */
-  url: string;
+export interface CogProviderOptions extends VendorProviderOptions, HeldPredictionOptions {
   /** Unused: a Cog container serves one model. */
   model?: string;
-  /** A prediction request unanswered this long was taken; 2000 ms by default. */
-  acceptAfterMs?: number;
-  /** Longest wait between tries while Cog is busy or failing; 10 000 ms by default. */
-  maxBackoffMs?: number;
 }
 
 export class CogProvider implements Provider {
@@ -55,13 +49,7 @@ export class CogProvider implements Provider {
     }
     if (answer.status === "canceled")
       throw new ProviderError("The prediction was cancelled on the Cog server.");
-    const result = await fetchOutputVideo(firstOutput(answer.output), {
-      workDir: job.workDir,
-      signal,
-      allowLocal: this.options.allowLocalOutputs,
-    });
-    context.onProgress(1);
-    return result;
+    return finishWithOutputVideo(firstOutput(answer.output), job, context, this.options.allowLocalOutputs);
   }
 }
 

@@ -8,7 +8,6 @@
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
 import {
-  cancelsUpstream,
   type Provider,
   type ProviderContext,
   ProviderError,
@@ -17,8 +16,9 @@ import {
   type UpstreamJob,
   type VendorProviderOptions,
 } from "./types.js";
+import { followOrCancel } from "./upstream/cancel-on-abort.js";
 import { progressFromLogs, vendorInput } from "./upstream/input.js";
-import { fetchOutputVideo } from "./upstream/output.js";
+import { finishWithOutputVideo } from "./upstream/output.js";
 import { VendorClient } from "./upstream/vendor-client.js";
 import { VendorError, type VendorResponse, vendorMessage, vendorUrl } from "./upstream/vendor-http.js";
 
@@ -69,26 +69,18 @@ export class FalProvider implements Provider {
     if (resumed) log?.info({ upstreamId: request.id }, "resuming the fal request");
     else log?.info({ upstreamId: request.id }, "fal accepted the request");
 
-    let videoUrl: unknown;
-    try {
-      if (!resumed) {
-        signal.throwIfAborted();
-        await context.recordUpstream?.(request);
-      }
-      videoUrl = await this.follow(request, context, deadline, resumed !== null);
-    } catch (err) {
-      // The request may still be running at fal: nobody follows it any more, so stop it, unless
-      // the run goes on elsewhere (shutdown, lease taken over) and another worker resumes it.
-      if (!(err instanceof ProviderError) && cancelsUpstream(signal)) await this.cancel(request, log);
-      throw signal.aborted ? signal.reason : err;
-    }
-    const result = await fetchOutputVideo(videoUrl, {
-      workDir: job.workDir,
+    const videoUrl = await followOrCancel(
       signal,
-      allowLocal: this.options.allowLocalOutputs,
-    });
-    context.onProgress(1);
-    return result;
+      async () => {
+        if (!resumed) {
+          signal.throwIfAborted();
+          await context.recordUpstream?.(request);
+        }
+        return this.follow(request, context, deadline, resumed !== null);
+      },
+      () => this.cancel(request, log),
+    );
+    return finishWithOutputVideo(videoUrl, job, context, this.options.allowLocalOutputs);
   }
 
   /** POST {url}/{model}; a failure here means fal never took the job. */

@@ -6,12 +6,11 @@
 import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
 import type { Logger } from "pino";
 import type { Clock, Scheduler } from "../clock.js";
-import type { Config } from "../config.js";
 import { CogProvider } from "./cog.js";
 import { FalProvider } from "./fal.js";
 import type { PreviewProvider } from "./preview.js";
 import { ReplicateProvider } from "./replicate.js";
-import type { RouteEntry } from "./routing.js";
+import type { RouteEntry, Routing } from "./routing.js";
 import type { SimulatedProvider } from "./simulated.js";
 import type { Provider } from "./types.js";
 
@@ -27,6 +26,18 @@ export interface ProviderRoute {
 
 export type Routes = Record<ModelSlug, ProviderRoute[]>;
 
+/** The configuration routes are built from (the parsed `Config` has these fields). */
+export interface RoutesConfig {
+  /** REFVID_PROVIDERS_FILE, read and checked; null when none is given. */
+  routing: Routing | null;
+  /** REFVID_PROVIDER: the provider of each model the routing file does not name. */
+  providers: Record<ModelSlug, "simulated" | "preview">;
+  /** REFVID_ALLOW_LOCAL_URLS: vendors' output videos may be on loopback or private hosts. */
+  allowLocalUrls: boolean;
+  /** REFVID_UPSTREAM_POLL_MS: how often a vendor job's status is polled. */
+  upstreamPollMs: number;
+}
+
 export interface RegistryDeps {
   scheduler: Scheduler;
   clock: Clock;
@@ -35,8 +46,9 @@ export interface RegistryDeps {
   preview: PreviewProvider;
 }
 
+/** Each model's routes, in order; `overrides` (tests) replace a model's routes with one provider. */
 export function buildRoutes(
-  config: Config,
+  config: RoutesConfig,
   deps: RegistryDeps,
   overrides: Partial<Record<ModelSlug, Provider>> = {},
 ): Routes {
@@ -63,7 +75,7 @@ export function buildRoutes(
 const isVendor = (type: RouteEntry["provider"]["type"]) =>
   type === "fal" || type === "replicate" || type === "cog";
 
-function make(route: RouteEntry, config: Config, deps: RegistryDeps): Provider {
+function make(route: RouteEntry, config: RoutesConfig, deps: RegistryDeps): Provider {
   const { provider } = route;
   const common = {
     name: provider.name,

@@ -13,7 +13,6 @@
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
 import {
-  cancelsUpstream,
   type Provider,
   type ProviderContext,
   ProviderError,
@@ -22,8 +21,9 @@ import {
   type UpstreamJob,
   type VendorProviderOptions,
 } from "./types.js";
+import { followOrCancel } from "./upstream/cancel-on-abort.js";
 import { progressFromLogs, vendorInput } from "./upstream/input.js";
-import { fetchOutputVideo } from "./upstream/output.js";
+import { finishWithOutputVideo } from "./upstream/output.js";
 import { VendorClient } from "./upstream/vendor-client.js";
 import { VendorError, type VendorRequest, type VendorResponse, vendorUrl } from "./upstream/vendor-http.js";
 
@@ -103,31 +103,23 @@ export class ReplicateProvider implements Provider {
       log?.info({ upstreamId: prediction.id }, "Replicate accepted the prediction");
     }
 
-    let finished: Prediction;
-    try {
-      if (submitted) {
-        signal.throwIfAborted();
-        await context.recordUpstream?.(prediction);
-      }
-      finished = await this.follow(prediction, first, context, deadline);
-    } catch (err) {
-      // The prediction may still be running and nobody follows it any more: stop it, unless the
-      // run goes on elsewhere and the worker that resumes it follows this prediction.
-      if (!(err instanceof ProviderError) && cancelsUpstream(signal)) await this.cancel(prediction, log);
-      throw signal.aborted ? signal.reason : err;
-    }
+    const finished = await followOrCancel(
+      signal,
+      async () => {
+        if (submitted) {
+          signal.throwIfAborted();
+          await context.recordUpstream?.(prediction);
+        }
+        return this.follow(prediction, first, context, deadline);
+      },
+      () => this.cancel(prediction, log),
+    );
     if (finished.dataRemoved) {
       throw new ProviderError(
         `${this.options.name} prediction ${finished.id} succeeded, but Replicate has removed its output.`,
       );
     }
-    const result = await fetchOutputVideo(firstVideo(finished.output), {
-      workDir: job.workDir,
-      signal,
-      allowLocal: this.options.allowLocalOutputs,
-    });
-    context.onProgress(1);
-    return result;
+    return finishWithOutputVideo(firstVideo(finished.output), job, context, this.options.allowLocalOutputs);
   }
 
   /** Creates the prediction; a failure here means Replicate never took the job. */

@@ -6,6 +6,7 @@
  */
 import { copyFile, mkdir, rename } from "node:fs/promises";
 import { join } from "node:path";
+import { type Clock, systemClock } from "../clock.js";
 import { ffmpeg, probeDuration } from "../media/ffmpeg.js";
 import {
   type Provider,
@@ -22,13 +23,18 @@ export class SimulatedProvider implements Provider {
   readonly usesReferences = false;
   private readonly made = new Map<string, Promise<{ path: string; durationSeconds: number }>>();
 
-  constructor(private readonly options: { latencyMs: number; cacheDir: string }) {}
+  private readonly clock: Clock;
+
+  /** `clock` times the progress reports; the system clock by default. */
+  constructor(private readonly options: { latencyMs: number; cacheDir: string; clock?: Clock }) {
+    this.clock = options.clock ?? systemClock;
+  }
 
   async run(job: ProviderJob, { signal, onProgress }: ProviderContext): Promise<ProviderResult> {
     const prompt = job.request.prompt;
     const delay = /\[simulate:delay=(\d{1,9})\]/.exec(prompt);
     const latencyMs = delay ? Number(delay[1]) : this.options.latencyMs;
-    await wait(latencyMs, signal, onProgress);
+    await wait(latencyMs, signal, onProgress, this.clock);
     if (prompt.includes("[simulate:fail]"))
       throw new ProviderError("The simulated provider was told to fail ([simulate:fail]).");
     const seconds = job.request.duration === "auto" ? AUTO_SECONDS : job.request.duration;
@@ -65,14 +71,18 @@ export class SimulatedProvider implements Provider {
 }
 
 /** Waits `ms`, reporting progress about ten times, and stops at once when aborted. */
-function wait(ms: number, signal: AbortSignal, onProgress: (fraction: number) => void): Promise<void> {
+function wait(
+  ms: number,
+  signal: AbortSignal,
+  onProgress: (fraction: number) => void,
+  clock: Clock,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
-    const started = Date.now();
+    const started = clock.now().getTime();
+    const elapsed = () => clock.now().getTime() - started;
     const tick =
-      ms > 200
-        ? setInterval(() => onProgress(Math.min(0.99, (Date.now() - started) / ms)), ms / 10)
-        : undefined;
+      ms > 200 ? setInterval(() => onProgress(Math.min(0.99, elapsed() / ms)), ms / 10) : undefined;
     const done = setTimeout(finish, ms);
     function finish() {
       clearInterval(tick);

@@ -81,10 +81,6 @@ export interface VendorProviderOptions {
  */
 export class LeaveUpstreamRunning extends Error {}
 
-/** Whether a provider stopped by `signal` should cancel its vendor job. */
-export const cancelsUpstream = (signal: AbortSignal): boolean =>
-  !(signal.aborted && signal.reason instanceof LeaveUpstreamRunning);
-
 /** The model could not make this video; the run ends `failed` with type `provider_error`. */
 export class ProviderError extends RunFailure {
   constructor(message: string) {

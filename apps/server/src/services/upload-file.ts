@@ -10,11 +10,11 @@ import type { FileUpload } from "@refvid/api-types";
 import { RefvidError } from "@refvid/core";
 import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
+import { uploadUrl } from "../files/upload-urls.js";
 import { UnsupportedMediaTypeError } from "../http/http-errors.js";
 import { newUploadId } from "../ids.js";
 import { DEFAULT_FORMATS, FORMAT_TYPES, formatBytes, UPLOAD_MAX_BYTES } from "../media/limits.js";
 import { SNIFF_BYTES, sniffFormat } from "../media/sniff.js";
-import { uploadUrl } from "./uploads.js";
 
 export class UploadTooLargeError extends RefvidError {
   readonly status = 413;

@@ -6,10 +6,10 @@
 import type { ModelInput, NormalizedRequest } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
+import { openUploadForRun, vendorReadableInput } from "../files/upload-urls.js";
 import { preflight } from "../media/preflight.js";
 import type { ProviderRoute } from "../providers/registry.js";
 import type { ProviderJob } from "../providers/types.js";
-import { openUploadForRun, vendorReadableInput } from "../services/uploads.js";
 
 export async function providerJob(
   deps: AppDeps,

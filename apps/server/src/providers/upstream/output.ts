@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { probeDuration } from "../../media/ffmpeg.js";
 import { sniffFile } from "../../media/sniff.js";
 import { FetchRefused, guardedFetch } from "../../net/guarded-fetch.js";
-import { ProviderError, type ProviderResult } from "../types.js";
+import { type ProviderContext, ProviderError, type ProviderJob, type ProviderResult } from "../types.js";
 
 export interface OutputOptions {
   workDir: string;
@@ -25,6 +25,26 @@ export interface OutputOptions {
 const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
 const DATA_URL = /^data:([^;,]*)(;base64)?,/;
 
+/**
+ * What every vendor adapter does once its job succeeded: brings the video at `location` home
+ * (`fetchOutputVideo`), and only then reports the run done (`onProgress(1)`).
+ */
+export async function finishWithOutputVideo(
+  location: unknown,
+  job: Pick<ProviderJob, "workDir">,
+  context: Pick<ProviderContext, "signal" | "onProgress">,
+  allowLocal: boolean,
+): Promise<ProviderResult> {
+  const result = await fetchOutputVideo(location, {
+    workDir: job.workDir,
+    signal: context.signal,
+    allowLocal,
+  });
+  context.onProgress(1);
+  return result;
+}
+
+/** Downloads (or decodes) the video at `location` into `workDir`, checks and probes it. */
 export async function fetchOutputVideo(location: unknown, options: OutputOptions): Promise<ProviderResult> {
   if (typeof location !== "string" || location.length === 0) {
     throw new ProviderError("The model finished without a video.");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { uploadIdOf, uploadUrl } from "./uploads.js";
+import { uploadIdOf, uploadUrl } from "./upload-urls.js";
 
 describe("uploadIdOf", () => {
   const id = "upload_abcdefgh12";
