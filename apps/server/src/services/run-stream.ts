@@ -9,11 +9,10 @@
  * `Last-Event-ID` is sent the run again only if it changed meanwhile.
  */
 import type { Run } from "@refvid/api-types";
-import { isTerminal } from "@refvid/core";
+import { isTerminal, TooManyStreamsError } from "@refvid/core";
 import type { Request, Response } from "express";
 import type { CancelTimer } from "../clock.js";
 import type { AppDeps } from "../deps.js";
-import { TooManyStreamsError } from "../http/http-errors.js";
 import { getRun } from "./get-run.js";
 import type { Caller } from "./request-context.js";
 import { isConnectionLost } from "./store-errors.js";
