@@ -5,9 +5,9 @@
 import type { Run } from "@refvid/api-types";
 import { ConflictError, runErrors } from "@refvid/core";
 import type { AppDeps } from "../deps.js";
+import { toApiRun } from "../views/run-view.js";
 import { runNotFound } from "./get-run.js";
 import type { Caller } from "./request-context.js";
-import { toApiRun } from "./run-view.js";
 
 export async function cancelRun(deps: AppDeps, caller: Caller, runId: string): Promise<Run> {
   const now = deps.clock.now();

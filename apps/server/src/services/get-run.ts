@@ -6,8 +6,8 @@ import type { Run } from "@refvid/api-types";
 import { NotFoundError } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
+import { toApiRun } from "../views/run-view.js";
 import type { Caller } from "./request-context.js";
-import { toApiRun } from "./run-view.js";
 
 export const runNotFound = (runId: string) =>
   new NotFoundError("run_not_found", `No run ${runId} in this organization.`);

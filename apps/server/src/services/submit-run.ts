@@ -23,9 +23,9 @@ import {
 import type { RunRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 import { newRunId } from "../ids.js";
+import { toApiRun } from "../views/run-view.js";
 import { getRun } from "./get-run.js";
 import type { Caller } from "./request-context.js";
-import { toApiRun } from "./run-view.js";
 import { checkUploadReferences } from "./uploads.js";
 import type { RunEndWaits } from "./wait-for-run.js";
 import { checkWebhookUrl } from "./webhook-url.js";

@@ -9,7 +9,7 @@ import type { Run } from "@refvid/api-types";
 import { isTerminal } from "@refvid/core";
 import type { CancelTimer } from "../clock.js";
 import type { AppDeps } from "../deps.js";
-import { toApiRun } from "./run-view.js";
+import { toApiRun } from "../views/run-view.js";
 import { isConnectionLost } from "./store-errors.js";
 
 interface Waiter {
