@@ -14,21 +14,23 @@ import type { ListenHealth } from "@refvid/store";
 import express, { type Express } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import type { AppDeps } from "./deps.js";
-import { adminRouter } from "./http/admin-routes.js";
 import { authenticate, authenticateAdmin } from "./http/auth.js";
 import { errorHandler } from "./http/error-handler.js";
-import { filesRouter } from "./http/files-route.js";
 import { RouteNotFoundError, WorkerOnlyError } from "./http/http-errors.js";
-import { metricsRoute } from "./http/metrics-route.js";
 import { validatePreviewBody } from "./http/preview-validator.js";
 import { readJsonBody } from "./http/request-body.js";
 import { requestLog } from "./http/request-log.js";
-import { runsRouter } from "./http/runs-routes.js";
+import { accountRouter } from "./http/routes/account.js";
+import { adminRouter } from "./http/routes/admin.js";
+import { filesRouter } from "./http/routes/files.js";
+import { metricsRoute } from "./http/routes/metrics.js";
+import { modelsRouter } from "./http/routes/models.js";
+import { pricingRouter } from "./http/routes/pricing.js";
+import { runsRouter } from "./http/routes/runs.js";
+import { uploadRoute, uploadsRouter } from "./http/routes/uploads.js";
+import { webhooksRouter } from "./http/routes/webhooks.js";
 import { refuseUnstorableText } from "./http/text-guard.js";
-import { uploadRoute } from "./http/upload-route.js";
-import { uploadsRouter } from "./http/uploads-routes.js";
 import { cacheValidatorRouteLookup } from "./http/validator-route-cache.js";
-import { webhooksRouter } from "./http/webhooks-routes.js";
 import { httpMetrics } from "./metrics/http-metrics.js";
 
 export interface AppOptions {
@@ -119,7 +121,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
       validateRequests: { allErrors: true },
       validateResponses: options.onResponseMismatch ? { onError: options.onResponseMismatch } : false,
       validateSecurity: false,
-      // POST /v1/files streams its own body (upload-route.ts): no multipart layer on every request.
+      // POST /v1/files streams its own body (http/routes/uploads.ts): no multipart layer on every request.
       fileUploader: false,
       // The price preview too, though its body was checked just above: the validator also holds
       // its query and content type to the spec, and production must answer as the tests see.
@@ -128,6 +130,9 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   );
   // The run API first: polls and submits are most of the traffic, and Express tries routes in order.
   app.use(runsRouter(deps, shutdown));
+  app.use(accountRouter(deps));
+  app.use(pricingRouter());
+  app.use(modelsRouter());
   app.use(webhooksRouter(deps));
   app.use(uploadsRouter(deps));
   app.use(adminRouter(deps));

@@ -114,3 +114,25 @@ export class IdempotencyKeyReusedError extends RefvidError {
     super("This Idempotency-Key was used with a different request body. Use a new key for a new request.");
   }
 }
+
+/** A body of a media type the endpoint does not take. */
+export class UnsupportedMediaTypeError extends RefvidError {
+  readonly status = 415;
+  readonly type = "unsupported_media_type";
+  constructor(message = "Send JSON with Content-Type: application/json.") {
+    super(message);
+  }
+}
+
+/** A key holds REFVID_MAX_STREAMS_PER_KEY run event streams open already; sent with `Retry-After`. */
+export class TooManyStreamsError extends RefvidError {
+  readonly status = 429;
+  readonly type = "too_many_streams";
+  readonly retryAfterSeconds = 5;
+  constructor(readonly limit: number) {
+    super(
+      `This API key already holds ${limit} open run event streams, the most allowed. ` +
+        "Close one, or poll GET /v1/runs/{run_id} instead.",
+    );
+  }
+}

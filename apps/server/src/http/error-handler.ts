@@ -13,16 +13,13 @@ import {
   InvalidRequestError,
   RateLimitError,
   RefvidError,
+  TooManyStreamsError,
+  UnsupportedMediaTypeError,
 } from "@refvid/core";
 import { isConnectionLost } from "@refvid/store";
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "pino";
-import {
-  HttpError,
-  MethodNotAllowedError,
-  RouteNotFoundError,
-  UnsupportedMediaTypeError,
-} from "./http-errors.js";
+import { HttpError, MethodNotAllowedError, RouteNotFoundError } from "./http-errors.js";
 import { type ValidatorItem, validatorErrorToInvalidRequest } from "./validation-errors.js";
 
 interface HttpLikeError {
@@ -119,6 +116,7 @@ function sendDomainError(res: Response, err: RefvidError, requestId: string | un
   }
   if (err instanceof HttpError)
     for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
+  if (err instanceof TooManyStreamsError) res.setHeader("Retry-After", String(err.retryAfterSeconds));
   const body: Record<string, unknown> = { type: err.type, code: err.status, message: err.message };
   if (err instanceof InvalidRequestError) body.fields = firstPerField(err.fields);
   if (err instanceof InsufficientBalanceError) {

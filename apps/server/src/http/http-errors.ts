@@ -1,6 +1,6 @@
 /**
- * Named errors of the HTTP layer itself (no route, wrong method, wrong media type, a worker-only
- * process). Like core's errors they carry their status and type; the error handler sends them.
+ * Named errors of the HTTP layer itself (no route, wrong method, a worker-only process). Like
+ * core's errors they carry their status and type; the error handler sends them.
  */
 import { RefvidError } from "@refvid/core";
 
@@ -26,32 +26,11 @@ export class MethodNotAllowedError extends HttpError {
   }
 }
 
-export class UnsupportedMediaTypeError extends HttpError {
-  readonly status = 415;
-  readonly type = "unsupported_media_type";
-  constructor(message = "Send JSON with Content-Type: application/json.") {
-    super(message);
-  }
-}
-
 /** Everything but the health probes, in a process that runs only the worker side. */
 export class WorkerOnlyError extends HttpError {
   readonly status = 404;
   readonly type = "not_found";
   constructor() {
     super("This process runs the worker side only (REFVID_ROLE=worker).");
-  }
-}
-
-/** A key holds REFVID_MAX_STREAMS_PER_KEY run event streams open already. */
-export class TooManyStreamsError extends HttpError {
-  readonly status = 429;
-  readonly type = "too_many_streams";
-  constructor(limit: number) {
-    super(
-      `This API key already holds ${limit} open run event streams, the most allowed. ` +
-        "Close one, or poll GET /v1/runs/{run_id} instead.",
-    );
-    this.headers["Retry-After"] = "5";
   }
 }

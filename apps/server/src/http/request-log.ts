@@ -3,14 +3,12 @@
  * metrics, from one `close` listener (it comes after `finish`, and also when the client left
  * first, which the line then says).
  */
-import type { Request, RequestHandler, Response } from "express";
+import type { RequestHandler } from "express";
 import type { Logger } from "pino";
 import { newRequestId } from "../ids.js";
+import type { RequestObserver } from "../metrics/http-metrics.js";
 
 const SAFE_ID = /^[A-Za-z0-9._-]{1,100}$/;
-
-/** Told of every request once it is over, with how long it took. */
-export type RequestObserver = (req: Request, res: Response, seconds: number) => void;
 
 export function requestLog(logger: Logger, observe?: RequestObserver): RequestHandler {
   return (req, res, next) => {

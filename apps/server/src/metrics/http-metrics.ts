@@ -5,11 +5,13 @@
  * would have reached, found in the app's own route table, so one endpoint is one label whatever
  * the answer; a path no route serves is `unmatched`.
  */
-import type { Express, Request } from "express";
-import type { RequestObserver } from "../http/request-log.js";
+import type { Express, Request, Response } from "express";
 import type { Metrics } from "./metrics.js";
 
 export const UNMATCHED = "unmatched";
+
+/** Told of every request once it is over, with how long it took. */
+export type RequestObserver = (req: Request, res: Response, seconds: number) => void;
 
 export function httpMetrics(metrics: Metrics, app: Express): RequestObserver {
   let table: RouteTable | undefined;

@@ -1,10 +1,10 @@
 /** The admin API's run search: runs of every organization and both environments, newest first. */
 import type { components } from "@refvid/api-types";
 import type { AppDeps } from "../deps.js";
+import { toApiRun } from "../views/run-view.js";
 import { keyNotFound } from "./admin.js";
 import { mustExist } from "./admin-lists.js";
 import { pageOf, pageStart, parseInstant } from "./keyset-page.js";
-import { toApiRun } from "./run-view.js";
 
 type Schemas = components["schemas"];
 

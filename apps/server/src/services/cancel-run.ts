@@ -6,8 +6,8 @@ import type { Run } from "@refvid/api-types";
 import { ConflictError, runErrors } from "@refvid/core";
 import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
+import { toApiRun } from "../views/run-view.js";
 import { runNotFound } from "./get-run.js";
-import { toApiRun } from "./run-view.js";
 
 export async function cancelRun(deps: AppDeps, caller: Caller, runId: string): Promise<Run> {
   const now = deps.clock.now();

@@ -7,7 +7,7 @@ import { NotFoundError } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
 import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
-import { toApiRun } from "./run-view.js";
+import { toApiRun } from "../views/run-view.js";
 
 export const runNotFound = (runId: string) =>
   new NotFoundError("run_not_found", `No run ${runId} in this organization.`);

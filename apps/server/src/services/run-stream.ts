@@ -10,13 +10,12 @@
  */
 
 import type { Run } from "@refvid/api-types";
-import { isTerminal } from "@refvid/core";
+import { isTerminal, TooManyStreamsError } from "@refvid/core";
 import { isConnectionLost } from "@refvid/store";
 import type { Request, Response } from "express";
 import type { Caller } from "../auth/request-context.js";
 import type { CancelTimer } from "../clock.js";
 import type { AppDeps } from "../deps.js";
-import { TooManyStreamsError } from "../http/http-errors.js";
 import { getRun } from "./get-run.js";
 
 export const THROTTLE_MS = 250;

@@ -5,8 +5,8 @@
 import type { RunPage, SearchRunsRequest } from "@refvid/api-types";
 import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
+import { toApiRun } from "../views/run-view.js";
 import { pageOf, pageStart, parseInstant } from "./keyset-page.js";
-import { toApiRun } from "./run-view.js";
 
 export async function searchRuns(deps: AppDeps, caller: Caller, body: SearchRunsRequest): Promise<RunPage> {
   const { cursor, limit = 20, ...filters } = body;

@@ -7,11 +7,10 @@
  */
 import { Readable, Transform } from "node:stream";
 import type { FileUpload } from "@refvid/api-types";
-import { RefvidError } from "@refvid/core";
+import { RefvidError, UnsupportedMediaTypeError } from "@refvid/core";
 import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
 import { uploadUrl } from "../files/upload-urls.js";
-import { UnsupportedMediaTypeError } from "../http/http-errors.js";
 import { newUploadId } from "../ids.js";
 import { DEFAULT_FORMATS, FORMAT_TYPES, formatBytes, UPLOAD_MAX_BYTES } from "../media/limits.js";
 import { SNIFF_BYTES, sniffFormat } from "../media/sniff.js";

@@ -11,7 +11,7 @@ import { isTerminal } from "@refvid/core";
 import { isConnectionLost } from "@refvid/store";
 import type { CancelTimer } from "../clock.js";
 import type { AppDeps } from "../deps.js";
-import { toApiRun } from "./run-view.js";
+import { toApiRun } from "../views/run-view.js";
 
 interface Waiter {
   organizationId: string;

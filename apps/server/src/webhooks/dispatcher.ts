@@ -13,7 +13,7 @@ import type { AppDeps } from "../deps.js";
 import type { WebhookAttemptResult } from "../metrics/metrics.js";
 import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
 import { PeriodicTask } from "../periodic-task.js";
-import { toApiRun } from "../services/run-view.js";
+import { toApiRun } from "../views/run-view.js";
 import { signingSecrets, signWithEach } from "./signing.js";
 
 /** A receiver's answer is read (and discarded) up to this size. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseRange } from "./files-route.js";
+import { parseRange } from "./files.js";
 
 describe("parseRange over a 1000-byte file", () => {
   it.each<[string | undefined, ReturnType<typeof parseRange>]>([

@@ -1,11 +1,11 @@
 /** The admin API. Authenticated by `authenticateAdmin`. */
 import type { UsageGroupBy } from "@refvid/store";
 import { type Request, Router } from "express";
-import type { AppDeps } from "../deps.js";
-import * as admin from "../services/admin.js";
-import { listApiKeys, listOrganizations, listTopUps, type PageQuery } from "../services/admin-lists.js";
-import { adminSearchRuns } from "../services/admin-runs.js";
-import { getUsage } from "../services/admin-usage.js";
+import type { AppDeps } from "../../deps.js";
+import * as admin from "../../services/admin.js";
+import { listApiKeys, listOrganizations, listTopUps, type PageQuery } from "../../services/admin-lists.js";
+import { adminSearchRuns } from "../../services/admin-runs.js";
+import { getUsage } from "../../services/admin-usage.js";
 
 export function adminRouter(deps: AppDeps): Router {
   const router = Router();

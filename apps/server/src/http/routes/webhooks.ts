@@ -1,14 +1,14 @@
 /** Routes of the webhook API: the signing secret and its rotation, the delivery log, redelivery. */
 import { type Request, Router } from "express";
-import type { AppDeps } from "../deps.js";
+import type { AppDeps } from "../../deps.js";
 import {
   type DeliveryQuery,
   getDelivery,
   listDeliveries,
   redeliver,
-} from "../services/webhook-deliveries.js";
-import { rotateWebhookSecret, webhookSecret } from "../services/webhook-secret.js";
-import { callerOf } from "./auth.js";
+} from "../../services/webhook-deliveries.js";
+import { rotateWebhookSecret, webhookSecret } from "../../services/webhook-secret.js";
+import { callerOf } from "../auth.js";
 
 export function webhooksRouter(deps: AppDeps): Router {
   const router = Router();

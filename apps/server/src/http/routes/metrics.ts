@@ -6,7 +6,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { UnauthorizedError } from "@refvid/core";
 import type { RequestHandler } from "express";
-import type { AppDeps } from "../deps.js";
+import type { AppDeps } from "../../deps.js";
 
 const BEARER = /^Bearer (\S+)$/i;
 

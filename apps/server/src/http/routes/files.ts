@@ -5,7 +5,7 @@
 import { pipeline } from "node:stream/promises";
 import { ForbiddenError, NotFoundError, RangeNotSatisfiableError } from "@refvid/core";
 import { type Request, type Response, Router } from "express";
-import type { AppDeps } from "../deps.js";
+import type { AppDeps } from "../../deps.js";
 
 export function filesRouter(deps: AppDeps): Router {
   const router = Router();

@@ -1,32 +1,25 @@
-/** Routes of the run API (interface, "Endpoints"): submit, poll, cancel, search, preview, account, models. */
-import type { PricePreviewRequest, SearchRunsRequest, SubmitRunRequest } from "@refvid/api-types";
+/** Routes of the run API (interface, "Endpoints"): submit, poll, event stream, cancel, search. */
+import type { SearchRunsRequest, SubmitRunRequest } from "@refvid/api-types";
 import { isModelSlug } from "@refvid/core";
 import { type Request, type Response, Router } from "express";
-import type { AppDeps } from "../deps.js";
-import { getAccount } from "../services/account.js";
-import { cancelRun } from "../services/cancel-run.js";
-import { getRun } from "../services/get-run.js";
-import { modelCatalog, modelNotFound } from "../services/models.js";
-import { previewPrice } from "../services/preview-price.js";
-import { StreamSlots, streamRunEvents } from "../services/run-stream.js";
-import { searchRuns } from "../services/search-runs.js";
-import { submitRun, syncResult } from "../services/submit-run.js";
-import { RunEndWaits } from "../services/wait-for-run.js";
-import { callerOf } from "./auth.js";
+import type { AppDeps } from "../../deps.js";
+import { cancelRun } from "../../services/cancel-run.js";
+import { getRun } from "../../services/get-run.js";
+import { modelNotFound } from "../../services/models.js";
+import { StreamSlots, streamRunEvents } from "../../services/run-stream.js";
+import { searchRuns } from "../../services/search-runs.js";
+import { submitRun, syncResult } from "../../services/submit-run.js";
+import { RunEndWaits } from "../../services/wait-for-run.js";
+import { callerOf } from "../auth.js";
 
 /** `shutdown` aborts sync waits when the server stops. */
 export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
   const router = Router();
-  const models = modelCatalog();
   const streamSlots = new StreamSlots(deps.config.maxStreamsPerKey);
   const waits = new RunEndWaits(deps, shutdown);
 
   router.get("/v1/runs/:run_id", async (req, res) => {
     res.json(await getRun(deps, callerOf(res), req.params.run_id));
-  });
-
-  router.get("/v1/account", async (_req, res) => {
-    res.json(await getAccount(deps, callerOf(res), res.locals.rate));
   });
 
   router.post("/v1/run/:lab/:model/:category", async (req: Request, res: Response) => {
@@ -86,18 +79,6 @@ export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
 
   router.post("/v1/runs/search", async (req, res) => {
     res.status(201).json(await searchRuns(deps, callerOf(res), (req.body ?? {}) as SearchRunsRequest));
-  });
-
-  router.post("/v1/pricing/preview", (req, res) => {
-    res.status(201).json(previewPrice(req.body as PricePreviewRequest));
-  });
-
-  router.get("/v1/models", (_req, res) => {
-    res.json(models.list());
-  });
-
-  router.get("/v1/models/:lab/:model/:category", (req, res) => {
-    res.json(models.get(`${req.params.lab}/${req.params.model}/${req.params.category}`));
   });
 
   return router;
