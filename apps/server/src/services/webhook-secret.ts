@@ -20,7 +20,7 @@ export function webhookSecretView(org: OrganizationRecord, now: Date): WebhookSe
 
 /**
  * The organization's secrets as they are now: read from the store, not from the organization
- * authentication loaded, which may be up to a second old (services/key-cache.ts).
+ * authentication loaded, which may be up to a second old (auth/key-cache.ts).
  */
 export async function webhookSecret(deps: AppDeps, caller: Caller): Promise<WebhookSecret> {
   const org = await deps.store.getOrganization(caller.organization.id);
