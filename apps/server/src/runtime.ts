@@ -68,7 +68,7 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
   const simulated = new SimulatedProvider({
     latencyMs: config.simulatedLatencyMs,
     cacheDir: join(dataDir, "cache"),
-    clock,
+    scheduler,
   });
   const routes = buildRoutes(
     config,

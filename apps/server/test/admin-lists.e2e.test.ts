@@ -3,7 +3,8 @@
  * top-ups, newest first, a page at a time by cursor, with their filters.
  */
 import { describe, expect, it } from "vitest";
-import { expectError, expectInvalid, keyOf } from "./admin-helpers.js";
+import { keyOf } from "./admin-helpers.js";
+import { expectError, expectInvalid } from "./api-fixtures.js";
 import { rawRequest, useTestRefvid } from "./harness.js";
 
 const t = useTestRefvid();

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError, expectInvalid, keyOf } from "./admin-helpers.js";
+import { keyOf } from "./admin-helpers.js";
+import { expectError, expectInvalid } from "./api-fixtures.js";
 import { eventually, type Tenant, useTestRefvid } from "./harness.js";
 
 const C = "lab-c/model-c/reference-to-video";

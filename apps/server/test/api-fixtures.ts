@@ -34,8 +34,9 @@ export function expectError(res: { status: number; body: any }, status: number, 
   expect(res.body.error.message.length).toBeGreaterThan(0);
 }
 
-/** An `invalid_request` naming `field` among its problems. */
-export function expectInvalid(res: { status: number; body: any }, field: string) {
+/** An `invalid_request` naming `field` among its problems, for `rule` when given. */
+export function expectInvalid(res: { status: number; body: any }, field: string, rule?: string) {
   expectError(res, 400, "invalid_request");
   expect(res.body.error.fields.map((f: { field: string }) => f.field)).toContain(field);
+  if (rule) expect(res.body.error.fields).toContainEqual(expect.objectContaining({ field, rule }));
 }

@@ -56,6 +56,12 @@ export interface RawResponse {
  * Raw HTTP to refvid: a JSON body unless `body` is already a string, the answer's body parsed as
  * JSON when it is JSON (as text otherwise), and its text as sent.
  */
+/** Raw HTTP to `url` with `apiKey` in the Authorization header, as a tenant's `call`. */
+export function callerFor(url: string, apiKey: string): Tenant["call"] {
+  return (method, path, body, headers = {}) =>
+    rawRequest(url, method, path, { body, headers: { authorization: `Key ${apiKey}`, ...headers } });
+}
+
 export async function rawRequest(
   baseUrl: string,
   method: string,
@@ -195,14 +201,12 @@ export async function startTestRefvid(
       await admin("POST", `/admin/v1/organizations/${organizationId}/top-ups`, { amount_usd: "100.00" });
     }
     const apiKey = key.body.key as string;
-    const call: Tenant["call"] = (method, path, body, headers = {}) =>
-      rawRequest(url, method, path, { body, headers: { authorization: `Key ${apiKey}`, ...headers } });
     return {
       organizationId,
       apiKeyId: key.body.api_key_id,
       apiKey,
       client: createRefvidClient({ baseUrl: url, apiKey, retry: { maxRetries: 0 } }),
-      call,
+      call: callerFor(url, apiKey),
     };
   };
 

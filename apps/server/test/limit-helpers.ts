@@ -5,12 +5,13 @@
  */
 import { createRefvidClient, isTerminal, type RefvidClient } from "@refvid/client";
 import { expect } from "vitest";
-import { eventually, type RawResponse, rawRequest, type Tenant, type TestRefvid } from "./harness.js";
+import { BUSY, D } from "./api-fixtures.js";
+import { callerFor, eventually, type RawResponse, type Tenant, type TestRefvid } from "./harness.js";
 
-export const MODEL_D = "lab-d/model-d/reference-to-video" as const;
+export const MODEL_D = D;
 export const SUBMIT = `/v1/run/${MODEL_D}`;
 /** Tenants that poll get a generous rate limit, so waiting never trips the 120/min default. */
-export const FAST = 100_000;
+export const FAST = BUSY.rateLimitPerMinute;
 
 /** A model-d 720p 4 s input: 4 x 0.071 = 0.284 USD. */
 export const input = (prompt: string) => ({
@@ -50,14 +51,9 @@ export function keyAdder(t: TestRefvid) {
       apiKeyId: created.body.api_key_id as string,
       apiKey,
       client: createRefvidClient({ baseUrl: t.url, apiKey, retry: { maxRetries: 0 } }),
-      call: rawCaller(t.url, apiKey),
+      call: callerFor(t.url, apiKey),
     };
   };
-}
-
-function rawCaller(url: string, apiKey: string): Tenant["call"] {
-  return (method, path, body, headers = {}) =>
-    rawRequest(url, method, path, { body, headers: { authorization: `Key ${apiKey}`, ...headers } });
 }
 
 /** Exactly the interface's concurrency 429, plus a Retry-After in whole seconds. */

@@ -8,6 +8,8 @@ import { formatUsd, type Micros } from "./money.js";
 export abstract class RefvidError extends Error {
   abstract readonly status: number;
   abstract readonly type: string;
+  /** When to try again, sent as `Retry-After`; most errors have none. */
+  readonly retryAfterSeconds?: number;
 }
 
 export class InvalidRequestError extends RefvidError {
@@ -55,7 +57,7 @@ export class RateLimitError extends RefvidError {
   readonly type = "rate_limit_exceeded";
   constructor(
     readonly limit: number,
-    readonly retryAfterSeconds: number,
+    override readonly retryAfterSeconds: number,
   ) {
     super(`Rate limit of ${limit} requests per minute exceeded. Retry after ${retryAfterSeconds} s.`);
   }
@@ -128,7 +130,7 @@ export class UnsupportedMediaTypeError extends RefvidError {
 export class TooManyStreamsError extends RefvidError {
   readonly status = 429;
   readonly type = "too_many_streams";
-  readonly retryAfterSeconds = 5;
+  override readonly retryAfterSeconds = 5;
   constructor(readonly limit: number) {
     super(
       `This API key already holds ${limit} open run event streams, the most allowed. ` +

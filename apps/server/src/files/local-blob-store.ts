@@ -36,7 +36,7 @@ import {
 const PARTIAL_IDLE_MS = 60 * 60_000;
 
 export class LocalBlobStore implements BlobStore {
-  /** `clock` stamps stored blobs and judges partial files idle; the system clock by default. */
+  /** `clock` stamps stored blobs (retention goes by it); the system clock by default. */
   constructor(
     private readonly dir: string,
     private readonly clock: Clock = systemClock,
@@ -109,7 +109,8 @@ export class LocalBlobStore implements BlobStore {
         // its file far more often than this, so one idle this long is nobody's, whatever the
         // kind's retention.
         const info = await stat(join(this.dir, name)).catch(() => null);
-        const idle = info && info.mtime.getTime() < this.clock.now().getTime() - PARTIAL_IDLE_MS;
+        // A partial's time is the file system's, written as its bytes arrive: judged on that clock.
+        const idle = info && info.mtime.getTime() < Date.now() - PARTIAL_IDLE_MS;
         if (info && (idle || info.mtime < before) && blobKind(partial[1] ?? "") === kind)
           await rm(join(this.dir, name), { force: true });
         continue;

@@ -5,6 +5,7 @@ import { Readable } from "node:stream";
 import { MemoryStore } from "@refvid/store";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
+import { systemScheduler } from "../clock.js";
 import { LocalBlobStore } from "./local-blob-store.js";
 import { MAX_UPLOAD_TTL_HOURS, type RetentionDeps, RetentionSweep } from "./retention.js";
 
@@ -17,7 +18,14 @@ async function setUp(config: { fileRetentionHours: number; uploadTtlHours: numbe
   const store = new MemoryStore();
   const start = Date.now();
   const clock = { at: start, now: () => new Date(clock.at) };
-  const deps = { blobs, store, clock, config, logger: pino({ level: "silent" }) } as unknown as RetentionDeps;
+  const deps: RetentionDeps = {
+    blobs,
+    store,
+    clock,
+    scheduler: systemScheduler,
+    config,
+    logger: pino({ level: "silent" }),
+  };
   const owner = { organizationId: "org_1", environment: "live" as const };
   /** Bytes, and a record expiring `expiresInHours` from now unless that is null (orphan bytes). */
   const upload = async (id: string, expiresInHours: number | null) => {

@@ -13,7 +13,6 @@ import {
   InvalidRequestError,
   RateLimitError,
   RefvidError,
-  TooManyStreamsError,
   UnsupportedMediaTypeError,
 } from "@refvid/core";
 import { isConnectionLost } from "@refvid/store";
@@ -97,6 +96,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 }
 
 function sendDomainError(res: Response, err: RefvidError, requestId: string | undefined) {
+  if (err.retryAfterSeconds !== undefined) res.setHeader("Retry-After", String(err.retryAfterSeconds));
   if (err instanceof ConcurrencyLimitError) {
     // Exactly the interface's body: error.code is a string and there is no `type`.
     res.setHeader("Retry-After", "1");
@@ -111,12 +111,10 @@ function sendDomainError(res: Response, err: RefvidError, requestId: string | un
     });
   }
   if (err instanceof RateLimitError) {
-    res.setHeader("Retry-After", String(err.retryAfterSeconds));
     return res.status(429).json({ error: "rate_limit_exceeded", message: err.message });
   }
   if (err instanceof HttpError)
     for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-  if (err instanceof TooManyStreamsError) res.setHeader("Retry-After", String(err.retryAfterSeconds));
   const body: Record<string, unknown> = { type: err.type, code: err.status, message: err.message };
   if (err instanceof InvalidRequestError) body.fields = firstPerField(err.fields);
   if (err instanceof InsufficientBalanceError) {

@@ -6,7 +6,7 @@
  */
 import { copyFile, mkdir, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { type Clock, systemClock } from "../clock.js";
+import { type CancelTimer, type Scheduler, systemScheduler } from "../clock.js";
 import { ffmpeg, probeDuration } from "../media/ffmpeg.js";
 import {
   type Provider,
@@ -23,18 +23,18 @@ export class SimulatedProvider implements Provider {
   readonly usesReferences = false;
   private readonly made = new Map<string, Promise<{ path: string; durationSeconds: number }>>();
 
-  private readonly clock: Clock;
+  private readonly scheduler: Scheduler;
 
-  /** `clock` times the progress reports; the system clock by default. */
-  constructor(private readonly options: { latencyMs: number; cacheDir: string; clock?: Clock }) {
-    this.clock = options.clock ?? systemClock;
+  /** `scheduler` times the wait and its progress reports; the system's by default. */
+  constructor(private readonly options: { latencyMs: number; cacheDir: string; scheduler?: Scheduler }) {
+    this.scheduler = options.scheduler ?? systemScheduler;
   }
 
   async run(job: ProviderJob, { signal, onProgress }: ProviderContext): Promise<ProviderResult> {
     const prompt = job.request.prompt;
     const delay = /\[simulate:delay=(\d{1,9})\]/.exec(prompt);
     const latencyMs = delay ? Number(delay[1]) : this.options.latencyMs;
-    await wait(latencyMs, signal, onProgress, this.clock);
+    await wait(latencyMs, signal, onProgress, this.scheduler);
     if (prompt.includes("[simulate:fail]"))
       throw new ProviderError("The simulated provider was told to fail ([simulate:fail]).");
     const seconds = job.request.duration === "auto" ? AUTO_SECONDS : job.request.duration;
@@ -70,30 +70,36 @@ export class SimulatedProvider implements Provider {
   }
 }
 
-/** Waits `ms`, reporting progress about ten times, and stops at once when aborted. */
+/**
+ * Waits `ms` on the scheduler in ten steps (one when short), reporting each step's fraction as
+ * progress, and stops at once when aborted.
+ */
 function wait(
   ms: number,
   signal: AbortSignal,
   onProgress: (fraction: number) => void,
-  clock: Clock,
+  scheduler: Scheduler,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
-    const started = clock.now().getTime();
-    const elapsed = () => clock.now().getTime() - started;
-    const tick =
-      ms > 200 ? setInterval(() => onProgress(Math.min(0.99, elapsed() / ms)), ms / 10) : undefined;
-    const done = setTimeout(finish, ms);
-    function finish() {
-      clearInterval(tick);
-      signal.removeEventListener("abort", abort);
-      resolve();
-    }
-    function abort() {
-      clearTimeout(done);
-      clearInterval(tick);
+    const steps = ms > 200 ? 10 : 1;
+    let step = 0;
+    let cancel: CancelTimer = () => {};
+    const abort = () => {
+      cancel();
       reject(signal.reason);
-    }
+    };
+    const next = () => {
+      step += 1;
+      if (step === steps) {
+        signal.removeEventListener("abort", abort);
+        resolve();
+        return;
+      }
+      onProgress(step / steps);
+      cancel = scheduler.setTimeout(next, ms / steps);
+    };
     signal.addEventListener("abort", abort, { once: true });
+    cancel = scheduler.setTimeout(next, ms / steps);
   });
 }

@@ -6,6 +6,7 @@ import type { Run, SubmitRunRequest } from "@refvid/api-types";
 import {
   ConcurrencyLimitError,
   checkModelRules,
+  type EarlierRequestDecision,
   hashRequest,
   IDEMPOTENCY_TTL_MS,
   IdempotencyKeyReusedError,
@@ -20,7 +21,7 @@ import {
   scopedIdempotencyKey,
   UnauthorizedError,
 } from "@refvid/core";
-import { type NewRun, queuedRun } from "@refvid/store";
+import { type IdempotencyRequest, type NewRun, queuedRun } from "@refvid/store";
 import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
 import { newRunId } from "../ids.js";
@@ -34,9 +35,11 @@ export type SubmitBody = SubmitRunRequest;
 
 export type SubmitOutcome =
   | { kind: "admitted"; run: Run; concurrencyRemaining: number }
-  | { kind: "replay"; status: number; body: unknown; runId: string }
-  /** A sync submit with this key was admitted earlier and its run has not ended: wait on it. */
-  | { kind: "pending"; runId: string };
+  /**
+   * The Idempotency-Key was used before: `replay` answers with the stored response; `pending` (a sync
+   * submit admitted earlier whose run has not ended) waits on that run.
+   */
+  | Exclude<EarlierRequestDecision, { kind: "mismatch" }>;
 
 export async function submitRun(
   deps: AppDeps,
@@ -82,29 +85,24 @@ export async function submitRun(
     reserved: price.amount,
     createdAt: now,
   };
-  const result = await deps.store.admitRun({
-    run,
-    ...(scopedKey
-      ? {
-          idempotency: {
-            key: scopedKey,
-            requestHash: hashRequest(slug, body),
-            expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-            // An async submit's answer is the run as admitted: stored with the admission, so a retry
-            // replays it even if this process dies before answering. A sync submit's is its end.
-            ...(body.sync
-              ? {}
-              : {
-                  response: {
-                    status: 201,
-                    body: toApiRun(queuedRun(run, caller.apiKey.environment), deps.signer, now),
-                  },
-                }),
-          },
-        }
-      : {}),
-    now,
-  });
+  const idempotency: IdempotencyRequest | undefined = scopedKey
+    ? {
+        key: scopedKey,
+        requestHash: hashRequest(slug, body),
+        expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+        // An async submit's answer is the run as admitted: stored with the admission, so a retry
+        // replays it even if this process dies before answering. A sync submit's is its end.
+        ...(body.sync
+          ? {}
+          : {
+              response: {
+                status: 201,
+                body: toApiRun(queuedRun(run, caller.apiKey.environment), deps.signer, now),
+              },
+            }),
+      }
+    : undefined;
+  const result = await deps.store.admitRun({ run, idempotency, now });
   switch (result.kind) {
     case "admitted":
       deps.metrics.runAdmitted(slug);
@@ -121,17 +119,9 @@ export async function submitRun(
     }
     case "api_key_gone":
       throw new UnauthorizedError("This API key was revoked.");
-    case "idempotency": {
-      const earlier = result.decision;
-      switch (earlier.kind) {
-        case "replay":
-          return { kind: "replay", status: earlier.status, body: earlier.body, runId: earlier.runId };
-        case "pending":
-          return { kind: "pending", runId: earlier.runId };
-        case "mismatch":
-          throw new IdempotencyKeyReusedError();
-      }
-    }
+    case "idempotency":
+      if (result.decision.kind === "mismatch") throw new IdempotencyKeyReusedError();
+      return result.decision;
   }
 }
 

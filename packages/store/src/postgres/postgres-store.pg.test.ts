@@ -18,8 +18,8 @@ describeStoreContract("PostgresStore on a Postgres server", () => databases.stor
 describe("notifications across connections", () => {
   it("tells a listener on another connection about queued and ended runs, only after commit", async () => {
     const url = await databases.create();
-    const listening = new PostgresStore(pgDatabase(new pg.Pool({ connectionString: url, max: 2 })));
-    const writing = new PostgresStore(pgDatabase(new pg.Pool({ connectionString: url, max: 2 })));
+    const listening = databases.storeAt(url);
+    const writing = databases.storeAt(url);
     const heard: StoreEvent[] = [];
     const unsubscribe = await listening.subscribe((event) => heard.push(event));
     try {
@@ -38,8 +38,6 @@ describe("notifications across connections", () => {
       expect(heard.slice(count)).toEqual([{ kind: "ended", runId: run.id }]);
     } finally {
       await unsubscribe();
-      await listening.close();
-      await writing.close();
     }
   });
 });
@@ -47,8 +45,8 @@ describe("notifications across connections", () => {
 describe("a store's own events", () => {
   it("are heard once: its own NOTIFY echo is ignored, other processes' are heard", async () => {
     const url = await databases.create();
-    const store = new PostgresStore(pgDatabase(new pg.Pool({ connectionString: url, max: 2 })));
-    const other = new PostgresStore(pgDatabase(new pg.Pool({ connectionString: url, max: 2 })));
+    const store = databases.storeAt(url);
+    const other = databases.storeAt(url);
     const heard: StoreEvent[] = [];
     const unsubscribe = await store.subscribe((event) => heard.push(event));
     try {
@@ -74,8 +72,6 @@ describe("a store's own events", () => {
       ]);
     } finally {
       await unsubscribe();
-      await store.close();
-      await other.close();
     }
   });
 });

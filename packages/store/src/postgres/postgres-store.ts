@@ -11,6 +11,7 @@
  * store's `origin`; the echo of its own NOTIFY is ignored, so each event is heard once.
  */
 import { randomBytes } from "node:crypto";
+import { isConnectionLost } from "../connection-lost.js";
 import { StoreEventHub } from "../store-events.js";
 import type * as T from "../types.js";
 import { BatchedStatements } from "./batched.js";
@@ -74,7 +75,7 @@ export class PostgresStore implements T.Store {
       return result;
     } catch (err) {
       // The commit may have gone through unanswered: listeners look at the run and find out.
-      if ((err as Partial<T.StoreConnectionLost>).committed === "unknown") {
+      if (isConnectionLost(err) && err.committed === "unknown") {
         this.events.emit({ kind: "ended", runId: input.runId });
       }
       throw err;

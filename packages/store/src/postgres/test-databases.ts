@@ -17,6 +17,8 @@ export interface TestDatabases {
   create(): Promise<string>;
   /** A PostgresStore on a new database. */
   store(): Promise<PostgresStore>;
+  /** Another PostgresStore on the database at `url`, as another process would open it. */
+  storeAt(url: string, options?: { max?: number }): PostgresStore;
   /** Closes every store handed out and drops every database made. */
   cleanup(): Promise<void>;
   destroy(): Promise<void>;
@@ -45,6 +47,11 @@ export async function testDatabases(serverUrl = TEST_SERVER_URL): Promise<TestDa
     made.push(name);
     return withDatabase(serverUrl, name);
   };
+  const storeAt = (url: string, max: number) => {
+    const store = new PostgresStore(pgDatabase(new pg.Pool({ connectionString: url, max })));
+    stores.push(store);
+    return store;
+  };
   const cleanup = async () => {
     await Promise.all(stores.splice(0).map((s) => s.close().catch(() => {})));
     for (const name of made.splice(0)) await admin.query(`drop database if exists ${name} with (force)`);
@@ -52,10 +59,9 @@ export async function testDatabases(serverUrl = TEST_SERVER_URL): Promise<TestDa
   return {
     create,
     async store() {
-      const store = new PostgresStore(pgDatabase(new pg.Pool({ connectionString: await create(), max: 8 })));
-      stores.push(store);
-      return store;
+      return storeAt(await create(), 8);
     },
+    storeAt: (url, options = {}) => storeAt(url, options.max ?? 2),
     cleanup,
     async destroy() {
       await cleanup();
