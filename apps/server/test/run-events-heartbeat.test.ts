@@ -12,7 +12,8 @@ describe("a quiet event stream", () => {
     const tenant = await t.tenant();
     const run = (
       await tenant.call("POST", "/v1/run/lab-d/model-d/reference-to-video", {
-        input: { prompt: "quiet [simulate:delay=60000]", image_urls: ["https://example.com/a.png"] },
+        // Ten minutes on the manual clock: the simulated provider's first progress is at one minute.
+        input: { prompt: "quiet [simulate:delay=600000]", image_urls: ["https://example.com/a.png"] },
       })
     ).body;
     let opened: () => void = () => {};
