@@ -20,15 +20,10 @@ import { RouteNotFoundError, WorkerOnlyError } from "./http/http-errors.js";
 import { validatePreviewBody } from "./http/preview-validator.js";
 import { readJsonBody } from "./http/request-body.js";
 import { requestLog } from "./http/request-log.js";
-import { accountRouter } from "./http/routes/account.js";
-import { adminRouter } from "./http/routes/admin.js";
+import { apiRouter } from "./http/routes/api.js";
 import { filesRouter } from "./http/routes/files.js";
 import { metricsRoute } from "./http/routes/metrics.js";
-import { modelsRouter } from "./http/routes/models.js";
-import { pricingRouter } from "./http/routes/pricing.js";
-import { runsRouter } from "./http/routes/runs.js";
-import { uploadRoute, uploadsRouter } from "./http/routes/uploads.js";
-import { webhooksRouter } from "./http/routes/webhooks.js";
+import { uploadRoute } from "./http/routes/uploads.js";
 import { refuseUnstorableText } from "./http/text-guard.js";
 import { cacheValidatorRouteLookup } from "./http/validator-route-cache.js";
 import { httpMetrics } from "./metrics/http-metrics.js";
@@ -128,14 +123,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
       ignorePaths: /^\/(healthz|readyz|metrics|docs)/,
     }),
   );
-  // The run API first: polls and submits are most of the traffic, and Express tries routes in order.
-  app.use(runsRouter(deps, shutdown));
-  app.use(accountRouter(deps));
-  app.use(pricingRouter());
-  app.use(modelsRouter());
-  app.use(webhooksRouter(deps));
-  app.use(uploadsRouter(deps));
-  app.use(adminRouter(deps));
+  app.use(apiRouter(deps, shutdown));
   app.use((req, _res, next) => next(new RouteNotFoundError(req.method, req.path)));
   app.use(errorHandler(deps.logger));
   return app;

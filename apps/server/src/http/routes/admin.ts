@@ -1,14 +1,13 @@
 /** The admin API. Authenticated by `authenticateAdmin`. */
 import type { UsageGroupBy } from "@refvid/store";
-import { type Request, Router } from "express";
+import type { Request, Router } from "express";
 import type { AppDeps } from "../../deps.js";
 import * as admin from "../../services/admin.js";
 import { listApiKeys, listOrganizations, listTopUps, type PageQuery } from "../../services/admin-lists.js";
 import { adminSearchRuns } from "../../services/admin-runs.js";
 import { getUsage } from "../../services/admin-usage.js";
 
-export function adminRouter(deps: AppDeps): Router {
-  const router = Router();
+export function adminRoutes(router: Router, deps: AppDeps): void {
   router.get("/admin/v1/organizations", async (req, res) => {
     res.json(await listOrganizations(deps, { ...pageQuery(req), name: queryText(req, "name") }));
   });
@@ -55,7 +54,6 @@ export function adminRouter(deps: AppDeps): Router {
   router.post("/admin/v1/runs/search", async (req, res) => {
     res.json(await adminSearchRuns(deps, req.body ?? {}));
   });
-  return router;
 }
 
 /**

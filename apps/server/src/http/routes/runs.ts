@@ -1,7 +1,7 @@
 /** Routes of the run API (interface, "Endpoints"): submit, poll, event stream, cancel, search. */
 import type { SearchRunsRequest, SubmitRunRequest } from "@refvid/api-types";
 import { isModelSlug } from "@refvid/core";
-import { type Request, type Response, Router } from "express";
+import type { Request, Response, Router } from "express";
 import type { AppDeps } from "../../deps.js";
 import { cancelRun } from "../../services/cancel-run.js";
 import { getRun } from "../../services/get-run.js";
@@ -13,8 +13,7 @@ import { RunEndWaits } from "../../services/wait-for-run.js";
 import { callerOf } from "../auth.js";
 
 /** `shutdown` aborts sync waits when the server stops. */
-export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
-  const router = Router();
+export function runsRoutes(router: Router, deps: AppDeps, shutdown: AbortSignal): void {
   const streamSlots = new StreamSlots(deps.config.maxStreamsPerKey);
   const waits = new RunEndWaits(deps, shutdown);
 
@@ -80,8 +79,6 @@ export function runsRouter(deps: AppDeps, shutdown: AbortSignal): Router {
   router.post("/v1/runs/search", async (req, res) => {
     res.status(201).json(await searchRuns(deps, callerOf(res), (req.body ?? {}) as SearchRunsRequest));
   });
-
-  return router;
 }
 
 function setRunHeaders(res: Response, runId: string) {

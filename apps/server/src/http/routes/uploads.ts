@@ -10,7 +10,7 @@
  * read closes the connection.
  */
 import { NotFoundError, RefvidError } from "@refvid/core";
-import { type NextFunction, type Request, type RequestHandler, type Response, Router } from "express";
+import type { NextFunction, Request, RequestHandler, Response, Router } from "express";
 import type { AppDeps } from "../../deps.js";
 import { uploadProblem } from "../../files/upload-urls.js";
 import { formatBytes, MAX_UPLOAD_BYTES } from "../../media/limits.js";
@@ -83,8 +83,7 @@ function drainThenClose(req: Request): void {
 }
 
 /** The upload's own routes: read it back, delete it. */
-export function uploadsRouter(deps: AppDeps): Router {
-  const router = Router();
+export function uploadsRoutes(router: Router, deps: AppDeps): void {
   const owned = (res: Response, id: string) => {
     const { apiKey } = callerOf(res);
     return { organizationId: apiKey.organizationId, environment: apiKey.environment, id };
@@ -117,5 +116,4 @@ export function uploadsRouter(deps: AppDeps): Router {
     });
     res.json({ file_id: id, deleted: true });
   });
-  return router;
 }

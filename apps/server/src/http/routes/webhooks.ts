@@ -1,5 +1,5 @@
 /** Routes of the webhook API: the signing secret and its rotation, the delivery log, redelivery. */
-import { type Request, Router } from "express";
+import type { Request, Router } from "express";
 import type { AppDeps } from "../../deps.js";
 import {
   type DeliveryQuery,
@@ -10,9 +10,7 @@ import {
 import { rotateWebhookSecret, webhookSecret } from "../../services/webhook-secret.js";
 import { callerOf } from "../auth.js";
 
-export function webhooksRouter(deps: AppDeps): Router {
-  const router = Router();
-
+export function webhooksRoutes(router: Router, deps: AppDeps): void {
   router.get("/v1/webhooks/secret", async (_req, res) => {
     res.json(await webhookSecret(deps, callerOf(res)));
   });
@@ -32,8 +30,6 @@ export function webhooksRouter(deps: AppDeps): Router {
   router.post("/v1/webhooks/deliveries/:delivery_id/redeliver", async (req, res) => {
     res.status(202).json(await redeliver(deps, callerOf(res), req.params.delivery_id));
   });
-
-  return router;
 }
 
 /** The listing's query, checked against the spec (and `limit` made a number) by the OpenAPI validator. */
