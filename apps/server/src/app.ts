@@ -108,7 +108,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   app.post("/v1/files", uploadRoute(deps));
   app.use(["/v1", "/admin/v1"], readJsonBody(), refuseUnstorableText());
   // Before the OpenAPI validator, which would stop at the first problem of a discriminated body.
-  app.post("/v1/pricing/preview", validatePreviewBody());
+  app.post("/v1/pricing/preview", validatePreviewBody(deps));
   cacheValidatorRouteLookup();
   app.use(
     OpenApiValidator.middleware({

@@ -4,7 +4,7 @@
  * naming the variable.
  */
 import { join } from "node:path";
-import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
+import { type BuiltInModelSlug, MODEL_SLUGS } from "@refvid/core";
 import { z } from "zod";
 import { MAX_UPLOAD_TTL_HOURS } from "./files/retention.js";
 import { parseS3Url, type S3Location } from "./files/s3-location.js";
@@ -24,7 +24,9 @@ export interface Config {
   /** REFVID_METRICS_TOKEN: `GET /metrics` asks for it as a bearer token; open when null. */
   metricsToken: string | null;
   publicUrl: string;
-  providers: Record<ModelSlug, ProviderName>;
+  providers: Record<BuiltInModelSlug, ProviderName>;
+  /** REFVID_PROVIDER's provider for models it does not name (catalog models without routes). */
+  defaultProvider: ProviderName;
   /** REFVID_PROVIDERS_FILE, read and checked: vendors and per-model routes (models without one keep `providers`). */
   routing: Routing | null;
   /** How often a vendor job's status is polled. */
@@ -164,6 +166,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: e.REFVID_METRICS_TOKEN ?? null,
     publicUrl: (e.REFVID_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     providers: parseProviders(e.REFVID_PROVIDER),
+    defaultProvider: e.REFVID_PROVIDER.includes("=") ? "simulated" : (e.REFVID_PROVIDER as ProviderName),
     routing: e.REFVID_PROVIDERS_FILE ? readRouting(e.REFVID_PROVIDERS_FILE, env) : null,
     upstreamPollMs: e.REFVID_UPSTREAM_POLL_MS,
     simulatedLatencyMs: e.REFVID_SIMULATED_LATENCY_MS,
@@ -260,17 +263,20 @@ function parseStore(text: string): StoreConfig {
 }
 
 /** `simulated` for every model, or `slug=provider,slug=provider` with the rest `simulated`. */
-function parseProviders(text: string): Record<ModelSlug, ProviderName> {
+function parseProviders(text: string): Record<BuiltInModelSlug, ProviderName> {
   const isProvider = (name: string): name is ProviderName => (PROVIDERS as readonly string[]).includes(name);
   const bad = (why: string) => new ConfigError(`REFVID_PROVIDER: ${why}`);
   const providers = PROVIDERS.join(", ");
   if (!text.includes("=")) {
     if (!isProvider(text))
       throw bad(`unknown provider "${text}" (providers: ${providers}; or slug=provider pairs)`);
-    return Object.fromEntries(MODEL_SLUGS.map((slug) => [slug, text])) as Record<ModelSlug, ProviderName>;
+    return Object.fromEntries(MODEL_SLUGS.map((slug) => [slug, text])) as Record<
+      BuiltInModelSlug,
+      ProviderName
+    >;
   }
   const map = Object.fromEntries(MODEL_SLUGS.map((slug) => [slug, "simulated"])) as Record<
-    ModelSlug,
+    BuiltInModelSlug,
     ProviderName
   >;
   for (const pair of text.split(",")) {
@@ -278,7 +284,7 @@ function parseProviders(text: string): Record<ModelSlug, ProviderName> {
     if (!(MODEL_SLUGS as string[]).includes(slug))
       throw bad(`unknown model "${slug}" (models: ${MODEL_SLUGS.join(", ")})`);
     if (!isProvider(name)) throw bad(`unknown provider "${name}" for ${slug} (providers: ${providers})`);
-    map[slug as ModelSlug] = name;
+    map[slug as BuiltInModelSlug] = name;
   }
   return map;
 }

@@ -5,13 +5,13 @@
 import type { Store } from "@refvid/store";
 import type { Logger } from "pino";
 import type { KeyCache } from "./auth/key-cache.js";
+import type { ServedCatalog } from "./catalog/served-catalog.js";
 import type { Clock, Scheduler } from "./clock.js";
 import type { Config } from "./config.js";
 import type { RunEvents } from "./events/run-events.js";
 import type { BlobStore } from "./files/blob-store.js";
 import type { FileUrlSigner } from "./files/signed-urls.js";
 import type { Metrics } from "./metrics/metrics.js";
-import type { Routes } from "./providers/registry.js";
 import type { Provider } from "./providers/types.js";
 
 export interface AppDeps {
@@ -25,8 +25,8 @@ export interface AppDeps {
   logger: Logger;
   blobs: BlobStore;
   signer: FileUrlSigner;
-  /** Per model, the providers that serve it, in order: the later ones are fallbacks. */
-  routes: Routes;
+  /** The models served, with the providers that serve each, in order (the later ones fallbacks). */
+  catalog: ServedCatalog;
   /** Where runs of test keys go instead of a model vendor: the simulated provider. */
   sandbox: Provider;
   /** The store's run events, as this process hears them (close them before the store). */

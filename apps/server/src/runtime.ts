@@ -8,11 +8,12 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
-import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
+import { MODELS, type ModelSlug } from "@refvid/core";
 import type { Store } from "@refvid/store";
 import pino, { type Logger } from "pino";
 import { createApp } from "./app.js";
 import { KeyCache } from "./auth/key-cache.js";
+import { CatalogVersion, ServedCatalog } from "./catalog/served-catalog.js";
 import { type Clock, type Scheduler, systemClock, systemScheduler } from "./clock.js";
 import type { Config } from "./config.js";
 import type { AppDeps } from "./deps.js";
@@ -70,15 +71,20 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
     cacheDir: join(dataDir, "cache"),
     scheduler,
   });
+  const models = Object.values(MODELS);
   const routes = buildRoutes(
+    models.map((model) => model.slug),
     config,
     { scheduler, clock, logger, simulated, preview: new PreviewProvider() },
     options.providers,
   );
+  const catalog = new ServedCatalog(
+    new CatalogVersion(models.map((model) => ({ model, routes: routes[model.slug] ?? [], builtIn: true }))),
+  );
   const metrics = new Metrics({
-    models: MODEL_SLUGS,
+    models: catalog.current.catalog.slugs,
     // Every route's provider, and the sandbox that test runs go to.
-    providers: ["simulated", ...MODEL_SLUGS.flatMap((slug) => routes[slug].map((route) => route.name))],
+    providers: ["simulated", ...catalog.providerNames()],
   });
   const { blobs, presign } = openBlobStore(config, clock);
   const store = countRunEnds(options.store ?? (await openStore(config.store)), metrics);
@@ -96,7 +102,7 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
     logger,
     blobs,
     signer: new FileUrlSigner(signingSecret, config.publicUrl, config.fileUrlTtlSeconds, presign),
-    routes,
+    catalog,
     sandbox: simulated,
     events,
     metrics,

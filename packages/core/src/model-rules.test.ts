@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type ModelInput, type ModelSlug, normalizeInput } from "./catalog.js";
+import { MODELS, type ModelInput, type BuiltInModelSlug as ModelSlug, normalizeInput } from "./catalog.js";
 import { checkModelRules } from "./model-rules.js";
 
 const A = "lab-a/model-a/reference-to-video";
@@ -100,13 +100,16 @@ const cases: [string, ModelSlug, ModelInput, string[]][] = [
 
 describe("checkModelRules", () => {
   it.each(cases)("%s", (_name, slug, input, want) => {
-    const problems = checkModelRules(normalizeInput(slug, input));
+    const problems = checkModelRules(MODELS[slug], normalizeInput(slug, input));
     expect(problems.map((p) => `${p.field} ${p.rule}`)).toEqual(want);
     for (const p of problems) expect(p.message.length).toBeGreaterThan(10);
   });
 
   it("names the counts in a citation problem", () => {
-    const [problem] = checkModelRules(normalizeInput(A, { prompt: "@Video2", video_urls: urls(1, "mp4") }));
+    const [problem] = checkModelRules(
+      MODELS[A],
+      normalizeInput(A, { prompt: "@Video2", video_urls: urls(1, "mp4") }),
+    );
     expect(problem?.message).toBe("@Video2 cites video 2 but video_urls has 1");
   });
 });

@@ -3,7 +3,7 @@
  * fields, audio never the only reference, and prompt citations naming references that exist.
  * Rules that need the downloaded files (formats, sizes, durations) run in the worker's preflight.
  */
-import { MODELS, type ModelDefinition, type NormalizedRequest, type ReferenceKind } from "./catalog.js";
+import type { ModelDefinition, NormalizedRequest, ReferenceKind } from "./catalog.js";
 
 /** One problem with one field; `field` is a dotted path from the request root. */
 export interface FieldProblem {
@@ -16,8 +16,11 @@ const CITATION = /@(Image|Video|Audio)(\d+)/g;
 const KIND_OF: Record<string, ReferenceKind> = { Image: "image", Video: "video", Audio: "audio" };
 
 /** Every cross-field problem of a schema-valid request; empty when it may be admitted. */
-export function checkModelRules(request: NormalizedRequest, fieldPrefix = "body.input"): FieldProblem[] {
-  const model = MODELS[request.slug];
+export function checkModelRules(
+  model: ModelDefinition,
+  request: NormalizedRequest,
+  fieldPrefix = "body.input",
+): FieldProblem[] {
   const counts = {
     image: request.references.image.length,
     video: request.references.video.length,

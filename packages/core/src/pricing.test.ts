@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { type ModelInput, type ModelSlug, normalizeInput } from "./catalog.js";
+import { MODELS, type ModelInput, type BuiltInModelSlug as ModelSlug, normalizeInput } from "./catalog.js";
 import { formatUsd } from "./money.js";
-import { chargeFor, priceRequest } from "./pricing.js";
+import { chargeFor, priceOf } from "./pricing.js";
 
 const A = "lab-a/model-a/reference-to-video";
 const B = "lab-b/model-b/reference-to-video";
@@ -98,7 +98,7 @@ const cases: [string, ModelSlug, ModelInput, string, number, string][] = [
 
 describe("priceRequest", () => {
   it.each(cases)("%s", (_name, slug, input, unit, seconds, amount) => {
-    const price = priceRequest(normalizeInput(slug, input));
+    const price = priceOf(MODELS[slug], normalizeInput(slug, input));
     expect(formatUsd(price.unitPrice)).toBe(unit);
     expect(price.billableSeconds).toBe(seconds);
     expect(formatUsd(price.amount)).toBe(amount);
@@ -106,7 +106,7 @@ describe("priceRequest", () => {
 });
 
 describe("chargeFor", () => {
-  const price = priceRequest(normalizeInput(A, { prompt: "p", resolution: "720p" })); // auto: 30 s reserved
+  const price = priceOf(MODELS[A], normalizeInput(A, { prompt: "p", resolution: "720p" })); // auto: 30 s reserved
   it.each([
     ["a whole length", 12, 12],
     ["a fraction, rounded up", 12.4, 13],

@@ -6,7 +6,7 @@
  */
 
 import type { Readable } from "node:stream";
-import { type Environment, MODELS, type ModelInput, type ModelSlug } from "@refvid/core";
+import type { Environment, ModelDefinition } from "@refvid/core";
 import type { Store, UploadRecord } from "@refvid/store";
 import type { Clock } from "../clock.js";
 import type { BlobStore } from "./blob-store.js";
@@ -68,10 +68,14 @@ export function uploadProblem(upload: UploadRecord | null, now: Date): string | 
  * The input a model vendor is sent: upload URLs (which need the owner's API key) become signed
  * URLs the vendor can fetch, valid for the file URL TTL.
  */
-export function vendorReadableInput(deps: UploadSignDeps, slug: ModelSlug, input: ModelInput): ModelInput {
+export function vendorReadableInput(
+  deps: UploadSignDeps,
+  model: Pick<ModelDefinition, "referenceFields">,
+  input: Record<string, unknown>,
+): Record<string, unknown> {
   const now = deps.clock.now();
-  const copy: Record<string, unknown> = { ...(input as Record<string, unknown>) };
-  for (const field of Object.values(MODELS[slug].referenceFields)) {
+  const copy: Record<string, unknown> = { ...input };
+  for (const field of Object.values(model.referenceFields)) {
     const value = copy[field];
     if (!Array.isArray(value)) continue;
     copy[field] = value.map((url) => {
@@ -79,7 +83,7 @@ export function vendorReadableInput(deps: UploadSignDeps, slug: ModelSlug, input
       return id ? deps.signer.url(id, now) : url;
     });
   }
-  return copy as ModelInput;
+  return copy;
 }
 
 /**

@@ -5,13 +5,14 @@
  * one operation is checked here, with the same schemas from the same bundled document.
  */
 import { loadOpenapiDocument } from "@refvid/api-types/document";
-import { InvalidRequestError, isModelSlug, MODEL_SLUGS, MODELS } from "@refvid/core";
+import { InvalidRequestError, MODEL_SLUGS, MODELS } from "@refvid/core";
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import type { RequestHandler } from "express";
+import type { AppDeps } from "../deps.js";
 import { toFieldProblem } from "./validation-errors.js";
 
-export function validatePreviewBody(): RequestHandler {
+export function validatePreviewBody(deps: Pick<AppDeps, "catalog">): RequestHandler {
   const ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: false });
   (addFormats as unknown as (a: Ajv2020) => void)(ajv);
   ajv.addSchema({ ...loadOpenapiDocument(), $id: "refvid" });
@@ -31,12 +32,14 @@ export function validatePreviewBody(): RequestHandler {
       );
     }
     const endpoint = (body as { endpoint?: unknown }).endpoint;
-    if (typeof endpoint !== "string" || !isModelSlug(endpoint)) {
+    const catalog = deps.catalog.current;
+    if (typeof endpoint !== "string" || !catalog.find(endpoint)) {
       return next(
         new InvalidRequestError([
           {
             field: "body.endpoint",
-            message: endpoint === undefined ? "is required" : `must be one of ${MODEL_SLUGS.join(", ")}`,
+            message:
+              endpoint === undefined ? "is required" : `must be one of ${catalog.catalog.slugs.join(", ")}`,
             rule: endpoint === undefined ? "required" : "enum",
           },
         ]),
@@ -44,9 +47,7 @@ export function validatePreviewBody(): RequestHandler {
     }
     const validate = validators.get(endpoint) as ValidateFunction;
     if (validate(body)) return next();
-    const problems = (validate.errors ?? []).map((error) =>
-      toFieldProblem(toValidatorItem(error), MODELS[endpoint].slug),
-    );
+    const problems = (validate.errors ?? []).map((error) => toFieldProblem(toValidatorItem(error), endpoint));
     next(new InvalidRequestError(problems));
   };
 }

@@ -2,7 +2,7 @@
  * express-openapi-validator's errors in the API's terms: each becomes a FieldProblem named by its
  * dotted path (`body.input.image_urls[2]`) with a message a person can act on.
  */
-import { type FieldProblem, InvalidRequestError, isModelSlug, MODELS, type ModelSlug } from "@refvid/core";
+import { type FieldProblem, InvalidRequestError, isBuiltInModelSlug, MODELS } from "@refvid/core";
 
 export interface ValidatorItem {
   path?: string;
@@ -20,13 +20,12 @@ export function validatorErrorToInvalidRequest(
 }
 
 /** The model a submit path names, for messages that depend on it. */
-function modelOfRequest(path: string): ModelSlug | undefined {
-  const slug = /^\/v1\/run\/([^/]+\/[^/]+\/[^/]+)$/.exec(path)?.[1];
-  return slug && isModelSlug(slug) ? slug : undefined;
+function modelOfRequest(path: string): string | undefined {
+  return /^\/v1\/run\/([^/]+\/[^/]+\/[^/]+)$/.exec(path)?.[1];
 }
 
 /** `/body/input/image_urls/2` -> `body.input.image_urls[2]`, naming the property a rule is about. */
-export function toFieldProblem(item: ValidatorItem, slug?: ModelSlug): FieldProblem {
+export function toFieldProblem(item: ValidatorItem, slug?: string): FieldProblem {
   const message = item.message ?? "is invalid";
   const rule = (item.errorCode ?? "").replace(/\.openapi\.validation$/, "") || "schema";
   let path = item.path ?? "";
@@ -51,9 +50,9 @@ export function toFieldProblem(item: ValidatorItem, slug?: ModelSlug): FieldProb
   };
 }
 
-function humanize(message: string, field: string, slug: ModelSlug | undefined): string {
+function humanize(message: string, field: string, slug: string | undefined): string {
   if (message === "must NOT have additional properties") {
-    const imageField = slug ? MODELS[slug].referenceFields.image : undefined;
+    const imageField = slug && isBuiltInModelSlug(slug) ? MODELS[slug].referenceFields.image : undefined;
     return field.endsWith("input.image_url") && imageField
       ? `is not accepted; send ${imageField}: [url] instead`
       : "is not a field of this request";

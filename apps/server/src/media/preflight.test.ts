@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ModelInput, type ModelSlug, normalizeInput } from "@refvid/core";
+import { MODELS, type ModelInput, type BuiltInModelSlug as ModelSlug, normalizeInput } from "@refvid/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ffmpeg } from "./ffmpeg.js";
 import { InvalidReferenceMedia, preflight } from "./preflight.js";
@@ -90,7 +90,7 @@ const u = (...names: string[]) => names.map((n) => `${base}/${n}`);
 
 async function check(slug: ModelSlug, input: (urls: typeof u) => ModelInput) {
   const workDir = await mkdtemp(join(tmpdir(), "preflight-run-"));
-  return preflight(normalizeInput(slug, input(u)), {
+  return preflight(MODELS[slug], normalizeInput(slug, input(u)), {
     workDir,
     allowLocal: false,
     signal: new AbortController().signal,

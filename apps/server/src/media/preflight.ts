@@ -10,7 +10,7 @@ import { rename, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { MODELS, type NormalizedRequest, RunFailure } from "@refvid/core";
+import { type ModelDefinition, type NormalizedRequest, RunFailure } from "@refvid/core";
 import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
 import { probeDuration } from "./ffmpeg.js";
 import { DEFAULT_FORMATS, DEFAULT_MAX_BYTES, formatBytes, KINDS } from "./limits.js";
@@ -40,10 +40,10 @@ export interface PreflightOptions {
 }
 
 export async function preflight(
+  model: Pick<ModelDefinition, "media" | "referenceFields">,
   request: NormalizedRequest,
   options: PreflightOptions,
 ): Promise<LocalReference[]> {
-  const model = MODELS[request.slug];
   const found: LocalReference[] = [];
   for (const kind of KINDS) {
     const limits = model.media[kind];

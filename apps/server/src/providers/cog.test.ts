@@ -102,6 +102,7 @@ async function job(input: Record<string, unknown> = {}): Promise<ProviderJob> {
     input: full,
     workDir,
     references: [],
+    maxDurationSeconds: 30,
   };
 }
 

@@ -83,6 +83,7 @@ async function job(input: Record<string, unknown> = { duration: "2s" }): Promise
     input: full,
     workDir,
     references: [],
+    maxDurationSeconds: 30,
   };
 }
 

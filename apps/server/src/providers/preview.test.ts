@@ -3,7 +3,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type ModelInput, type ModelSlug, normalizeInput } from "@refvid/core";
+import { MODELS, type ModelInput, type BuiltInModelSlug as ModelSlug, normalizeInput } from "@refvid/core";
 import { beforeAll, describe, expect, it } from "vitest";
 import { FFPROBE, ffmpeg, probeDuration } from "../media/ffmpeg.js";
 import type { LocalReference } from "../media/local-reference.js";
@@ -212,6 +212,7 @@ describe("PreviewProvider renders what was asked", () => {
           input: {},
           workDir,
           references: references(),
+          maxDurationSeconds: MODELS[slug].maxDurationSeconds,
         },
         { signal: new AbortController().signal, onProgress: () => {} },
       );

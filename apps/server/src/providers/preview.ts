@@ -7,7 +7,6 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { MODELS } from "@refvid/core";
 import { ffmpeg, probeDuration, probeSize } from "../media/ffmpeg.js";
 import type { LocalReference } from "../media/local-reference.js";
 import { autoSeconds, outputSize } from "./preview-layout.js";
@@ -32,7 +31,7 @@ export class PreviewProvider implements Provider {
     const clips = visuals.filter((r) => r.kind === "video").map((r) => r.durationSeconds ?? 0);
     const seconds =
       request.duration === "auto"
-        ? autoSeconds(clips, visuals.length - clips.length, MODELS[request.slug].maxDurationSeconds)
+        ? autoSeconds(clips, visuals.length - clips.length, job.maxDurationSeconds)
         : request.duration;
     const audio = request.generateAudio ? references.find((r) => r.kind === "audio") : undefined;
 

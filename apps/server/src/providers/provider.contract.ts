@@ -5,7 +5,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ModelInput, type ModelSlug, normalizeInput } from "@refvid/core";
+import { type ModelInput, type BuiltInModelSlug as ModelSlug, normalizeInput } from "@refvid/core";
 import { describe, expect, it } from "vitest";
 import { probeDuration } from "../media/ffmpeg.js";
 import type { Provider, ProviderJob } from "./types.js";
@@ -16,6 +16,7 @@ const job = async (slug: ModelSlug, input: ModelInput): Promise<ProviderJob> => 
   input: input as Record<string, unknown>,
   workDir: await mkdtemp(join(tmpdir(), "provider-contract-")),
   references: [],
+  maxDurationSeconds: 30,
 });
 
 export function describeProviderContract(

@@ -3,7 +3,7 @@
  * it names the model, else today's shorthand (REFVID_PROVIDER: `simulated` or `preview`). Each route
  * of a vendor gets its own adapter, carrying that route's model, input and renames.
  */
-import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
+import type { ModelSlug } from "@refvid/core";
 import type { Logger } from "pino";
 import type { Clock, Scheduler } from "../clock.js";
 import { CogProvider } from "./cog.js";
@@ -30,8 +30,10 @@ export type Routes = Record<ModelSlug, ProviderRoute[]>;
 export interface RoutesConfig {
   /** REFVID_PROVIDERS_FILE, read and checked; null when none is given. */
   routing: Routing | null;
-  /** REFVID_PROVIDER: the provider of each model the routing file does not name. */
-  providers: Record<ModelSlug, "simulated" | "preview">;
+  /** REFVID_PROVIDER: the provider of each built-in model the routing file does not name. */
+  providers: Partial<Record<ModelSlug, "simulated" | "preview">>;
+  /** REFVID_PROVIDER: the provider of any other model without routes. */
+  defaultProvider: "simulated" | "preview";
   /** REFVID_ALLOW_LOCAL_URLS: vendors' output videos may be on loopback or private hosts. */
   allowLocalUrls: boolean;
   /** REFVID_UPSTREAM_POLL_MS: how often a vendor job's status is polled. */
@@ -46,14 +48,18 @@ export interface RegistryDeps {
   preview: PreviewProvider;
 }
 
-/** Each model's routes, in order; `overrides` (tests) replace a model's routes with one provider. */
+/**
+ * The routes of each of `slugs`, in order; `overrides` (tests) replace a model's routes with one
+ * provider.
+ */
 export function buildRoutes(
+  slugs: readonly ModelSlug[],
   config: RoutesConfig,
   deps: RegistryDeps,
   overrides: Partial<Record<ModelSlug, Provider>> = {},
 ): Routes {
-  const routes = {} as Routes;
-  for (const slug of MODEL_SLUGS) {
+  const routes: Routes = {};
+  for (const slug of slugs) {
     const override = overrides[slug];
     const fromFile = config.routing?.routes[slug];
     if (override) routes[slug] = [{ name: "override", provider: override, vendor: false }];
@@ -65,7 +71,7 @@ export function buildRoutes(
         ...(route.provider.maxConcurrency ? { maxConcurrency: route.provider.maxConcurrency } : {}),
       }));
     } else {
-      const name = config.providers[slug];
+      const name = config.providers[slug] ?? config.defaultProvider;
       routes[slug] = [{ name, provider: name === "preview" ? deps.preview : deps.simulated, vendor: false }];
     }
   }

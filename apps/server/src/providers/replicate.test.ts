@@ -74,7 +74,14 @@ async function job(input: Record<string, unknown> = { prompt: "a fox in the snow
     prompt: String(input.prompt ?? "p"),
     reference_image_urls: ["https://example.com/a.png"],
   });
-  return { runId: "run_replicate", request, input, workDir, references: [] } satisfies ProviderJob;
+  return {
+    runId: "run_replicate",
+    request,
+    input,
+    workDir,
+    references: [],
+    maxDurationSeconds: 15,
+  } satisfies ProviderJob;
 }
 
 function context(overrides: Partial<ProviderContext> = {}): ProviderContext & { progress: number[] } {

@@ -15,7 +15,7 @@
  *       - { provider: replicate, model: "<owner>/<name>" }
  */
 import { readFileSync } from "node:fs";
-import { isModelSlug, MODEL_SLUGS, type ModelSlug } from "@refvid/core";
+import { isBuiltInModelSlug, MODEL_SLUGS, type ModelSlug } from "@refvid/core";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 
@@ -156,7 +156,7 @@ export function parseRouting(raw: unknown, file: string, env: Record<string, str
   const routes: Routing["routes"] = {};
   const known = [...providers.keys()].join(", ") || "none";
   for (const [slug, list] of Object.entries(parsed.data.routes)) {
-    if (!isModelSlug(slug)) {
+    if (!isBuiltInModelSlug(slug)) {
       problems.push(`routes.${slug}: not a model (models: ${MODEL_SLUGS.join(", ")})`);
       continue;
     }

@@ -23,6 +23,7 @@ describe("SimulatedProvider directives", () => {
     input: {},
     workDir: await mkdtemp(join(tmpdir(), "simulated-")),
     references: [],
+    maxDurationSeconds: 30,
   });
 
   it("fails with a provider error on [simulate:fail]", async () => {

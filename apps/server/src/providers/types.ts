@@ -17,6 +17,8 @@ export interface ProviderJob {
   workDir: string;
   /** The references, downloaded and checked by the media preflight (empty unless `usesReferences`). */
   references: LocalReference[];
+  /** The model's longest video: what a `duration` of `auto` may reach. */
+  maxDurationSeconds: number;
 }
 
 export interface ProviderResult {

@@ -1,40 +1,41 @@
 /**
- * `GET /v1/models` and `GET /v1/models/{slug}`: each model's input schema (from the spec, every
- * `$ref` resolved), its limits (from core) and its price table (from core), built once at startup.
+ * `GET /v1/models` and `GET /v1/models/{slug}`: each model of the catalog in service with its input
+ * schema (a built-in model's from the spec, every `$ref` resolved), its limits and its price table,
+ * described once per catalog version.
  */
 import type { components } from "@refvid/api-types";
 import { loadOpenapiDocument } from "@refvid/api-types/document";
-import { formatUsd, isModelSlug, MODEL_SLUGS, MODELS, type ModelSlug, NotFoundError } from "@refvid/core";
+import { formatUsd } from "@refvid/core";
+import type { CatalogVersion, ServedModel } from "../catalog/served-catalog.js";
+import type { AppDeps } from "../deps.js";
 
 type Model = components["schemas"]["Model"];
 type ModelList = components["schemas"]["ModelList"];
 
-export interface ModelCatalog {
-  list(): ModelList;
-  /** The model with this slug; a 404 `model_not_found` for any other. */
-  get(slug: string): Model;
+const described = new WeakMap<CatalogVersion, ModelList>();
+
+/** Every model of the catalog in service. */
+export function listModels(deps: Pick<AppDeps, "catalog">): ModelList {
+  const version = deps.catalog.current;
+  let list = described.get(version);
+  if (!list) {
+    const schemas = loadOpenapiDocument().components.schemas ?? {};
+    list = { data: version.models.map((served) => describeModel(served, schemas)) };
+    described.set(version, list);
+  }
+  return list;
 }
 
-export function modelCatalog(): ModelCatalog {
-  const schemas = loadOpenapiDocument().components.schemas ?? {};
-  const models = new Map<ModelSlug, Model>(MODEL_SLUGS.map((slug) => [slug, describeModel(slug, schemas)]));
-  const list: ModelList = { data: [...models.values()] };
-  return {
-    list: () => list,
-    get(slug) {
-      const model = isModelSlug(slug) ? models.get(slug) : undefined;
-      if (!model) throw modelNotFound(slug);
-      return model;
-    },
-  };
+/** The model with this slug; a 404 `model_not_found` for any other. */
+export function getModel(deps: Pick<AppDeps, "catalog">, slug: string): Model {
+  deps.catalog.current.get(slug);
+  return listModels(deps).data.find((model) => model.slug === slug) as Model;
 }
 
-export const modelNotFound = (slug: string) =>
-  new NotFoundError("model_not_found", `No model ${slug}. Models: ${MODEL_SLUGS.join(", ")}.`);
-
-function describeModel(slug: ModelSlug, schemas: Record<string, unknown>): Model {
-  const model = MODELS[slug];
-  const inputSchema = schemas[`${model.schemaName}Input`];
+function describeModel(served: ServedModel, schemas: Record<string, unknown>): Model {
+  const { model } = served;
+  const slug = model.slug as Model["slug"];
+  const inputSchema = served.inputSchema ?? schemas[`${model.schemaName}Input`];
   if (!inputSchema) throw new Error(`the spec has no ${model.schemaName}Input schema for ${slug}`);
   return {
     slug,

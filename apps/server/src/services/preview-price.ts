@@ -1,22 +1,16 @@
 /** Price preview (interface, "Endpoints" 5): what a submit of this input would reserve. */
 import type { PricePreview } from "@refvid/api-types";
-import {
-  checkModelRules,
-  formatUsd,
-  InvalidRequestError,
-  type ModelInput,
-  type ModelSlug,
-  normalizeInput,
-  priceRequest,
-} from "@refvid/core";
+import { formatUsd } from "@refvid/core";
+import type { AppDeps } from "../deps.js";
+import { readRunRequest } from "./run-request.js";
 
-export function previewPrice(body: { endpoint: ModelSlug; input: Record<string, unknown> }): PricePreview {
-  const request = normalizeInput(body.endpoint, body.input as ModelInput);
-  const problems = checkModelRules(request);
-  if (problems.length > 0) throw new InvalidRequestError(problems);
-  const price = priceRequest(request);
+export function previewPrice(
+  deps: Pick<AppDeps, "catalog">,
+  body: { endpoint: string; input: Record<string, unknown> },
+): PricePreview {
+  const { price } = readRunRequest(deps, body.endpoint, body.input);
   return {
-    endpoint: body.endpoint,
+    endpoint: body.endpoint as PricePreview["endpoint"],
     currency: "usd",
     unit_price: formatUsd(price.unitPrice),
     billable_seconds: price.billableSeconds,

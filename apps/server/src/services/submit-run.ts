@@ -5,19 +5,14 @@
 import type { Run, SubmitRunRequest } from "@refvid/api-types";
 import {
   ConcurrencyLimitError,
-  checkModelRules,
   type EarlierRequestDecision,
   hashRequest,
   IDEMPOTENCY_TTL_MS,
   IdempotencyKeyReusedError,
   InsufficientBalanceError,
-  InvalidRequestError,
   isTerminal,
-  type ModelInput,
   type ModelSlug,
   NotFoundError,
-  normalizeInput,
-  priceRequest,
   scopedIdempotencyKey,
   UnauthorizedError,
 } from "@refvid/core";
@@ -27,6 +22,7 @@ import type { AppDeps } from "../deps.js";
 import { newRunId } from "../ids.js";
 import { toApiRun } from "../views/run-view.js";
 import { getRun } from "./get-run.js";
+import { readRunRequest } from "./run-request.js";
 import { checkUploadReferences } from "./uploads.js";
 import type { RunEndWaits } from "./wait-for-run.js";
 import { checkWebhookUrl } from "./webhook-url.js";
@@ -48,10 +44,12 @@ export async function submitRun(
   body: SubmitBody,
   idempotencyKey: string | undefined,
 ): Promise<SubmitOutcome> {
-  const request = normalizeInput(slug, body.input as ModelInput);
-  const problems = checkModelRules(request);
-  if (body.webhook_url) problems.push(...checkWebhookUrl(body.webhook_url, deps.config.allowLocalUrls));
-  if (problems.length > 0) throw new InvalidRequestError(problems);
+  const { served, price } = readRunRequest(
+    deps,
+    slug,
+    body.input,
+    body.webhook_url ? checkWebhookUrl(body.webhook_url, deps.config.allowLocalUrls) : [],
+  );
   const now = deps.clock.now();
   const scopedKey = idempotencyKey
     ? scopedIdempotencyKey(caller.apiKey.environment, idempotencyKey)
@@ -59,8 +57,8 @@ export async function submitRun(
   await checkUploadReferences(
     deps,
     { organizationId: caller.organization.id, environment: caller.apiKey.environment },
-    slug,
-    body.input as ModelInput,
+    served.model,
+    body.input,
   ).catch(async (err: unknown) => {
     // A retry answers as the request it repeats did, though an upload it names has gone since:
     // the admission below replays the stored answer (or refuses another body under the key).
@@ -71,7 +69,6 @@ export async function submitRun(
     if (!retry) throw err;
   });
 
-  const price = priceRequest(request);
   const run: NewRun = {
     id: newRunId(),
     organizationId: caller.organization.id,

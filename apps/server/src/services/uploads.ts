@@ -2,17 +2,17 @@
  * Submit's check of the uploads a run names as references (see `files/upload-urls.ts`): each
  * must be one the caller's organization and environment may use now.
  */
-import { type Environment, MODELS, type ModelInput, type ModelSlug, NotFoundError } from "@refvid/core";
+import { type Environment, type ModelDefinition, NotFoundError } from "@refvid/core";
 import type { AppDeps } from "../deps.js";
 import { uploadIdOf, uploadProblem } from "../files/upload-urls.js";
 
+type ReferenceModel = Pick<ModelDefinition, "referenceFields">;
+
 /** Each reference field of the model's input with the URLs given in it, as `[path, url]`. */
-function referenceUrls(slug: ModelSlug, input: ModelInput): [string, string][] {
-  const fields = Object.values(MODELS[slug].referenceFields);
+function referenceUrls(model: ReferenceModel, input: Record<string, unknown>): [string, string][] {
   const found: [string, string][] = [];
-  const values = input as Record<string, unknown>;
-  for (const field of fields) {
-    const value = values[field];
+  for (const field of Object.values(model.referenceFields)) {
+    const value = input[field];
     if (Array.isArray(value)) {
       value.forEach((url, index) => {
         if (typeof url === "string") found.push([`body.input.${field}[${index}]`, url]);
@@ -29,11 +29,11 @@ function referenceUrls(slug: ModelSlug, input: ModelInput): [string, string][] {
 export async function checkUploadReferences(
   deps: AppDeps,
   caller: { organizationId: string; environment: Environment },
-  slug: ModelSlug,
-  input: ModelInput,
+  model: ReferenceModel,
+  input: Record<string, unknown>,
 ): Promise<void> {
   const now = deps.clock.now();
-  for (const [field, url] of referenceUrls(slug, input)) {
+  for (const [field, url] of referenceUrls(model, input)) {
     const id = uploadIdOf(url, deps.config.publicUrl);
     if (!id) continue;
     const upload = await deps.store.getUpload({ ...caller, id });

@@ -1,6 +1,6 @@
 /** Turns a stored run into the interface's Run object (interface, "Run object"). */
 import type { Run } from "@refvid/api-types";
-import { formatUsd, MODELS } from "@refvid/core";
+import { formatUsd, isBuiltInModelSlug, MODELS } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
 import type { FileUrlSigner } from "../files/signed-urls.js";
 
@@ -9,7 +9,8 @@ const iso = (date: Date | null) => (date ? date.toISOString() : null);
 export function toApiRun(run: RunRecord, signer: FileUrlSigner, now: Date): Run {
   const terminal = run.completedAt !== null;
   const video = run.output
-    ? MODELS[run.endpoint].outputFileDetails
+    ? // Only model-c's output leaves them out (interface, "Run object"); catalog models have them.
+      !isBuiltInModelSlug(run.endpoint) || MODELS[run.endpoint].outputFileDetails
       ? {
           url: signer.url(run.output.fileId, now),
           file_name: run.output.fileName,
@@ -20,7 +21,7 @@ export function toApiRun(run: RunRecord, signer: FileUrlSigner, now: Date): Run 
   return {
     run_id: run.id,
     environment: run.environment,
-    endpoint: run.endpoint,
+    endpoint: run.endpoint as Run["endpoint"],
     model: "reference-to-video",
     capability: "video",
     mode: "reference-to-video",

@@ -3,7 +3,7 @@
  * media preflight when the provider reads them (uploads read from the blob store), and the input,
  * whose upload URLs become signed URLs for a vendor, which fetches references itself.
  */
-import type { ModelInput, NormalizedRequest } from "@refvid/core";
+import type { ModelDefinition, NormalizedRequest } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 import { openUploadForRun, vendorReadableInput } from "../files/upload-urls.js";
@@ -15,18 +15,21 @@ export async function providerJob(
   deps: AppDeps,
   run: RunRecord,
   route: ProviderRoute,
-  { request, workDir, signal }: { request: NormalizedRequest; workDir: string; signal: AbortSignal },
+  {
+    model,
+    request,
+    workDir,
+    signal,
+  }: { model: ModelDefinition; request: NormalizedRequest; workDir: string; signal: AbortSignal },
 ): Promise<ProviderJob> {
   const references = route.provider.usesReferences
-    ? await preflight(request, {
+    ? await preflight(model, request, {
         workDir,
         allowLocal: deps.config.allowLocalUrls,
         signal,
         openUpload: (url) => openUploadForRun(deps, run, url),
       })
     : [];
-  const input = route.vendor
-    ? (vendorReadableInput(deps, run.endpoint, run.input as ModelInput) as Record<string, unknown>)
-    : run.input;
-  return { runId: run.id, request, input, workDir, references };
+  const input = route.vendor ? vendorReadableInput(deps, model, run.input) : run.input;
+  return { runId: run.id, request, input, workDir, references, maxDurationSeconds: model.maxDurationSeconds };
 }

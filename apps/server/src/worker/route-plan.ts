@@ -8,6 +8,7 @@
 import { type NormalizedRequest, runsInSandbox } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
 import type { Logger } from "pino";
+import type { ServedModel } from "../catalog/served-catalog.js";
 import type { AppDeps } from "../deps.js";
 import type { ProviderRoute } from "../providers/registry.js";
 import { ProviderError, type ProviderResult } from "../providers/types.js";
@@ -18,18 +19,25 @@ import { ProviderFull, RunStopped } from "./stops.js";
 
 /** The routes a run may take, in order, and the index of the one to resume (-1: start at the first). */
 export function routePlan(
-  deps: Pick<AppDeps, "routes" | "sandbox">,
+  deps: Pick<AppDeps, "catalog" | "sandbox">,
   run: RunRecord,
+  served: ServedModel,
 ): { routes: ProviderRoute[]; resumeAt: number } {
-  const configured = deps.routes[run.endpoint];
-  const routes: ProviderRoute[] = runsInSandbox(run.environment, configured)
-    ? [{ name: "simulated", provider: deps.sandbox, vendor: false }]
-    : configured;
-  const resumeAt = run.upstream ? routes.findIndex((route) => route.name === run.upstream?.provider) : -1;
-  return { routes, resumeAt };
+  const configured = served.routes;
+  if (runsInSandbox(run.environment, configured)) {
+    return { routes: [{ name: "simulated", provider: deps.sandbox, vendor: false }], resumeAt: -1 };
+  }
+  const upstream = run.upstream;
+  if (!upstream) return { routes: configured, resumeAt: -1 };
+  const resumeAt = configured.findIndex((route) => route.name === upstream.provider);
+  if (resumeAt >= 0) return { routes: configured, resumeAt };
+  // A reload took the route away while its vendor job ran: follow the job there, never start another.
+  const earlier = deps.catalog.route(run.endpoint, upstream.provider);
+  return earlier ? { routes: [earlier, ...configured], resumeAt: 0 } : { routes: configured, resumeAt: -1 };
 }
 
 export interface RouteCall {
+  served: ServedModel;
   request: NormalizedRequest;
   workDir: string;
   signal: AbortSignal;
@@ -43,8 +51,8 @@ export interface RouteCall {
  * the attempt's result. Throws what the last route threw, `ProviderFull`, or the signal's reason.
  */
 export async function callRoutes(deps: AppDeps, run: RunRecord, call: RouteCall): Promise<ProviderResult> {
-  const { request, workDir, signal, deadline, log, workerId } = call;
-  const { routes, resumeAt } = routePlan(deps, run);
+  const { served, request, workDir, signal, deadline, log, workerId } = call;
+  const { routes, resumeAt } = routePlan(deps, run, served);
   const onProgress = progressReporter(deps, run.id);
   let result: ProviderResult | undefined;
   for (let i = Math.max(resumeAt, 0); i < routes.length && !result; i++) {
@@ -63,7 +71,7 @@ export async function callRoutes(deps: AppDeps, run: RunRecord, call: RouteCall)
     ) {
       throw new ProviderFull(route.name);
     }
-    const job = await providerJob(deps, run, route, { request, workDir, signal });
+    const job = await providerJob(deps, run, route, { model: served.model, request, workDir, signal });
     const called = deps.metrics.providerCall(run.id, route.name);
     try {
       result = await route.provider.run(job, {

@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chargeForRun, type ModelInput, normalizeInput } from "@refvid/core";
+import { chargeForRun } from "@refvid/core";
 import { type CompleteResult, isConnectionLost, type RunOutcome, type RunRecord } from "@refvid/store";
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
@@ -147,8 +147,10 @@ async function generate(
   signal: AbortSignal,
   { deadline, log, workerId }: { deadline: number; log: Logger; workerId: string },
 ): Promise<RunOutcome> {
-  const request = normalizeInput(run.endpoint, run.input as ModelInput);
-  const result = await callRoutes(deps, run, { request, workDir, signal, deadline, log, workerId });
+  const served = deps.catalog.forRun(run.endpoint);
+  if (!served) throw new ProviderError(`This server does not serve ${run.endpoint}.`);
+  const request = served.model.normalize(run.input);
+  const result = await callRoutes(deps, run, { served, request, workDir, signal, deadline, log, workerId });
   if (!(Number.isFinite(result.durationSeconds) && result.durationSeconds > 0)) {
     throw new ProviderError(
       `The provider returned a video without a valid duration (${result.durationSeconds}).`,

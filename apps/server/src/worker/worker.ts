@@ -4,7 +4,7 @@
  * leaves a model's runs in the queue for a moment when its first provider is full. Stopping waits
  * a grace period for the runs in hand, then leaves them to their leases.
  */
-import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
+import type { ModelSlug } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
 import { sleep } from "../clock.js";
 import type { AppDeps } from "../deps.js";
@@ -88,10 +88,9 @@ export class Worker {
 
   /** Models whose first provider was full a moment ago: their runs wait in the queue. */
   private waitingModels(now: number): ModelSlug[] {
-    return MODEL_SLUGS.filter((slug) => {
-      const first = this.deps.routes[slug][0];
-      return first !== undefined && (this.fullUntil.get(first.name) ?? 0) > now;
-    });
+    return this.deps.catalog.current.models
+      .filter(({ routes: [first] }) => first !== undefined && (this.fullUntil.get(first.name) ?? 0) > now)
+      .map(({ model }) => model.slug);
   }
 
   private track(run: RunRecord): void {

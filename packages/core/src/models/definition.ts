@@ -1,14 +1,18 @@
 /**
  * What a model is to refvid: where it keeps its references, its limits beyond the schema, how an
- * input reads as a normalized request, and its prices. One file per model defines one of these;
- * `catalog.ts` indexes them. Adding a model is one file here plus its spec files.
+ * input reads as a normalized request, and its prices. The four built-in models are defined one
+ * per file here; the operator's catalog file defines more (the server builds them from the file).
  */
-import type { ModelInputs, ModelSlug } from "@refvid/api-types";
+import type { ModelSlug as BuiltInModelSlug, ModelInputs } from "@refvid/api-types";
 import type { Micros } from "../money.js";
 
-export type { ModelSlug };
-export type ModelInput = ModelInputs[ModelSlug];
+/** A slug of one of the four built-in models of the interface. */
+export type { BuiltInModelSlug };
+/** Any model's slug, `<lab>/<model>/<category>`: a built-in model's or one from the catalog file. */
+export type ModelSlug = string;
+export type ModelInput = ModelInputs[BuiltInModelSlug];
 export type ReferenceKind = "image" | "video" | "audio";
+export const REFERENCE_KINDS: readonly ReferenceKind[] = ["image", "video", "audio"];
 
 /** Limits on one kind of reference file, checked once the file is downloaded (media preflight). */
 export interface MediaLimits {
@@ -23,31 +27,40 @@ export interface MediaLimits {
 export interface NormalizedRequest {
   slug: ModelSlug;
   prompt: string;
-  /** Whole seconds asked for, or `auto` (model-a only). */
+  /** Whole seconds asked for, or `auto`: reserved at the model's longest. */
   duration: number | "auto";
+  /** Empty when the model has no resolution field. */
   resolution: string;
   aspectRatio: string;
   generateAudio: boolean;
   references: Record<ReferenceKind, string[]>;
+  /** The input's top-level plain values (defaults filled in), which price tiers may select on. */
+  values?: Readonly<Record<string, string | number | boolean>>;
 }
 
 /** One per-second price and the input that selects it. */
 export interface PriceTier {
   /** The label price preview shows: "720p, no video input". */
   tier: string;
-  /** What selects it: the input's resolution, and whether video references are given (model-a). */
-  when: { resolution?: string; video_references?: boolean };
+  /**
+   * What selects it: values of the input's fields (`resolution`), and whether references of a kind
+   * are given (`video_references`). Empty: every input.
+   */
+  when: Readonly<Record<string, string | number | boolean>>;
   unitPrice: Micros;
 }
 
-export interface ModelDefinition<S extends ModelSlug = ModelSlug> {
-  slug: S;
+export interface ModelDefinition<Input = unknown> {
+  slug: ModelSlug;
   /** Short name used in messages and price tiers: `model-a`. */
   name: string;
   /** One line on what the model does and its range, for the models list. */
   summary: string;
-  /** Stem of the model's schema names in the spec: `ModelA` for `ModelAInput`, `PricePreviewModelARequest`. */
-  schemaName: string;
+  /**
+   * Stem of a built-in model's schema names in the spec: `ModelA` for `ModelAInput`,
+   * `PricePreviewModelARequest`. Absent for models of the catalog file.
+   */
+  schemaName?: string;
   /** Input field holding each kind of reference; absent kinds are not accepted. */
   referenceFields: Partial<Record<ReferenceKind, string>>;
   /** At most this many reference files across all kinds. */
@@ -56,18 +69,22 @@ export interface ModelDefinition<S extends ModelSlug = ModelSlug> {
   audioNeedsVisual: boolean;
   /** The prompt cites references as `@Image1`, checked against the counts given. */
   atCitations: boolean;
-  /** Longest video the model makes; `duration: "auto"` is reserved at this length. */
+  /** Longest video the model makes; a run without a numeric duration is reserved at this length. */
   maxDurationSeconds: number;
   media: Partial<Record<ReferenceKind, MediaLimits>>;
   /** Whether the output video carries `file_name` and `content_type` (not for model-c). */
   outputFileDetails: boolean;
   /** Reads a schema-valid input into a NormalizedRequest, filling in the defaults. */
-  normalize(input: ModelInputs[S]): NormalizedRequest;
-  /** Every per-second price the model has (as the spec documents them) and what selects it. */
+  normalize(input: Input): NormalizedRequest;
+  /**
+   * Every per-second price the model has and what selects it; a request pays the first tier whose
+   * `when` it meets (`pricing.ts`).
+   */
   priceTable: readonly PriceTier[];
-  /** The per-second price of a request and its tier label, for people: "720p, with video input". */
-  unitPrice(request: NormalizedRequest): { unitPrice: Micros; tier: string };
 }
+
+/** A built-in model: its input is the spec's type for that model. */
+export type BuiltInModel<S extends BuiltInModelSlug> = ModelDefinition<ModelInputs[S]> & { slug: S };
 
 export const MB = 1024 * 1024;
 
@@ -81,9 +98,3 @@ export const tiersByResolution = (
     when: { resolution, ...extra.when },
     unitPrice,
   }));
-
-export function lookupPrice(table: Readonly<Record<string, Micros>>, resolution: string): Micros {
-  const price = table[resolution];
-  if (price === undefined) throw new RangeError(`no price for resolution ${resolution}`);
-  return price;
-}

@@ -1,6 +1,6 @@
 /** model-a: multimodal reference-to-video, up to 30 s, 480p to 1080p, native audio. */
 import type { ModelAInput } from "@refvid/api-types";
-import { lookupPrice, MB, type ModelDefinition, tiersByResolution } from "./definition.js";
+import { type BuiltInModel, MB, tiersByResolution } from "./definition.js";
 
 /** Per-second prices by resolution; with video references every tier is 0.6x. */
 const PRICES = {
@@ -8,7 +8,7 @@ const PRICES = {
   withVideo: { "480p": 43_000, "720p": 97_000, "1080p": 239_000 },
 } as const;
 
-export const modelA: ModelDefinition<"lab-a/model-a/reference-to-video"> = {
+export const modelA: BuiltInModel<"lab-a/model-a/reference-to-video"> = {
   slug: "lab-a/model-a/reference-to-video",
   name: "model-a",
   summary: "Multimodal references (images, video, audio), up to 30 s, 480p to 1080p, native audio.",
@@ -43,11 +43,4 @@ export const modelA: ModelDefinition<"lab-a/model-a/reference-to-video"> = {
     ...tiersByResolution(PRICES.plain, { label: "no video input", when: { video_references: false } }),
     ...tiersByResolution(PRICES.withVideo, { label: "with video input", when: { video_references: true } }),
   ],
-  unitPrice(request) {
-    const withVideo = request.references.video.length > 0;
-    return {
-      unitPrice: lookupPrice(withVideo ? PRICES.withVideo : PRICES.plain, request.resolution),
-      tier: `${request.resolution}, ${withVideo ? "with" : "no"} video input`,
-    };
-  },
 };

@@ -1,10 +1,10 @@
 /** model-b: reference-to-video with image, video and audio references, up to 15 s, one price. */
 import type { ModelBInput } from "@refvid/api-types";
-import type { ModelDefinition } from "./definition.js";
+import type { BuiltInModel } from "./definition.js";
 
 const PRICE = 56_000;
 
-export const modelB: ModelDefinition<"lab-b/model-b/reference-to-video"> = {
+export const modelB: BuiltInModel<"lab-b/model-b/reference-to-video"> = {
   slug: "lab-b/model-b/reference-to-video",
   name: "model-b",
   summary: "Image, video and audio references, up to 15 s, one price at every resolution.",
@@ -37,5 +37,4 @@ export const modelB: ModelDefinition<"lab-b/model-b/reference-to-video"> = {
     },
   }),
   priceTable: [{ tier: "all resolutions", when: {}, unitPrice: PRICE }],
-  unitPrice: () => ({ unitPrice: PRICE, tier: "all resolutions" }),
 };

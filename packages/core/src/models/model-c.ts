@@ -1,10 +1,10 @@
 /** model-c: image references only, up to 15 s, 480p or 720p. */
 import type { ModelCInput } from "@refvid/api-types";
-import { lookupPrice, type ModelDefinition, tiersByResolution } from "./definition.js";
+import { type BuiltInModel, tiersByResolution } from "./definition.js";
 
 const PRICES = { "480p": 35_000, "720p": 49_000 } as const;
 
-export const modelC: ModelDefinition<"lab-c/model-c/reference-to-video"> = {
+export const modelC: BuiltInModel<"lab-c/model-c/reference-to-video"> = {
   slug: "lab-c/model-c/reference-to-video",
   name: "model-c",
   summary: "Image references only, up to 15 s, 480p or 720p.",
@@ -25,5 +25,4 @@ export const modelC: ModelDefinition<"lab-c/model-c/reference-to-video"> = {
     references: { image: c.reference_image_urls, video: [], audio: [] },
   }),
   priceTable: tiersByResolution(PRICES),
-  unitPrice: (request) => ({ unitPrice: lookupPrice(PRICES, request.resolution), tier: request.resolution }),
 };

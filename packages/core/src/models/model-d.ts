@@ -1,10 +1,10 @@
 /** model-d: image references only, 4 to 8 s, 720p or 1080p. */
 import type { ModelDInput } from "@refvid/api-types";
-import { lookupPrice, type ModelDefinition, tiersByResolution } from "./definition.js";
+import { type BuiltInModel, tiersByResolution } from "./definition.js";
 
 const PRICES = { "720p": 71_000, "1080p": 106_000 } as const;
 
-export const modelD: ModelDefinition<"lab-d/model-d/reference-to-video"> = {
+export const modelD: BuiltInModel<"lab-d/model-d/reference-to-video"> = {
   slug: "lab-d/model-d/reference-to-video",
   name: "model-d",
   summary: "Image references only, 4 to 8 s, 720p or 1080p.",
@@ -25,5 +25,4 @@ export const modelD: ModelDefinition<"lab-d/model-d/reference-to-video"> = {
     references: { image: d.image_urls, video: [], audio: [] },
   }),
   priceTable: tiersByResolution(PRICES),
-  unitPrice: (request) => ({ unitPrice: lookupPrice(PRICES, request.resolution), tier: request.resolution }),
 };

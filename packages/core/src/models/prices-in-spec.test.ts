@@ -2,11 +2,12 @@
 import type { ModelInputs } from "@refvid/api-types";
 import { loadOpenapiDocument } from "@refvid/api-types/document";
 import { describe, expect, it } from "vitest";
-import { MODEL_SLUGS, MODELS, type ModelSlug, normalizeInput } from "../catalog.js";
+import { type BuiltInModelSlug, MODEL_SLUGS, MODELS, normalizeInput } from "../catalog.js";
 import { parseUsd } from "../money.js";
+import { unitPriceOf } from "../pricing.js";
 
 const IMAGE = "https://example.com/a.png";
-const MINIMAL: { [S in ModelSlug]: ModelInputs[S] } = {
+const MINIMAL: { [S in BuiltInModelSlug]: ModelInputs[S] } = {
   "lab-a/model-a/reference-to-video": { prompt: "p", image_urls: [IMAGE] },
   "lab-b/model-b/reference-to-video": { prompt: "p", reference_image_urls: [IMAGE] },
   "lab-c/model-c/reference-to-video": { prompt: "p", reference_image_urls: [IMAGE] },
@@ -31,13 +32,13 @@ describe.each(MODEL_SLUGS)("%s", (slug) => {
     for (const tier of model.priceTable) {
       const request = {
         ...base,
-        resolution: tier.when.resolution ?? base.resolution,
+        resolution: String(tier.when.resolution ?? base.resolution),
         references: {
           ...base.references,
           video: tier.when.video_references ? ["https://example.com/v.mp4"] : [],
         },
       };
-      expect(model.unitPrice(request), tier.tier).toEqual({ unitPrice: tier.unitPrice, tier: tier.tier });
+      expect(unitPriceOf(model, request), tier.tier).toEqual({ unitPrice: tier.unitPrice, tier: tier.tier });
     }
   });
 });

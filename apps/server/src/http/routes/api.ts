@@ -18,8 +18,8 @@ export function apiRouter(deps: AppDeps, shutdown: AbortSignal): Router {
   const router = Router();
   runsRoutes(router, deps, shutdown);
   accountRoutes(router, deps);
-  pricingRoutes(router);
-  modelsRoutes(router);
+  pricingRoutes(router, deps);
+  modelsRoutes(router, deps);
   webhooksRoutes(router, deps);
   uploadsRoutes(router, deps);
   adminRoutes(router, deps);

@@ -1,11 +1,9 @@
 /** Routes of the run API (interface, "Endpoints"): submit, poll, event stream, cancel, search. */
 import type { SearchRunsRequest, SubmitRunRequest } from "@refvid/api-types";
-import { isModelSlug } from "@refvid/core";
 import type { Request, Response, Router } from "express";
 import type { AppDeps } from "../../deps.js";
 import { cancelRun } from "../../services/cancel-run.js";
 import { getRun } from "../../services/get-run.js";
-import { modelNotFound } from "../../services/models.js";
 import { StreamSlots, streamRunEvents } from "../../services/run-stream.js";
 import { searchRuns } from "../../services/search-runs.js";
 import { submitRun, syncResult } from "../../services/submit-run.js";
@@ -23,7 +21,6 @@ export function runsRoutes(router: Router, deps: AppDeps, shutdown: AbortSignal)
 
   router.post("/v1/run/:lab/:model/:category", async (req: Request, res: Response) => {
     const slug = `${req.params.lab}/${req.params.model}/${req.params.category}`;
-    if (!isModelSlug(slug)) throw modelNotFound(slug);
     const caller = callerOf(res);
     const body = req.body as SubmitRunRequest;
     const idempotencyKey = req.get("idempotency-key");

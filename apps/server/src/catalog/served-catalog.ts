@@ -1,0 +1,100 @@
+/**
+ * The catalog a server serves: each model's definition (prices, limits, rules) with the routes
+ * that serve it. `ServedCatalog.current` is the version in service; a reload swaps it whole, so a
+ * request reads one version from start to end. Routes a reload removed stay known to this process
+ * (`route`), so a run already on one finishes there rather than being sent to a vendor again.
+ */
+import { Catalog, type ModelDefinition, NotFoundError } from "@refvid/core";
+import type { ProviderRoute } from "../providers/registry.js";
+
+export interface ServedModel {
+  model: ModelDefinition;
+  /** The routes, in order: the later ones are fallbacks. */
+  routes: ProviderRoute[];
+  /** A model of the interface: its input is checked by the spec's own schema for it. */
+  builtIn: boolean;
+  /** A catalog file model's input schema (JSON Schema 2020-12); built-in ones are in the spec. */
+  inputSchema?: Record<string, unknown>;
+}
+
+/** One version of the catalog, as loaded at boot or by a reload. */
+export class CatalogVersion {
+  readonly catalog: Catalog;
+  readonly #served: ReadonlyMap<string, ServedModel>;
+
+  constructor(models: readonly ServedModel[]) {
+    this.catalog = new Catalog(models.map((served) => served.model));
+    this.#served = new Map(models.map((served) => [served.model.slug, served]));
+  }
+
+  /** The model with this slug, or undefined. */
+  find(slug: string): ServedModel | undefined {
+    return this.#served.get(slug);
+  }
+
+  /** The model with this slug, or a 404 `model_not_found` naming the models there are. */
+  get(slug: string): ServedModel {
+    const found = this.#served.get(slug);
+    if (!found) {
+      throw new NotFoundError(
+        "model_not_found",
+        `No model ${slug}. Models: ${this.catalog.slugs.join(", ")}.`,
+      );
+    }
+    return found;
+  }
+
+  get models(): ServedModel[] {
+    return [...this.#served.values()];
+  }
+}
+
+export class ServedCatalog {
+  #current: CatalogVersion;
+  /** Every route this process has served, by model and route name: the current ones win. */
+  readonly #known = new Map<string, ProviderRoute>();
+  /** The last version of every model this process has served. */
+  readonly #models = new Map<string, ServedModel>();
+
+  constructor(first: CatalogVersion) {
+    this.#current = first;
+    this.#remember(first);
+  }
+
+  get current(): CatalogVersion {
+    return this.#current;
+  }
+
+  /** Puts `next` in service; runs already admitted keep their prices (they are on the runs). */
+  swap(next: CatalogVersion): void {
+    this.#current = next;
+    this.#remember(next);
+  }
+
+  /**
+   * The model a run admitted earlier is served by: the current version's, or, for a model a reload
+   * removed, the last one this process served (undefined when it never served it).
+   */
+  forRun(slug: string): ServedModel | undefined {
+    return this.#current.find(slug) ?? this.#models.get(slug);
+  }
+
+  /** The route `name` of a model, in the current version or one this process served before. */
+  route(slug: string, name: string): ProviderRoute | undefined {
+    return (
+      this.#current.find(slug)?.routes.find((r) => r.name === name) ?? this.#known.get(`${slug}\n${name}`)
+    );
+  }
+
+  /** Every provider name a route of any version uses. */
+  providerNames(): string[] {
+    return [...new Set([...this.#known.values()].map((route) => route.name))];
+  }
+
+  #remember(version: CatalogVersion): void {
+    for (const served of version.models) {
+      this.#models.set(served.model.slug, served);
+      for (const route of served.routes) this.#known.set(`${served.model.slug}\n${route.name}`, route);
+    }
+  }
+}
