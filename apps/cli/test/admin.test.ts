@@ -1,6 +1,6 @@
-/** `refvid admin orgs|keys|top-up`, with the server's admin token. */
+/** `refvid admin orgs|keys|top-up|usage`, with the server's admin token. */
 import { describe, expect, inject, it } from "vitest";
-import { cli } from "./cli.js";
+import { admin, cli, IMAGE } from "./cli.js";
 
 const adminEnv = () => ({ REFVID_BASE_URL: inject("baseUrl"), REFVID_ADMIN_TOKEN: inject("adminToken") });
 const refvid = (...args: string[]) => cli(args, { env: adminEnv() });
@@ -62,6 +62,80 @@ describe("refvid admin", () => {
     expect((await cli(["account"], { env: asUser })).code).toBe(3);
   });
 
+  it("reports usage with vendor cost and margin, by any grouping, for one organization or all", async () => {
+    const org = await admin("POST", "/admin/v1/organizations", { name: "Usage" });
+    const id = org.organization_id as string;
+    await admin("POST", `/admin/v1/organizations/${id}/top-ups`, { amount_usd: "10.00" });
+    const key = await admin("POST", `/admin/v1/organizations/${id}/api-keys`, { environment: "live" });
+    const run = async (prompt: string) => {
+      const res = await fetch(`${inject("baseUrl")}/v1/run/lab-d/model-d/reference-to-video`, {
+        method: "POST",
+        headers: { authorization: `Key ${key.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ input: { prompt, image_urls: [IMAGE], duration: "4s" }, sync: true }),
+      });
+      return ((await res.json()) as { status: string }).status;
+    };
+    expect(await run("[simulate:delay=0] ok")).toBe("succeeded");
+    expect(await run("[simulate:delay=0] [simulate:fail] no")).toBe("failed");
+
+    // model-d at 720p, 4 s: 0.284 USD. The simulator costs the operator nothing: the margin is the spend.
+    const json = await refvid("admin", "usage", "--group-by", "organization", "--org", id, "--json");
+    expect(json.code, json.stderr).toBe(0);
+    const report = JSON.parse(json.stdout);
+    expect(report).toMatchObject({ group_by: "organization", organization_id: id });
+    expect(report.data).toEqual([
+      {
+        group: id,
+        environment: "live",
+        runs: { total: 2, queued: 0, processing: 0, succeeded: 1, failed: 1, timeout: 0, cancelled: 0 },
+        failures: 1,
+        billed_seconds: 4,
+        spend_usd: "0.284",
+        priced_usd: "0.284",
+        vendor_cost_usd: "0.00",
+        margin_usd: "0.284",
+      },
+    ]);
+
+    const shown = await refvid("admin", "usage", "--group-by", "organization", "--org", id, "--from", "1d");
+    expect(shown.code, shown.stderr).toBe(0);
+    const cells = (out: string) =>
+      out
+        .split("\n")
+        .filter((line) => line.startsWith("│"))
+        .map((line) =>
+          line
+            .split("│")
+            .slice(1, -1)
+            .map((c) => c.trim()),
+        );
+    expect(cells(shown.stdout)).toEqual([
+      [
+        "ORGANIZATION",
+        "ENV",
+        "RUNS",
+        "OK",
+        "FAILURES",
+        "SECONDS",
+        "SPEND USD",
+        "PRICED USD",
+        "VENDOR COST USD",
+        "MARGIN USD",
+      ],
+      [id, "live", "2", "1", "1", "4", "0.284", "0.284", "0.00", "0.284"],
+    ]);
+    expect(shown.stdout).toContain(`, ${id}, by organization.`);
+
+    const byRoute = await refvid("admin", "usage", "--group-by", "route", "--org", id);
+    expect(byRoute.code, byRoute.stderr).toBe(0);
+    expect(cells(byRoute.stdout)[0]?.slice(0, 2)).toEqual(["ROUTE", "ENV"]);
+    const everyone = await refvid("admin", "usage");
+    expect(everyone.code, everyone.stderr).toBe(0);
+    expect(everyone.stdout).toContain("every organization, by model.");
+    const empty = await refvid("admin", "usage", "--org", id, "--to", "2020-01-01");
+    expect(empty.stdout).toContain("No runs in this window.");
+  });
+
   it("refuses bad input before asking the server (exit 2)", async () => {
     const amount = await refvid("admin", "top-up", "org_x", "ten");
     expect(amount.code).toBe(2);
@@ -71,6 +145,12 @@ describe("refvid admin", () => {
     expect(nothing.stderr).toContain("nothing to change");
     const env = await refvid("admin", "keys", "create", "org_x", "--environment", "staging");
     expect(env.code).toBe(2);
+    const grouping = await refvid("admin", "usage", "--group-by", "week");
+    expect(grouping.code).toBe(2);
+    expect(grouping.stderr).toContain("api_key, model, provider, route, organization, day");
+    const from = await refvid("admin", "usage", "--from", "yesterday");
+    expect(from.code).toBe(2);
+    expect(from.stderr).toContain("Use a date");
   });
 
   it("reports the API's errors (exit 3) and a missing token (exit 2)", async () => {

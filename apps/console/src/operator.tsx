@@ -283,7 +283,7 @@ export function OperatorPage({ client }: { client: RefvidClient }) {
         </table>
       </div>
       {org ? <OrganizationDetail client={client} org={org} onChange={() => void load()} /> : null}
-      <UsagePanel client={client} org={org} />
+      <UsagePanel client={client} org={org} orgs={orgs} />
     </div>
   );
 }

@@ -1,6 +1,7 @@
 /**
- * The operator's usage report: what the runs created between two UTC dates did and cost, by key,
- * model, provider or day, for one organization or all of them.
+ * The operator's usage report: what the runs created between two UTC dates did and cost (spend,
+ * vendor cost and margin), by key, model, provider, route, organization or day, for one
+ * organization or all of them.
  */
 import type { components } from "@refvid/api-types";
 import type { RefvidClient } from "@refvid/client";
@@ -10,11 +11,16 @@ import { ErrorMessage, FieldError, fieldProblems } from "./errors.js";
 
 type Organization = components["schemas"]["Organization"];
 type UsageReport = components["schemas"]["UsageReport"];
-type GroupBy = UsageReport["group_by"];
+type GroupBy = components["schemas"]["UsageGroupBy"];
 
-const GROUP_BY: readonly GroupBy[] = ["api_key", "model", "provider", "day"];
+const GROUP_BY: readonly GroupBy[] = ["api_key", "model", "provider", "route", "organization", "day"];
 const DAY_MS = 86_400_000;
 const DEFAULT_DAYS = 30;
+
+/** A signed amount as shown: `-$0.016` rather than `$-0.016`. */
+export function usd(amount: string): string {
+  return amount.startsWith("-") ? `-$${amount.slice(1)}` : `$${amount}`;
+}
 
 /** The UTC date `days` after `date` (a `YYYY-MM-DD`), in the same form. */
 export function addDays(date: string, days: number): string {
@@ -29,7 +35,35 @@ export function usageWindow(from: string, to: string): { from: string; to: strin
   return { from: `${from}T00:00:00.000Z`, to: `${addDays(to, 1)}T00:00:00.000Z` };
 }
 
-export function UsagePanel({ client, org }: { client: RefvidClient; org: Organization | undefined }) {
+/** A group as shown: an organization's name beside its id when the report is by organization. */
+function GroupCell({
+  group,
+  groupBy,
+  orgs,
+}: {
+  group: string;
+  groupBy: GroupBy;
+  orgs: readonly Organization[];
+}) {
+  const name = groupBy === "organization" ? orgs.find((o) => o.organization_id === group)?.name : undefined;
+  return (
+    <td className="group">
+      {name ? `${name} ` : null}
+      <code>{group}</code>
+    </td>
+  );
+}
+
+export function UsagePanel({
+  client,
+  org,
+  orgs,
+}: {
+  client: RefvidClient;
+  org: Organization | undefined;
+  /** The organizations the page knows, to name them in a report by organization. */
+  orgs: readonly Organization[];
+}) {
   const today = new Date().toISOString().slice(0, 10);
   const [from, setFrom] = useState(() => addDays(today, -DEFAULT_DAYS));
   const [to, setTo] = useState(today);
@@ -136,19 +170,19 @@ export function UsagePanel({ client, org }: { client: RefvidClient; org: Organiz
                 <th scope="col">Billed seconds</th>
                 <th scope="col">Spend</th>
                 <th scope="col">Priced</th>
+                <th scope="col">Vendor cost</th>
+                <th scope="col">Margin</th>
               </tr>
             </thead>
             <tbody>
               {report.data.length === 0 ? (
                 <tr>
-                  <td colSpan={8}>No runs in this window.</td>
+                  <td colSpan={10}>No runs in this window.</td>
                 </tr>
               ) : null}
               {report.data.map((g) => (
                 <tr key={`${g.group} ${g.environment}`}>
-                  <td>
-                    <code>{g.group}</code>
-                  </td>
+                  <GroupCell group={g.group} groupBy={report.group_by} orgs={orgs} />
                   <td>{g.environment}</td>
                   <td>{g.runs.total}</td>
                   <td>{g.runs.succeeded}</td>
@@ -156,6 +190,8 @@ export function UsagePanel({ client, org }: { client: RefvidClient; org: Organiz
                   <td>{g.billed_seconds}</td>
                   <td>${g.spend_usd}</td>
                   <td>${g.priced_usd}</td>
+                  <td>${g.vendor_cost_usd}</td>
+                  <td className={g.margin_usd.startsWith("-") ? "loss" : undefined}>{usd(g.margin_usd)}</td>
                 </tr>
               ))}
             </tbody>

@@ -337,7 +337,7 @@ describe("the console", () => {
     expect((await account()).status).toBe(401);
   });
 
-  it("shows the usage the API reports, by model and by key, for one organization", async () => {
+  it("shows the usage the API reports, by model, key and organization, with vendor cost and margin", async () => {
     await page.getByRole("button", { name: "Model-d studio" }).click();
     await page.getByRole("region", { name: "Organization Model-d studio" }).waitFor();
     const usage = page.getByRole("region", { name: "Usage" });
@@ -356,7 +356,7 @@ describe("the console", () => {
       expect(await events.text()).toContain("event: done");
     }
 
-    for (const groupBy of ["model", "api_key"]) {
+    for (const groupBy of ["model", "api_key", "organization"]) {
       await usage.getByLabel("Group by").selectOption(groupBy);
       await usage.getByRole("button", { name: "Show usage" }).click();
       await usage.getByRole("columnheader", { name: groupBy }).waitFor();
@@ -369,7 +369,8 @@ describe("the console", () => {
       const report = await admin(`/usage?${query}`);
       expect(report.data.length).toBeGreaterThan(0);
       const expected = report.data.map((g: any) => [
-        g.group,
+        // A report by organization names each one beside its id.
+        groupBy === "organization" ? `Model-d studio ${g.group}` : g.group,
         g.environment,
         String(g.runs.total),
         String(g.runs.succeeded),
@@ -377,6 +378,8 @@ describe("the console", () => {
         String(g.billed_seconds),
         `$${g.spend_usd}`,
         `$${g.priced_usd}`,
+        `$${g.vendor_cost_usd}`,
+        `$${g.margin_usd}`,
       ]);
       const shown = await rows.evaluateAll((trs) =>
         trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)),
@@ -384,8 +387,9 @@ describe("the console", () => {
       expect(shown).toEqual(expected);
       if (groupBy === "model") {
         expect(report.data.map((g: any) => g.group)).toEqual(["lab-d/model-d/reference-to-video"]);
-        // The run from the playground and the six paged through: 4 s each at 0.071 USD/s.
-        expect(shown[0]?.slice(2)).toEqual(["7", "7", "0", "28", "$1.988", "$1.988"]);
+        // The run from the playground and the six paged through: 4 s each at 0.071 USD/s. The
+        // simulator costs the operator nothing, so the margin is the whole spend.
+        expect(shown[0]?.slice(2)).toEqual(["7", "7", "0", "28", "$1.988", "$1.988", "$0.00", "$1.988"]);
         await screenshot("usage");
       }
     }

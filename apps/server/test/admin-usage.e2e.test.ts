@@ -1,11 +1,14 @@
 /**
  * The operators' usage report and run search, and the public search's key filter, against the real
  * server after a scripted workload of live and test runs in two organizations: the report's figures
- * are the ones the workload adds up to by hand.
+ * are the ones the workload adds up to by hand. Then runs that end on named routes with a vendor
+ * cost, in two more organizations: their cost and margin by route, model and organization.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { formatUsd, parseUsd } from "@refvid/core";
+import type { RunOutcome } from "@refvid/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyOf } from "./admin-helpers.js";
 import { expectError, expectInvalid } from "./api-fixtures.js";
@@ -42,6 +45,39 @@ writeFileSync(
 const t = useTestRefvid({ REFVID_PROVIDERS_FILE: routing });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+const processing = (key: Tenant, runId: string) =>
+  eventually(async () => {
+    const run = (await key.call("GET", `/v1/runs/${runId}`)).body;
+    return run.status === "processing" ? run : undefined;
+  });
+const usage = (query: string) => t.admin("GET", `/admin/v1/usage?${query}`);
+const byGroup = (a: { group: string }, b: { group: string }) => (a.group < b.group ? -1 : 1);
+const counts = (runs: Record<string, number>) => {
+  const all = { queued: 0, processing: 0, succeeded: 0, failed: 0, timeout: 0, cancelled: 0, ...runs };
+  return { total: Object.values(all).reduce((a, b) => a + b, 0), ...all };
+};
+/** A usage row as counted by hand: runs by status (others 0), billed seconds and its money. */
+const usageGroup = (
+  name: string,
+  environment: "live" | "test",
+  runs: Record<string, number>,
+  billed: number,
+  money: { spend: string; priced?: string; vendorCost: string; margin: string },
+) => {
+  const c = counts(runs);
+  return {
+    group: name,
+    environment,
+    runs: c,
+    failures: c.failed + c.timeout,
+    billed_seconds: billed,
+    spend_usd: money.spend,
+    priced_usd: money.priced ?? money.spend,
+    vendor_cost_usd: money.vendorCost,
+    margin_usd: money.margin,
+  };
+};
+
 describe("after a scripted workload", () => {
   // Organization U: live keys l1 and l2 and test key t1. Organization V: live key v1.
   let l1: Tenant;
@@ -59,12 +95,6 @@ describe("after a scripted workload", () => {
     made[key.apiKeyId] = [...(made[key.apiKeyId] ?? []), res.body.run_id];
     return res.body;
   };
-  const processing = (key: Tenant, runId: string) =>
-    eventually(async () => {
-      const run = (await key.call("GET", `/v1/runs/${runId}`)).body;
-      return run.status === "processing" ? run : undefined;
-    });
-
   beforeAll(async () => {
     started = new Date().toISOString();
     l1 = await t.tenant({ rateLimitPerMinute: FAST });
@@ -89,10 +119,7 @@ describe("after a scripted workload", () => {
     if (held) await l2.call("POST", `/v1/runs/${held}/cancel`);
   });
 
-  const counts = (runs: Record<string, number>) => {
-    const all = { queued: 0, processing: 0, succeeded: 0, failed: 0, timeout: 0, cancelled: 0, ...runs };
-    return { total: Object.values(all).reduce((a, b) => a + b, 0), ...all };
-  };
+  // The worker records no vendor cost for the simulated provider: every margin is the spend.
   const group = (
     name: string,
     environment: "live" | "test",
@@ -100,20 +127,7 @@ describe("after a scripted workload", () => {
     billed: number,
     spend: string,
     priced = spend,
-  ) => {
-    const c = counts(runs);
-    return {
-      group: name,
-      environment,
-      runs: c,
-      failures: c.failed + c.timeout,
-      billed_seconds: billed,
-      spend_usd: spend,
-      priced_usd: priced,
-    };
-  };
-  const usage = (query: string) => t.admin("GET", `/admin/v1/usage?${query}`);
-  const byGroup = (a: { group: string }, b: { group: string }) => (a.group < b.group ? -1 : 1);
+  ) => usageGroup(name, environment, runs, billed, { spend, priced, vendorCost: "0.00", margin: spend });
 
   it("adds usage up by key, model, provider and day, exactly", async () => {
     const org = `organization_id=${l1.organizationId}`;
@@ -235,11 +249,14 @@ describe("after a scripted workload", () => {
     expect((await ids({ organization_id: v1.organizationId, api_key_id: l1.apiKeyId })).flat()).toEqual([]);
 
     const page = await search({ api_key_id: t1.apiKeyId });
-    expect(page.body.data[0]).toEqual({
+    const { route, vendor_cost_usd, ...run } = page.body.data[0];
+    expect(run).toEqual({
       ...(await t1.call("GET", `/v1/runs/${c2}`)).body,
       organization_id: l1.organizationId,
       api_key_id: t1.apiKeyId,
     });
+    expect(vendor_cost_usd).toBeNull(); // a test run never reaches a vendor
+    expect(route === null || typeof route === "string").toBe(true);
     expectError(await search({ organization_id: "org_nope" }), 404, "organization_not_found");
     expectError(await search({ api_key_id: "key_nope" }), 404, "api_key_not_found");
     expectInvalid(await search({ status: ["lost"] }), "body.status[0]");
@@ -273,5 +290,168 @@ describe("after a scripted workload", () => {
     expect((await search(l1, { api_key_id: t1.apiKeyId })).data).toEqual([]);
     expect((await search(l1, { api_key_id: "key_nope" })).data).toEqual([]);
     expectInvalid(await l1.call("POST", "/v1/runs/search", { api_key_id: "" }), "body.api_key_id");
+  });
+});
+
+describe("runs that ended on a route with a vendor cost", () => {
+  // Organization W: live key w1. Organization X: live key x1. Each run is taken by the worker and
+  // ended through the store under the worker's lease, with its route and vendor cost, as the
+  // worker ends a run served by a catalog route.
+  let w1: Tenant;
+  let x1: Tenant;
+  let window: string;
+  const ids: Record<string, string> = {};
+  let files = 0;
+
+  /** A run of `slug` held by the worker (the simulator takes minutes), then ended with `outcome`. */
+  const endOnRoute = async (key: Tenant, name: string, slug: string, input: object, outcome: RunOutcome) => {
+    const res = await key.call("POST", `/v1/run/${slug}`, { input });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const runId: string = res.body.run_id;
+    ids[name] = runId;
+    await processing(key, runId);
+    const store = t.refvid.deps.store;
+    const held = await store.getRun(key.organizationId, runId);
+    const ended = await store.completeRun({
+      runId,
+      outcome,
+      now: new Date(),
+      leaseOwner: held?.leaseOwner ?? undefined,
+    });
+    expect(ended.kind).toBe("completed");
+  };
+  const paid = (seconds: number, charged: number, route: string, vendorCost: number): RunOutcome => ({
+    status: "succeeded",
+    output: {
+      fileId: `file_e2e${++files}`,
+      fileName: "out.mp4",
+      contentType: "video/mp4",
+      durationSeconds: seconds,
+    },
+    billableSeconds: seconds,
+    charged,
+    route,
+    vendorCost,
+  });
+
+  beforeAll(async () => {
+    const started = new Date().toISOString();
+    w1 = await t.tenant({ rateLimitPerMinute: FAST });
+    x1 = await t.tenant({ rateLimitPerMinute: FAST });
+    const heldD = inputD("held on a route", 120_000);
+    const heldC = { ...inputC, prompt: "[simulate:delay=120000] c" };
+    // model-d 4 s is priced 0.284; its main route costs 0.03024/s, its backup more than the price.
+    await endOnRoute(w1, "main", D, heldD, paid(4, 284_000, "sim-d-main", 120_960));
+    await endOnRoute(w1, "backup", D, heldD, paid(4, 284_000, "sim-d-backup", 300_000));
+    await endOnRoute(w1, "c", C, heldC, paid(2, 98_000, "sim-c", 58_800));
+    await endOnRoute(w1, "failed", D, heldD, {
+      status: "failed",
+      error: {
+        type: "provider_error",
+        code: 502,
+        message: "The model provider could not generate this video.",
+      },
+      route: "sim-d-main",
+    });
+    await endOnRoute(x1, "other org", D, heldD, paid(4, 284_000, "sim-d-main", 120_960));
+    window = `from=${started}&to=${new Date(Date.now() + 1000).toISOString()}`;
+  }, 60_000);
+
+  /** Every row's margin is its spend less its vendor cost, in integer micro-USD. */
+  const expectMargins = (rows: { spend_usd: string; vendor_cost_usd: string; margin_usd: string }[]) => {
+    for (const row of rows) {
+      const spend = parseUsd(row.spend_usd) as number;
+      const cost = parseUsd(row.vendor_cost_usd) as number;
+      expect(row.margin_usd).toBe(formatUsd(spend - cost));
+    }
+  };
+
+  it("reports vendor cost and margin by route, model and organization, margins adding up run by run", async () => {
+    const byRoute = (await usage(`group_by=route&${window}`)).body.data;
+    expect(byRoute).toEqual([
+      usageGroup("sim-c", "live", { succeeded: 1 }, 2, {
+        spend: "0.098",
+        vendorCost: "0.0588",
+        margin: "0.0392",
+      }),
+      usageGroup("sim-d-backup", "live", { succeeded: 1 }, 4, {
+        spend: "0.284",
+        vendorCost: "0.30",
+        margin: "-0.016",
+      }),
+      usageGroup("sim-d-main", "live", { succeeded: 2, failed: 1 }, 8, {
+        spend: "0.568",
+        vendorCost: "0.24192",
+        margin: "0.32608",
+      }),
+    ]);
+    expectMargins(byRoute);
+
+    const byModel = (await usage(`group_by=model&${window}`)).body.data;
+    expect(byModel).toEqual([
+      usageGroup(C, "live", { succeeded: 1 }, 2, { spend: "0.098", vendorCost: "0.0588", margin: "0.0392" }),
+      usageGroup(D, "live", { succeeded: 3, failed: 1 }, 12, {
+        spend: "0.852",
+        vendorCost: "0.54192",
+        margin: "0.31008",
+      }),
+    ]);
+    expectMargins(byModel);
+
+    const byOrganization = (await usage(`group_by=organization&${window}`)).body.data;
+    expect(byOrganization).toEqual(
+      [
+        usageGroup(w1.organizationId, "live", { succeeded: 3, failed: 1 }, 10, {
+          spend: "0.666",
+          vendorCost: "0.47976",
+          margin: "0.18624",
+        }),
+        usageGroup(x1.organizationId, "live", { succeeded: 1 }, 4, {
+          spend: "0.284",
+          vendorCost: "0.12096",
+          margin: "0.16304",
+        }),
+      ].sort(byGroup),
+    );
+    expectMargins(byOrganization);
+
+    // Each grouping splits the same five runs: the margins add up to the same whole.
+    const whole = (rows: { margin_usd: string }[]) =>
+      formatUsd(rows.reduce((sum, r) => sum + (parseUsd(r.margin_usd) as number), 0));
+    expect([whole(byRoute), whole(byModel), whole(byOrganization)]).toEqual([
+      "0.34928",
+      "0.34928",
+      "0.34928",
+    ]);
+
+    expect((await usage(`group_by=route&organization_id=${x1.organizationId}`)).body.data).toEqual([
+      usageGroup("sim-d-main", "live", { succeeded: 1 }, 4, {
+        spend: "0.284",
+        vendorCost: "0.12096",
+        margin: "0.16304",
+      }),
+    ]);
+  });
+
+  it("shows each run's route and vendor cost in the operators' search", async () => {
+    const res = await t.admin("POST", "/admin/v1/runs/search", { organization_id: w1.organizationId });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const shown = res.body.data.map(
+      (r: { run_id: string; route: string | null; vendor_cost_usd: string | null }) => [
+        r.run_id,
+        r.route,
+        r.vendor_cost_usd,
+      ],
+    );
+    expect(shown).toEqual([
+      [ids.failed, "sim-d-main", null],
+      [ids.c, "sim-c", "0.0588"],
+      [ids.backup, "sim-d-backup", "0.30"],
+      [ids.main, "sim-d-main", "0.12096"],
+    ]);
+    // The public Run shows neither.
+    const own = await w1.call("GET", `/v1/runs/${ids.main}`);
+    expect(own.body).not.toHaveProperty("route");
+    expect(own.body).not.toHaveProperty("vendor_cost_usd");
   });
 });

@@ -49,6 +49,7 @@ describe("settleRun", () => {
       orgInFlight: { live: -1, test: 0 },
       progress: 1,
       webhookEvent: "run.succeeded",
+      vendorCost: null,
     });
     expect(settleRun(run, { status: "succeeded", billableSeconds: 9, charged: 900_000 }).charged).toBe(
       400_000,
@@ -67,8 +68,27 @@ describe("settleRun", () => {
         orgInFlight: { live: -1, test: 0 },
         progress: null,
         webhookEvent: null,
+        vendorCost: null,
       });
     }
+  });
+
+  it.each([
+    ["a success's reported cost", { vendorCost: 181_440 }, 181_440],
+    ["a success that cost nothing", { vendorCost: 0 }, 0],
+    ["a cost above the charge (a loss)", { vendorCost: 500_000 }, 500_000],
+    ["no cost reported", {}, null],
+  ])("keeps the vendor cost of a success: %s", (_name, given, want) => {
+    const outcome = { status: "succeeded", billableSeconds: 3, charged: 300_000, ...given } as const;
+    expect(settleRun(run, outcome).vendorCost).toBe(want);
+  });
+
+  it.each([
+    ["negative", -1],
+    ["a fraction of a micro-USD", 0.5],
+  ])("refuses a vendor cost that is %s", (_name, vendorCost) => {
+    const outcome = { status: "succeeded", billableSeconds: 3, charged: 300_000, vendorCost } as const;
+    expect(() => settleRun(run, outcome)).toThrow(RangeError);
   });
 });
 

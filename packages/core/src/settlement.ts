@@ -4,7 +4,7 @@
  * apply this decision inside the transaction that ends the run, and decide nothing themselves.
  */
 import { type Environment, type InFlightDelta, inFlightDelta, paysFromWallet } from "./environments.js";
-import type { Micros } from "./money.js";
+import { assertMicros, type Micros } from "./money.js";
 import { isInFlight, type RunStatus, type TerminalStatus } from "./run-states.js";
 
 export interface EndingRun {
@@ -50,7 +50,7 @@ export function decideEnd(run: EndingRun, request: EndRequest): EndDecision {
 }
 
 export type EndOutcome =
-  | { status: "succeeded"; billableSeconds: number; charged: Micros }
+  | { status: "succeeded"; billableSeconds: number; charged: Micros; vendorCost?: Micros }
   | { status: Exclude<TerminalStatus, "succeeded"> };
 
 export type WebhookEventType = `run.${TerminalStatus}`;
@@ -72,6 +72,11 @@ export interface Settlement {
   progress: 1 | null;
   /** The event to deliver, when the run has a webhook URL. */
   webhookEvent: WebhookEventType | null;
+  /**
+   * What the vendor charged for the run, as the worker reported it for a success; null when it
+   * reported none, and for a run that did not succeed (usage counts null as 0).
+   */
+  vendorCost: Micros | null;
 }
 
 export function settleRun(run: EndingRun, outcome: EndOutcome): Settlement {
@@ -88,5 +93,14 @@ export function settleRun(run: EndingRun, outcome: EndOutcome): Settlement {
     orgInFlight: inFlightDelta(run.environment, -1),
     progress: succeeded ? 1 : null,
     webhookEvent: run.webhookUrl ? `run.${outcome.status}` : null,
+    vendorCost: succeeded ? vendorCostOf(outcome.vendorCost) : null,
   };
+}
+
+/** A reported vendor cost, checked: a fraction or a negative amount is a bug in whoever reported it. */
+function vendorCostOf(cost: Micros | undefined): Micros | null {
+  if (cost === undefined) return null;
+  assertMicros(cost);
+  if (cost < 0) throw new RangeError(`a vendor cost is never negative: ${cost}`);
+  return cost;
 }

@@ -36,7 +36,7 @@ export interface TopUpSearch {
   after?: Keyset;
 }
 
-export type UsageGroupBy = "api_key" | "model" | "provider" | "day";
+export type UsageGroupBy = "api_key" | "model" | "provider" | "route" | "organization" | "day";
 
 /** Usage of the runs created in `[from, to)`, of every organization unless one is named. */
 export interface UsageQuery {
@@ -47,8 +47,8 @@ export interface UsageQuery {
 }
 
 /**
- * The runs of one group and one environment: an api_key_id, an endpoint, a provider (runs
- * without one are "unassigned") or a UTC date (`2026-11-22`).
+ * The runs of one group and one environment: an api_key_id, an endpoint, a provider or a route
+ * (runs without one are "unassigned"), an organization id or a UTC date (`2026-11-22`).
  */
 export interface UsageRow {
   group: string;
@@ -59,4 +59,6 @@ export interface UsageRow {
   billableSeconds: number;
   /** Sum of the charges set on the runs, whether or not the wallet paid them (test runs). */
   charged: Micros;
+  /** Sum of the vendor costs recorded on the runs; a run without one counts 0. */
+  vendorCost: Micros;
 }

@@ -251,6 +251,8 @@ export class MemoryStore implements Store {
     run.billableSeconds = settled.billableSeconds;
     run.output = outcome.status === "succeeded" ? outcome.output : null;
     run.error = outcome.status === "succeeded" ? null : outcome.error;
+    run.route = outcome.route ?? null;
+    run.vendorCost = settled.vendorCost;
     run.progress = settled.progress;
     run.completedAt = now;
     run.leaseOwner = null;

@@ -33,4 +33,6 @@ export const queuedRun = (run: NewRun, environment: Environment): RunRecord => (
   attempts: 0,
   upstream: null,
   provider: null,
+  route: null,
+  vendorCost: null,
 });

@@ -110,6 +110,10 @@ export interface RunRecord {
   upstream: UpstreamRecord | null;
   /** The provider whose slot the run takes while processing (`acquireProvider`). */
   provider: string | null;
+  /** The catalog route that served the run (unique within its model), as its end reported it. */
+  route: string | null;
+  /** What the vendor charged for the run, as a success reported it (`settleRun`); null otherwise. */
+  vendorCost: Micros | null;
 }
 
 /** A vendor job, as kept on its run. */
@@ -167,9 +171,18 @@ export type TopUpResult =
   | { kind: "added"; topUp: TopUpRecord; organization: OrganizationRecord }
   | { kind: "rejected"; decision: Exclude<TopUpDecision, { ok: true }> };
 
+/** How a run ended; `route` names the catalog route that served it, kept on the run as it is. */
 export type RunOutcome =
-  | { status: "succeeded"; output: RunOutputFile; billableSeconds: number; charged: Micros }
-  | { status: "failed" | "timeout" | "cancelled"; error: RunErrorRecord };
+  | {
+      status: "succeeded";
+      output: RunOutputFile;
+      billableSeconds: number;
+      charged: Micros;
+      route?: string;
+      /** What the vendor charges for the run; a run that did not succeed records none. */
+      vendorCost?: Micros;
+    }
+  | { status: "failed" | "timeout" | "cancelled"; error: RunErrorRecord; route?: string };
 
 export type CompleteResult =
   | { kind: "completed"; run: RunRecord }

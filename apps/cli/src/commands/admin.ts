@@ -1,18 +1,29 @@
 /**
- * `refvid admin …`: organizations, API keys and top-ups over the admin API (`/admin/v1`), with
- * the server's admin token (REFVID_ADMIN_TOKEN, or the profile's `admin_token`).
+ * `refvid admin …`: organizations, API keys, top-ups and the usage report over the admin API
+ * (`/admin/v1`), with the server's admin token (REFVID_ADMIN_TOKEN, or the profile's `admin_token`).
  */
 import type { components } from "@refvid/api-types";
 import { errorFromResponse } from "@refvid/client";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { positiveInteger } from "../args.js";
+import { instant, positiveInteger } from "../args.js";
 import { UsageError } from "../errors.js";
-import { details } from "../format.js";
+import { details, table } from "../format.js";
 import type { Output } from "../io.js";
 import { session } from "../session.js";
 
 type Organization = components["schemas"]["Organization"];
 type ApiKey = components["schemas"]["ApiKey"];
+type UsageReport = components["schemas"]["UsageReport"];
+
+/** What the usage report groups by, as the API takes it. */
+const GROUP_BY: readonly UsageReport["group_by"][] = [
+  "api_key",
+  "model",
+  "provider",
+  "route",
+  "organization",
+  "day",
+];
 
 /** The data of an openapi-fetch result, or the API's typed error. */
 async function data<T>(result: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
@@ -56,6 +67,51 @@ function amount(value: string): string {
   return value;
 }
 
+/** The report as a table: a row per group and environment, money in USD. */
+function showUsage(io: Output, report: UsageReport): void {
+  const scope = report.organization_id ?? "every organization";
+  io.print(
+    io.c.dim(
+      `Runs created from ${report.from} to ${report.to} (exclusive), ${scope}, by ${report.group_by}.`,
+    ),
+  );
+  if (report.data.length === 0) {
+    io.print("No runs in this window.");
+    return;
+  }
+  const rows = report.data.map((g) => [
+    g.group,
+    g.environment,
+    g.runs.total,
+    g.runs.succeeded,
+    g.failures,
+    g.billed_seconds,
+    g.spend_usd,
+    g.priced_usd,
+    g.vendor_cost_usd,
+    g.margin_usd.startsWith("-") ? io.c.red(g.margin_usd) : g.margin_usd,
+  ]);
+  const head = [
+    "ENV",
+    "RUNS",
+    "OK",
+    "FAILURES",
+    "SECONDS",
+    "SPEND USD",
+    "PRICED USD",
+    "VENDOR COST USD",
+    "MARGIN USD",
+  ];
+  io.print(table(io.c, [report.group_by.toUpperCase(), ...head], rows));
+}
+
+interface UsageOptions {
+  groupBy: UsageReport["group_by"];
+  from?: string;
+  to?: string;
+  org?: string;
+}
+
 interface KeyOptions {
   environment?: "live" | "test";
   name?: string;
@@ -66,9 +122,9 @@ interface KeyOptions {
 export function registerAdmin(program: Command): void {
   const admin = program
     .command("admin")
-    .summary("organizations, API keys and top-ups (needs the admin token)")
+    .summary("organizations, API keys, top-ups and usage (needs the admin token)")
     .description(
-      "Operate a refvid server: organizations, API keys and top-ups. Needs the server's admin token " +
+      "Operate a refvid server: organizations, API keys, top-ups and usage. Needs the server's admin token " +
         "in REFVID_ADMIN_TOKEN (or saved with `refvid login --admin-token …`).",
     );
 
@@ -185,5 +241,32 @@ export function registerAdmin(program: Command): void {
       if (io.json) return io.printJson(topUp);
       io.print(`Added ${topUp.amount_usd} USD (${topUp.top_up_id}).`);
       showOrganization(io, topUp.organization);
+    });
+
+  admin
+    .command("usage")
+    .description(
+      "What the runs created in a window did and cost, by group and environment: runs, billed " +
+        "seconds, spend, price, vendor cost and margin (spend less vendor cost; negative at a loss).",
+    )
+    .addOption(new Option("--group-by <group>", "what a row is").choices(GROUP_BY).default("model"))
+    .option(
+      "--from <when>",
+      "start of the window: a date (2026-05-01) or an age (7d); default 30 days before --to",
+      (v) => instant(v),
+    )
+    .option("--to <when>", "end of the window, exclusive: a date or an age; default now", (v) => instant(v))
+    .option("--org <organization_id>", "only this organization's runs")
+    .action(async (options: UsageOptions, command: Command) => {
+      const { io, admin } = await session(command);
+      const query = {
+        group_by: options.groupBy,
+        from: options.from,
+        to: options.to,
+        organization_id: options.org,
+      };
+      const report = await data(admin().api.GET("/admin/v1/usage", { params: { query } }));
+      if (io.json) return io.printJson(report);
+      showUsage(io, report);
     });
 }

@@ -1,7 +1,7 @@
 /** The admin API's run search: runs of every organization and both environments, newest first. */
 import type { components } from "@refvid/api-types";
 import type { AppDeps } from "../deps.js";
-import { toApiRun } from "../views/run-view.js";
+import { toAdminRun } from "../views/run-view.js";
 import { keyNotFound } from "./admin.js";
 import { mustExist } from "./admin-lists.js";
 import { pageOf, pageStart, parseInstant } from "./keyset-page.js";
@@ -33,9 +33,5 @@ export async function adminSearchRuns(
     ...(after ? { after } : {}),
   });
   const now = deps.clock.now();
-  return pageOf(runs, limit, filterHash, (run) => ({
-    ...toApiRun(run, deps.signer, now),
-    organization_id: run.organizationId,
-    api_key_id: run.apiKeyId,
-  }));
+  return pageOf(runs, limit, filterHash, (run) => toAdminRun(run, deps.signer, now));
 }

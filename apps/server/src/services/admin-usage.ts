@@ -58,14 +58,18 @@ export async function getUsage(deps: AppDeps, request: UsageRequest): Promise<Sc
 function usageGroupView(row: UsageRow): Schemas["UsageGroup"] {
   const { runs } = row;
   const total = Object.values(runs).reduce((sum, n) => sum + n, 0);
+  // Test runs are priced like live ones but never charged (docs/decisions.md, "Test keys"), so
+  // the margin is taken on the spend: a test row earns nothing (docs/decisions.md, "Admin lists and usage").
+  const spend = paysFromWallet(row.environment) ? row.charged : 0;
   return {
     group: row.group,
     environment: row.environment,
     runs: { total, ...runs },
     failures: runs.failed + runs.timeout,
     billed_seconds: row.billableSeconds,
-    // Test runs are priced like live ones but never charged (docs/decisions.md, "Test keys").
-    spend_usd: formatUsd(paysFromWallet(row.environment) ? row.charged : 0),
+    spend_usd: formatUsd(spend),
     priced_usd: formatUsd(row.charged),
+    vendor_cost_usd: formatUsd(row.vendorCost),
+    margin_usd: formatUsd(spend - row.vendorCost),
   };
 }

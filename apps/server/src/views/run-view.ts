@@ -1,5 +1,5 @@
 /** Turns a stored run into the interface's Run object (interface, "Run object"). */
-import type { Run } from "@refvid/api-types";
+import type { components, Run } from "@refvid/api-types";
 import { formatUsd, isBuiltInModelSlug, MODELS } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
 import type { FileUrlSigner } from "../files/signed-urls.js";
@@ -42,5 +42,20 @@ export function toApiRun(run: RunRecord, signer: FileUrlSigner, now: Date): Run 
     started_at: iso(run.startedAt),
     completed_at: iso(run.completedAt),
     elapsed_ms: run.completedAt ? run.completedAt.getTime() - run.createdAt.getTime() : null,
+  };
+}
+
+/** The Run as operators see it (`AdminRun`): who made it, and the route and vendor cost of its end. */
+export function toAdminRun(
+  run: RunRecord,
+  signer: FileUrlSigner,
+  now: Date,
+): components["schemas"]["AdminRun"] {
+  return {
+    ...toApiRun(run, signer, now),
+    organization_id: run.organizationId,
+    api_key_id: run.apiKeyId,
+    route: run.route,
+    vendor_cost_usd: run.vendorCost === null ? null : formatUsd(run.vendorCost),
   };
 }

@@ -772,13 +772,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Usage by key, model, provider or day
+         * Usage by key, model, provider, route, organization or day
          * @description What the runs created in `[from, to)` did and cost, grouped by `group_by`, with one row per
          *     group and environment: runs by status, failures, billed seconds, what was taken from the
-         *     wallet (`spend_usd`, live runs only) and what the runs were priced at (`priced_usd`, which
-         *     for test runs is what they would have cost). The window defaults to the 30 days before `to`,
-         *     and `to` to now; `from` must be before `to`, at most 366 days apart. A run counts in the window
-         *     it was created in, with its status now.
+         *     wallet (`spend_usd`, live runs only), what the runs were priced at (`priced_usd`, which
+         *     for test runs is what they would have cost), what the vendors charged for them
+         *     (`vendor_cost_usd`) and the spend less that (`margin_usd`, negative at a loss). The window
+         *     defaults to the 30 days before `to`, and `to` to now; `from` must be before `to`, at most 366
+         *     days apart. A run counts in the window it was created in, with its status now.
          */
         get: operations["getUsage"];
         put?: never;
@@ -1979,6 +1980,15 @@ export interface components {
             rate_limit_per_minute?: number;
         };
         /**
+         * UsageGroupBy
+         * @description What a usage report groups runs by: `api_key`, `model` (the endpoint's slug), `provider` (the
+         *     provider a worker ran it on), `route` (the catalog route that served it), `organization` or
+         *     `day` (the UTC date the run was created). Runs without a provider or route are `unassigned`.
+         * @example route
+         * @enum {string}
+         */
+        UsageGroupBy: "api_key" | "model" | "provider" | "route" | "organization" | "day";
+        /**
          * UsageRunCounts
          * @description Runs created in the window, by their status now.
          */
@@ -1999,7 +2009,8 @@ export interface components {
         UsageGroup: {
             /**
              * @description The group's value: an `api_key_id`, a model slug, a provider's name from the routing file
-             *     (`unassigned` for runs no worker has taken a provider slot for yet), or a UTC date
+             *     (`unassigned` for runs no worker has taken a provider slot for yet), a route's name from the
+             *     catalog (`unassigned` for runs that recorded none), an `organization_id`, or a UTC date
              *     (`2026-11-22`).
              * @example key_9c2d4e6f8a0b4c1d9e3f5a7b9c1d3e5f
              */
@@ -2017,6 +2028,16 @@ export interface components {
              *     `live`; for `test`, what the runs would have cost.
              */
             priced_usd: components["schemas"]["Money"];
+            /**
+             * @description What the vendors charge for these runs, as their routes' costs recorded it when each ended.
+             *     Runs that recorded none (failures, test runs, runs on a route without a cost) count `"0.00"`.
+             */
+            vendor_cost_usd: components["schemas"]["Money"];
+            /**
+             * @description `spend_usd` minus `vendor_cost_usd`: what the operator kept. Negative when the vendors cost
+             *     more than the runs were charged.
+             */
+            margin_usd: components["schemas"]["Money"];
         };
         /**
          * UsageReport
@@ -2034,8 +2055,7 @@ export interface components {
              * @description End of the window, exclusive.
              */
             to: string;
-            /** @enum {string} */
-            group_by: "api_key" | "model" | "provider" | "day";
+            group_by: components["schemas"]["UsageGroupBy"];
             /** @description The organization the report is limited to; `null` for every organization. */
             organization_id: string | null;
             data: components["schemas"]["UsageGroup"][];
@@ -2074,13 +2094,22 @@ export interface components {
         };
         /**
          * AdminRun
-         * @description A run as operators see it, with the organization and the key that made it.
+         * @description A run as operators see it: with the organization and the key that made it, and the route that
+         *     served it and what its vendor charged.
          */
         AdminRun: components["schemas"]["Run"] & {
             /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
             organization_id: string;
             /** @example key_9c2d4e6f8a0b4c1d9e3f5a7b9c1d3e5f */
             api_key_id: string;
+            /**
+             * @description The catalog route that served the run, recorded when it ended; `null` while it is in
+             *     flight, and when its end recorded none.
+             * @example fal-seedance
+             */
+            route: string | null;
+            /** @description What the route's vendor charges for the run, recorded when it succeeded; `null` otherwise. */
+            vendor_cost_usd: components["schemas"]["Money"] | null;
         };
         /**
          * AdminRunPage
@@ -3736,10 +3765,12 @@ export interface operations {
             query: {
                 /**
                  * @description `api_key`, `model` (the endpoint's slug), `provider` (the provider a worker ran it on;
-                 *     `unassigned` before one did) or `day` (the UTC date the run was created).
+                 *     `unassigned` before one did), `route` (the catalog route that served it; `unassigned`
+                 *     until it ends, and for runs whose end recorded none), `organization` or `day` (the UTC
+                 *     date the run was created).
                  * @example api_key
                  */
-                group_by: "api_key" | "model" | "provider" | "day";
+                group_by: components["schemas"]["UsageGroupBy"];
                 /**
                  * @description Start of the window (inclusive), over the runs' `created_at`.
                  * @example 2026-11-01T00:00:00Z

@@ -742,14 +742,15 @@ export const updateApiKey = <ThrowOnError extends boolean = false>(options: Opti
 });
 
 /**
- * Usage by key, model, provider or day
+ * Usage by key, model, provider, route, organization or day
  *
  * What the runs created in `[from, to)` did and cost, grouped by `group_by`, with one row per
  * group and environment: runs by status, failures, billed seconds, what was taken from the
- * wallet (`spend_usd`, live runs only) and what the runs were priced at (`priced_usd`, which
- * for test runs is what they would have cost). The window defaults to the 30 days before `to`,
- * and `to` to now; `from` must be before `to`, at most 366 days apart. A run counts in the window
- * it was created in, with its status now.
+ * wallet (`spend_usd`, live runs only), what the runs were priced at (`priced_usd`, which
+ * for test runs is what they would have cost), what the vendors charged for them
+ * (`vendor_cost_usd`) and the spend less that (`margin_usd`, negative at a loss). The window
+ * defaults to the 30 days before `to`, and `to` to now; `from` must be before `to`, at most 366
+ * days apart. A run counts in the window it was created in, with its status now.
  *
  */
 export const getUsage = <ThrowOnError extends boolean = false>(options: Options<GetUsageData, ThrowOnError>) => (options.client ?? client).get<GetUsageResponses, GetUsageErrors, ThrowOnError>({

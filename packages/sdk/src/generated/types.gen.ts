@@ -1299,6 +1299,16 @@ export type ApiUpdateApiKeyRequest = {
 };
 
 /**
+ * UsageGroupBy
+ *
+ * What a usage report groups runs by: `api_key`, `model` (the endpoint's slug), `provider` (the
+ * provider a worker ran it on), `route` (the catalog route that served it), `organization` or
+ * `day` (the UTC date the run was created). Runs without a provider or route are `unassigned`.
+ *
+ */
+export type ApiUsageGroupBy = 'api_key' | 'model' | 'provider' | 'route' | 'organization' | 'day';
+
+/**
  * UsageRunCounts
  *
  * Runs created in the window, by their status now.
@@ -1323,7 +1333,8 @@ export type ApiUsageRunCounts = {
 export type ApiUsageGroup = {
     /**
      * The group's value: an `api_key_id`, a model slug, a provider's name from the routing file
-     * (`unassigned` for runs no worker has taken a provider slot for yet), or a UTC date
+     * (`unassigned` for runs no worker has taken a provider slot for yet), a route's name from the
+     * catalog (`unassigned` for runs that recorded none), an `organization_id`, or a UTC date
      * (`2026-11-22`).
      *
      */
@@ -1348,6 +1359,18 @@ export type ApiUsageGroup = {
      *
      */
     priced_usd: ApiMoney;
+    /**
+     * What the vendors charge for these runs, as their routes' costs recorded it when each ended.
+     * Runs that recorded none (failures, test runs, runs on a route without a cost) count `"0.00"`.
+     *
+     */
+    vendor_cost_usd: ApiMoney;
+    /**
+     * `spend_usd` minus `vendor_cost_usd`: what the operator kept. Negative when the vendors cost
+     * more than the runs were charged.
+     *
+     */
+    margin_usd: ApiMoney;
 };
 
 /**
@@ -1366,7 +1389,7 @@ export type ApiUsageReport = {
      * End of the window, exclusive.
      */
     to: string;
-    group_by: 'api_key' | 'model' | 'provider' | 'day';
+    group_by: ApiUsageGroupBy;
     /**
      * The organization the report is limited to; `null` for every organization.
      */
@@ -1417,11 +1440,24 @@ export type ApiAdminSearchRunsRequest = {
 /**
  * AdminRun
  *
- * A run as operators see it, with the organization and the key that made it.
+ * A run as operators see it: with the organization and the key that made it, and the route that
+ * served it and what its vendor charged.
+ *
  */
 export type ApiAdminRun = ApiRun & {
     organization_id: string;
     api_key_id: string;
+    /**
+     * The catalog route that served the run, recorded when it ended; `null` while it is in
+     * flight, and when its end recorded none.
+     *
+     */
+    route: string | null;
+    /**
+     * What the route's vendor charges for the run, recorded when it succeeded; `null` otherwise.
+     *
+     */
+    vendor_cost_usd: ApiMoney | null;
 };
 
 /**
@@ -3198,10 +3234,12 @@ export type GetUsageData = {
     query: {
         /**
          * `api_key`, `model` (the endpoint's slug), `provider` (the provider a worker ran it on;
-         * `unassigned` before one did) or `day` (the UTC date the run was created).
+         * `unassigned` before one did), `route` (the catalog route that served it; `unassigned`
+         * until it ends, and for runs whose end recorded none), `organization` or `day` (the UTC
+         * date the run was created).
          *
          */
-        group_by: 'api_key' | 'model' | 'provider' | 'day';
+        group_by: ApiUsageGroupBy;
         /**
          * Start of the window (inclusive), over the runs' `created_at`.
          */

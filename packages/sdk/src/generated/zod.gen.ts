@@ -924,6 +924,23 @@ export const zUpdateApiKeyRequest = z.object({
 });
 
 /**
+ * UsageGroupBy
+ *
+ * What a usage report groups runs by: `api_key`, `model` (the endpoint's slug), `provider` (the
+ * provider a worker ran it on), `route` (the catalog route that served it), `organization` or
+ * `day` (the UTC date the run was created). Runs without a provider or route are `unassigned`.
+ *
+ */
+export const zUsageGroupBy = z.enum([
+    'api_key',
+    'model',
+    'provider',
+    'route',
+    'organization',
+    'day'
+]);
+
+/**
  * UsageRunCounts
  *
  * Runs created in the window, by their status now.
@@ -952,7 +969,9 @@ export const zUsageGroup = z.object({
     failures: z.int().gte(0),
     billed_seconds: z.int().gte(0),
     spend_usd: zMoney,
-    priced_usd: zMoney
+    priced_usd: zMoney,
+    vendor_cost_usd: zMoney,
+    margin_usd: zMoney
 });
 
 /**
@@ -965,12 +984,7 @@ export const zUsageGroup = z.object({
 export const zUsageReport = z.object({
     from: z.iso.datetime(),
     to: z.iso.datetime(),
-    group_by: z.enum([
-        'api_key',
-        'model',
-        'provider',
-        'day'
-    ]),
+    group_by: zUsageGroupBy,
     organization_id: z.string().nullable(),
     data: z.array(zUsageGroup)
 });
@@ -997,11 +1011,15 @@ export const zAdminSearchRunsRequest = z.object({
 /**
  * AdminRun
  *
- * A run as operators see it, with the organization and the key that made it.
+ * A run as operators see it: with the organization and the key that made it, and the route that
+ * served it and what its vendor charged.
+ *
  */
 export const zAdminRun = zRun.and(z.object({
     organization_id: z.string(),
-    api_key_id: z.string()
+    api_key_id: z.string(),
+    route: z.string().nullable(),
+    vendor_cost_usd: zMoney.nullable()
 }));
 
 /**
@@ -1413,12 +1431,7 @@ export const zUpdateApiKeyPath = z.object({
 export const zUpdateApiKeyResponse = zApiKey;
 
 export const zGetUsageQuery = z.object({
-    group_by: z.enum([
-        'api_key',
-        'model',
-        'provider',
-        'day'
-    ]),
+    group_by: zUsageGroupBy,
     from: z.iso.datetime().optional(),
     to: z.iso.datetime().optional(),
     organization_id: z.string().min(1).max(100).optional()

@@ -13,6 +13,7 @@ import { eventsContract } from "./events.contract.js";
 import { invariantsContract } from "./invariants.contract.js";
 import { lifecycleContract } from "./lifecycle.contract.js";
 import { providersContract } from "./providers.contract.js";
+import { runCostsContract } from "./run-costs.contract.js";
 import { searchContract } from "./search.contract.js";
 import { statsContract } from "./stats.contract.js";
 import { uploadsContract } from "./uploads.contract.js";
@@ -29,6 +30,7 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
     environmentsContract(makeStore);
     eventsContract(makeStore);
     lifecycleContract(makeStore);
+    runCostsContract(makeStore);
     providersContract(makeStore);
     searchContract(makeStore);
     statsContract(makeStore);

@@ -67,6 +67,8 @@ describe("copy", () => {
       attempts: 1,
       upstream: { provider: "fal", id: "job_1", urls: { status: "https://example.com/s" } },
       provider: "fal",
+      route: "fal-seedance",
+      vendorCost: 181_440,
     };
     const copied = copyRun(run);
     expect(copied).toStrictEqual(copy(run));

@@ -63,5 +63,7 @@ export function copyRun(run: RunRecord): RunRecord {
     attempts: run.attempts,
     upstream: run.upstream && copy(run.upstream),
     provider: run.provider,
+    route: run.route,
+    vendorCost: run.vendorCost,
   };
 }

@@ -7,6 +7,8 @@ const GROUP_OF: Record<UsageGroupBy, (run: RunRecord) => string> = {
   api_key: (run) => run.apiKeyId,
   model: (run) => run.endpoint,
   provider: (run) => run.provider ?? "unassigned",
+  route: (run) => run.route ?? "unassigned",
+  organization: (run) => run.organizationId,
   day: (run) => run.createdAt.toISOString().slice(0, 10),
 };
 
@@ -24,12 +26,14 @@ export function tallyUsage(runs: Iterable<RunRecord>, groupBy: UsageGroupBy): Us
         runs: counts as UsageRow["runs"],
         billableSeconds: 0,
         charged: 0,
+        vendorCost: 0,
       };
       rows.set(id, row);
     }
     row.runs[run.status] += 1;
     row.billableSeconds += run.billableSeconds ?? 0;
     row.charged += run.charged ?? 0;
+    row.vendorCost += run.vendorCost ?? 0;
   }
   // By code unit, as Postgres orders text `collate "C"`.
   const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

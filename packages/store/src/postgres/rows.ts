@@ -100,6 +100,8 @@ export function toRun(r: Row): RunRecord {
     attempts: num(r.attempts),
     upstream: (r.upstream as RunRecord["upstream"]) ?? null,
     provider: (r.provider as string | null) ?? null,
+    route: (r.route as string | null) ?? null,
+    vendorCost: microsOrNull(r.vendor_cost, "vendor_cost"),
   };
 }
 

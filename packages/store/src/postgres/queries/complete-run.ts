@@ -15,6 +15,8 @@ const END_RUN = namedStatement<{
   output: string | null;
   error: string | null;
   progress: number | null;
+  route: string | null;
+  vendor_cost: number | null;
   now: Date;
   released: number;
   wallet_charged: number;
@@ -40,7 +42,7 @@ const END_RUN = namedStatement<{
            :webhook_url::text, :event_type::text, :now::timestamptz, 'pending'
          where :delivers::boolean),
        r as (update runs set status = :status, charged = :charged, billable_seconds = :billable_seconds, output = :output,
-         error = :error, progress = :progress, completed_at = :now, lease_owner = null, lease_expires_at = null
+         error = :error, progress = :progress, route = :route, vendor_cost = :vendor_cost, completed_at = :now, lease_owner = null, lease_expires_at = null
          where id = :run_id returning ${RUN_COLUMNS}),
        notified as (select pg_notify(:channel, :event))
    select r.*, (select count(*) from notified) as notified from r`,
@@ -97,6 +99,8 @@ async function completeRunIn(
       output: outcome.status === "succeeded" ? json(outcome.output) : null,
       error: outcome.status === "succeeded" ? null : json(outcome.error),
       progress: settled.progress,
+      route: outcome.route ?? null,
+      vendor_cost: settled.vendorCost,
       now,
       released: settled.released,
       wallet_charged: settled.walletCharged,

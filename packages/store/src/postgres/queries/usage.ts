@@ -8,6 +8,8 @@ const GROUP_OF: Record<T.UsageGroupBy, string> = {
   api_key: "api_key_id",
   model: "endpoint",
   provider: "coalesce(provider, 'unassigned')",
+  route: "coalesce(route, 'unassigned')",
+  organization: "organization_id",
   day: "to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')",
 };
 
@@ -27,7 +29,8 @@ export function usageQuery(query: T.UsageQuery): { text: string; params: unknown
   const counts = RUN_STATUSES.map((s) => `count(*) filter (where status = '${s}')::integer as "${s}"`);
   const group = GROUP_OF[query.groupBy];
   const text = `select ${group} as "group", environment, ${counts.join(", ")},
-      coalesce(sum(billable_seconds), 0)::bigint as billable_seconds, coalesce(sum(charged), 0)::bigint as charged
+      coalesce(sum(billable_seconds), 0)::bigint as billable_seconds, coalesce(sum(charged), 0)::bigint as charged,
+      coalesce(sum(vendor_cost), 0)::bigint as vendor_cost
     from runs where ${where.join(" and ")}
     group by 1, 2 order by ${group} collate "C", environment`;
   return { text, params };
@@ -42,5 +45,6 @@ export async function usage(db: Database, query: T.UsageQuery): ReturnType<T.Sto
     runs: Object.fromEntries(RUN_STATUSES.map((s) => [s, Number(r[s])])) as T.UsageRow["runs"],
     billableSeconds: Number(r.billable_seconds),
     charged: micros(r.charged, "sum(charged)"),
+    vendorCost: micros(r.vendor_cost, "sum(vendor_cost)"),
   }));
 }
