@@ -159,7 +159,7 @@ export class HeldPrediction {
       if (answer) this.mayRun = false;
       if (answer?.status === 422) {
         throw new ProviderError(
-          redactSecret(`The model refused the input: ${vendorMessage(body)}`, this.options.token),
+          redactSecret(`The model refused the input: ${refusalText(answer.body)}`, this.options.token),
         );
       }
       const failure = answer
@@ -295,6 +295,24 @@ export class HeldPrediction {
   private now(): number {
     return this.options.clock.now().getTime();
   }
+}
+
+/**
+ * Cog's refusal of an input in its words: pydantic's `detail` (coglet's too,
+ * crates/coglet/src/input_validation.rs), every entry as `field: msg` with the `body.input` prefix
+ * dropped; any other body as the vendor said it.
+ */
+function refusalText(body: unknown): string {
+  const detail = (body as { detail?: unknown } | null)?.detail;
+  if (!Array.isArray(detail)) return vendorMessage(body);
+  const lines = detail.map((entry) => {
+    const { loc, msg } = (entry ?? {}) as { loc?: unknown; msg?: unknown };
+    const path = Array.isArray(loc) ? loc.map(String) : [];
+    const skip = path[0] === "body" ? (path[1] === "input" ? 2 : 1) : 0;
+    const field = path.slice(skip).join(".");
+    return field ? `${field}: ${String(msg)}` : String(msg);
+  });
+  return lines.length > 0 ? lines.join("; ").slice(0, 500) : vendorMessage(body);
 }
 
 function headerOf(value: string | string[] | undefined): string | null {

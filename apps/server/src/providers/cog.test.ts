@@ -22,6 +22,7 @@ import {
   type CogServerOptions,
   startCogServer,
 } from "../../test/vendors/cog-server.js";
+import { vendorInputSchema } from "../../test/vendors/vendor-schemas.js";
 import { systemClock, systemScheduler } from "../clock.js";
 import { probeDuration } from "../media/ffmpeg.js";
 import { CogProvider, type CogProviderOptions } from "./cog.js";
@@ -350,10 +351,53 @@ describe("a prediction", () => {
     const cogProvider = provider(server.url, { mapping: { rename: { prompt: "text" } } });
     const err = await rejection(cogProvider.run(await job(), ctx));
     expect(err).toBeInstanceOf(ProviderError);
-    expect((err as Error).message).toContain("input.prompt: Field required");
+    expect((err as Error).message).toBe("The model refused the input: prompt: Field required");
     expect(server.stats.submits).toBe(0);
     expect(recorded).toEqual([]);
   });
+
+  it.each(FLAVORS)(
+    "%s: input the model's published schema refuses names every field in Cog's words, sent once",
+    async (flavor) => {
+      const inputSchema = vendorInputSchema("replicate", "bytedance/seedance-2.0");
+      const server = await cog({ inputSchema, knobs: { flavor } });
+      const { ctx, recorded } = context(server);
+      const cogProvider = provider(server.url, {
+        mapping: { rename: { image_urls: "reference_images" }, asNumber: ["duration"] },
+        // Never taken for being held long on a busy machine: the refusal is all this test is about.
+        acceptAfterMs: 60_000,
+      });
+      const j = await job({ duration: "20s", seed: 1.5 });
+      const err = await rejection(cogProvider.run(j, ctx));
+      expect(err).toBeInstanceOf(ProviderError);
+      expect((err as Error).message).toBe(
+        "The model refused the input: duration: 20 is greater than the maximum of 15; " +
+          'seed: 1.5 is not of type "integer"',
+      );
+      // Probes (an input no model takes) aside, the input went once.
+      const sent = server.stats.requests.filter(
+        (r) => !Array.isArray((r.body as { input?: unknown })?.input),
+      );
+      expect(sent).toEqual([
+        {
+          method: "PUT",
+          path: `/predictions/${j.runId}`,
+          kind: "submit",
+          status: 422,
+          body: {
+            input: {
+              prompt: "a dolly shot",
+              reference_images: ["https://example.com/a.png"],
+              duration: 20,
+              seed: 1.5,
+            },
+          },
+        },
+      ]);
+      expect(server.stats.submits).toBe(0);
+      expect(recorded).toEqual([]);
+    },
+  );
 
   it.each(["url", "data"] as const)(
     "an output that is not a video (%s) is a ProviderError",

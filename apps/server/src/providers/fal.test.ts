@@ -12,6 +12,7 @@ import { normalizeInput } from "@refvid/core";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FalKnobs, type FalServer, startFalServer } from "../../test/vendors/fal-server.js";
+import { vendorInputSchema } from "../../test/vendors/vendor-schemas.js";
 import { type Scheduler, systemClock, systemScheduler } from "../clock.js";
 import { probeDuration } from "../media/ffmpeg.js";
 import { FalProvider, type FalProviderOptions } from "./fal.js";
@@ -26,6 +27,8 @@ import {
 import { VendorError } from "./upstream/vendor-http.js";
 
 const ENDPOINT = "fal-ai/refvid-test/reference-to-video";
+/** An endpoint whose published input schema the server checks. */
+const SEEDANCE = "bytedance/seedance-2.0/reference-to-video";
 const SLOW_PROMPT = "a slow, very long take";
 const KNOBS: Partial<FalKnobs> = { queueMs: 10, latencyMs: 60 };
 const DEFAULT_FAILURE = {
@@ -38,7 +41,11 @@ let fal: FalServer;
 const workDirs: string[] = [];
 
 beforeAll(async () => {
-  fal = await startFalServer({ endpoints: [ENDPOINT], knobs: KNOBS });
+  fal = await startFalServer({
+    endpoints: [ENDPOINT, SEEDANCE],
+    knobs: KNOBS,
+    inputSchemas: { [SEEDANCE]: vendorInputSchema("fal", SEEDANCE) },
+  });
 });
 afterAll(async () => {
   await fal.close();
@@ -314,6 +321,32 @@ describe("FalProvider: the model's failures", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as Error).message).toMatch(message);
+  });
+});
+
+describe("FalProvider: an input the model refuses", () => {
+  it("is a ProviderError naming each field in fal's words, the result read once and nothing retried", async () => {
+    const { ctx, recorded } = context();
+    const images = Array.from({ length: 10 }, (_, i) => `https://example.com/${i}.png`);
+    const error = await provider({ model: SEEDANCE })
+      .run(await job({ duration: 20, image_urls: images }), ctx)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).message).toBe(
+      "The model refused the input: duration: Input should be 'auto', '4', '5', '6', '7', '8', '9', '10', " +
+        "'11', '12', '13', '14' or '15'; image_urls: Sequence should have at most 9 items",
+    );
+    // fal took the request (it checks nothing at submit); its result was asked for once.
+    expect(recorded).toHaveLength(1);
+    const id = recorded[0]?.id ?? "";
+    const { requests } = fal.stats;
+    expect(requests.filter((r) => r.kind === "submit").at(-1)?.body).toEqual({
+      prompt: "a dolly shot",
+      image_urls: images,
+      duration: 20,
+    });
+    const results = requests.filter((r) => r.kind === "result" && r.path.endsWith(id));
+    expect(results.map((r) => r.status)).toEqual([422]);
   });
 });
 

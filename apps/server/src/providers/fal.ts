@@ -4,6 +4,11 @@
  * progress), `response_url` for the result and `cancel_url` — which are kept on the run so that
  * whichever worker holds it follows the same fal request to its end. The video is `video.url` of
  * the result, downloaded and probed like every vendor output.
+ *
+ * fal takes any input into its queue; a model that refuses it ends the request at once, its status
+ * carrying only `error` ("Invalid status code: 422") and its result the model's `detail`, one
+ * `{loc, msg, type}` per field (docs.fal.ai/model-endpoints/webhooks, docs.fal.ai/errors). So a
+ * failed request's message is read from its result.
  */
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
@@ -158,7 +163,7 @@ export class FalProvider implements Provider {
       const status = (body ?? {}) as { status?: unknown; error?: unknown; logs?: unknown };
       if (status.status === "COMPLETED") {
         if (status.error !== undefined && status.error !== null) {
-          throw new ProviderError(this.client.redact(falMessage({ detail: status.error })));
+          throw await this.failure(request, status.error, signal, deadline);
         }
         return this.result(request, signal, deadline);
       }
@@ -185,7 +190,9 @@ export class FalProvider implements Provider {
         accept: RESULT_ANSWERS,
       });
       if (answer.status < 300) return (answer.body as { video?: { url?: unknown } } | null)?.video?.url;
-      if (isModelError(answer)) throw new ProviderError(this.client.redact(falMessage(answer.body)));
+      if (isModelError(answer)) {
+        throw new ProviderError(this.client.redact(falMessage(answer.body, answer.status)));
+      }
       // A gateway error in front of a finished request: ask again after a poll interval.
       if (this.client.now() + this.pollMs >= deadline) {
         throw new VendorError(
@@ -196,6 +203,32 @@ export class FalProvider implements Provider {
       }
       await sleep(this.options.scheduler, this.pollMs, signal);
       signal.throwIfAborted();
+    }
+  }
+
+  /**
+   * Why a request fell: the model's error from response_url (which fields, in the model's words),
+   * or the status's `error` when the result does not tell. One try: the status has said enough.
+   */
+  private async failure(
+    request: UpstreamJob & { urls: FalUrls },
+    error: unknown,
+    signal: AbortSignal,
+    deadline: number,
+  ): Promise<ProviderError> {
+    const said = new ProviderError(this.client.redact(falMessage({ detail: error })));
+    try {
+      const answer = await this.client.call(signal, deadline, {
+        method: "GET",
+        url: request.urls.response_url,
+        accept: RESULT_ANSWERS,
+        once: true,
+      });
+      if (answer.status < 400 || !isModelError(answer)) return said;
+      return new ProviderError(this.client.redact(falMessage(answer.body, answer.status)));
+    } catch (err) {
+      if (signal.aborted) throw err;
+      return said;
     }
   }
 
@@ -220,13 +253,21 @@ function isModelError(answer: VendorResponse): boolean {
   );
 }
 
-/** fal's message: `detail` as a string, or the first `{loc, msg}` without the `body` prefix. */
-function falMessage(body: unknown): string {
+/**
+ * fal's message: `detail` as a string, or every `{loc, msg}` as `field: msg` (the `body` prefix
+ * dropped). A 422 naming fields is the model refusing the input, and says so.
+ */
+function falMessage(body: unknown, status?: number): string {
   const detail = (body as { detail?: unknown } | null)?.detail;
-  const first = Array.isArray(detail) ? (detail[0] as { loc?: unknown; msg?: unknown }) : undefined;
-  if (typeof first?.msg === "string") {
-    const loc = Array.isArray(first.loc) ? first.loc.filter((part, i) => !(i === 0 && part === "body")) : [];
-    return (loc.length > 0 ? `${loc.join(".")}: ${first.msg}` : first.msg).slice(0, 300);
-  }
-  return vendorMessage(body);
+  const entries = Array.isArray(detail) ? (detail as { loc?: unknown; msg?: unknown }[]) : [];
+  const said = entries.flatMap((entry) => {
+    const { loc, msg } = entry ?? {};
+    if (typeof msg !== "string") return [];
+    const field = Array.isArray(loc) ? loc.filter((part, i) => !(i === 0 && part === "body")).join(".") : "";
+    return [{ field, msg }];
+  });
+  if (said.length === 0) return vendorMessage(body);
+  const text = said.map(({ field, msg }) => (field ? `${field}: ${msg}` : msg)).join("; ");
+  const refused = status === 422 && said.some(({ field }) => field !== "");
+  return (refused ? `The model refused the input: ${text}` : text).slice(0, 500);
 }

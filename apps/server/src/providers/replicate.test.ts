@@ -15,6 +15,7 @@ import {
   type ReplicateServerOptions,
   startReplicateServer,
 } from "../../test/vendors/replicate-server.js";
+import { vendorInputSchema } from "../../test/vendors/vendor-schemas.js";
 import { type Clock, type Scheduler, systemClock, systemScheduler } from "../clock.js";
 import { ManualClock } from "../manual-clock.js";
 import { probeDuration } from "../media/ffmpeg.js";
@@ -368,6 +369,44 @@ describe("ReplicateProvider", () => {
       await start({ knobs: { dataRetentionMs: 0 } });
       const running = provider().run(await job(), context());
       await expect(running).rejects.toThrow(/Replicate has removed its output/);
+    });
+  });
+
+  describe("an input the model refuses (422 at the create)", () => {
+    const MODEL = "bytedance/seedance-2.0";
+
+    it("is a ProviderError naming each field in Replicate's words, sent once and never followed", async () => {
+      await start({ model: MODEL, inputSchemas: { [MODEL]: vendorInputSchema("replicate", MODEL) } });
+      const recorded: UpstreamJob[] = [];
+      const running = provider().run(
+        await job({ duration: 20, seed: "7" }),
+        context({ recordUpstream: async (u) => void recorded.push(u) }),
+      );
+      await expect(running).rejects.toBeInstanceOf(ProviderError);
+      await expect(running).rejects.toThrow(
+        "The model refused the input: input: prompt is required; " +
+          "input.duration: Must be less than or equal to 15; " +
+          "input.seed: Invalid type. Expected: integer, given: string",
+      );
+      expect(server.stats.requests).toEqual([
+        expect.objectContaining({
+          kind: "submit",
+          status: 422,
+          body: { input: { duration: 20, seed: "7" } },
+        }),
+      ]);
+      expect(recorded).toEqual([]);
+    });
+
+    it("an unknown version stays the vendor's refusal of the call (another route may serve the run)", async () => {
+      await start();
+      const running = provider({ model: "0123abcd" }).run(await job(), context());
+      await expect(running).rejects.toBeInstanceOf(VendorError);
+      await expect(running).rejects.not.toBeInstanceOf(ProviderError);
+      await expect(running).rejects.toThrow(
+        /^submit failed: replicate-test answered 422 to POST \/v1\/predictions: The specified version does not exist/,
+      );
+      expect(answered("submit")).toEqual([422]);
     });
   });
 

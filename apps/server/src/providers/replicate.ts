@@ -9,6 +9,10 @@
  * The create is answered at once (no `Prefer: wait`): the prediction id is recorded before anything
  * waits on it. `Cancel-After` carries the run's deadline, so Replicate itself stops a prediction
  * nobody follows any more (a worker that died, a create whose answer was lost).
+ *
+ * Replicate checks the input against the model's schema when it is posted: a refusal is a 422
+ * "Input validation failed" whose `invalid_fields` name each field (replicate.com/changelog/
+ * 2024-05-01-improved-validation-for-api-prediction-payloads), and fails the run with those words.
  */
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
@@ -25,7 +29,13 @@ import { followOrCancel } from "./upstream/cancel-on-abort.js";
 import { progressFromLogs, vendorInput } from "./upstream/input.js";
 import { finishWithOutputVideo } from "./upstream/output.js";
 import { VendorClient } from "./upstream/vendor-client.js";
-import { VendorError, type VendorRequest, type VendorResponse, vendorUrl } from "./upstream/vendor-http.js";
+import {
+  VendorError,
+  type VendorRequest,
+  type VendorResponse,
+  vendorMessage,
+  vendorUrl,
+} from "./upstream/vendor-http.js";
 
 /** Replicate's API. */
 export const REPLICATE_API_URL = "https://api.replicate.com";
@@ -143,15 +153,44 @@ export class ReplicateProvider implements Provider {
     }
     let answer: VendorResponse;
     try {
-      answer = await this.client.call(signal, deadline, request);
+      answer = await this.client.call(signal, deadline, { ...request, accept: [422] });
     } catch (err) {
       if (!(err instanceof VendorError)) throw err;
       throw new VendorError(`submit failed: ${err.message}`, err.status, err.retryable);
     }
+    if (answer.status === 422) throw this.refused(request, answer.body);
     const first = this.prediction(answer, "the submit");
     const urls = (answer.body as { urls?: unknown }).urls;
     const given = urls && typeof urls === "object" ? (urls as Record<string, unknown>) : {};
     return { job: this.followed(first.id, given), first };
+  }
+
+  /**
+   * A 422 to the create: the model refusing the input (`invalid_fields`), which ends the run with
+   * each field in Replicate's words, or any other refusal (an unknown version), as before.
+   */
+  private refused(request: VendorRequest, body: unknown): Error {
+    const fields = (body as { invalid_fields?: unknown } | null)?.invalid_fields;
+    const named = Array.isArray(fields)
+      ? fields.flatMap((entry) => {
+          const { field, description } = (entry ?? {}) as { field?: unknown; description?: unknown };
+          if (typeof description !== "string") return [];
+          return [typeof field === "string" && field !== "" ? `${field}: ${description}` : description];
+        })
+      : [];
+    if (named.length > 0) {
+      return new ProviderError(
+        this.client.redact(`The model refused the input: ${named.join("; ")}`.slice(0, 500)),
+      );
+    }
+    const path = vendorUrl(this.baseUrl, request.url).pathname;
+    return new VendorError(
+      this.client.redact(
+        `submit failed: ${this.options.name} answered 422 to ${request.method} ${path}: ${vendorMessage(body)}`,
+      ),
+      422,
+      false,
+    );
   }
 
   /** The prediction a previous worker started for this run. */

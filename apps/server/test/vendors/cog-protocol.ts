@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { JsonSchema } from "./input-schema.js";
+import type { ReceivedRequest } from "./received.js";
 
 export type CogFlavor = "coglet" | "python";
 /** The health a container reports; BUSY is derived from `slots`. */
@@ -81,7 +83,12 @@ export interface CogStats {
   conflicts: number;
   jobs: CogJob[];
   webhooks: CogWebhookCall[];
+  /** Every request answered, in the order answered, with the body it carried. */
+  requests: ReceivedRequest<CogRequestKind | "health" | "other">[];
 }
+
+/** A request while it is handled: what will be recorded, and its body's text. */
+export type CogRequest = ReceivedRequest<CogRequestKind | "health" | "other"> & { text: string };
 
 export interface CogServer {
   url: string;
@@ -105,6 +112,11 @@ export interface CogServerOptions {
   setupMs?: number;
   /** The model's `Input` (the `predict()` arguments). */
   input?: { properties: Record<string, CogInputField>; required: string[] };
+  /**
+   * The model's `Input` as its published JSON Schema; when given it replaces `input`, and inputs
+   * are checked against it as coglet checks them (unknown fields refused, see cog-server.ts).
+   */
+  inputSchema?: JsonSchema;
 }
 
 export const DEFAULT_KNOBS: CogKnobs = {

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { probeDuration } from "../../src/media/ffmpeg.js";
 import { type CogHealth, type CogServer, type CogServerOptions, startCogServer } from "./cog-server.js";
+import { vendorInputSchema } from "./vendor-schemas.js";
 
 const servers: CogServer[] = [];
 const closers: (() => Promise<void>)[] = [];
@@ -562,5 +563,62 @@ describe("python flavor (Cog ≤ 0.16)", () => {
       setup: { status: "failed" },
     });
     expect(server.stats.submits).toBe(0);
+  });
+});
+
+describe("an input the model's published schema refuses", () => {
+  /** A Replicate model is a Cog model: its published Input is the container's. */
+  const schema = vendorInputSchema("replicate", "bytedance/seedance-2.0");
+  const images = (n: number) => Array.from({ length: n }, (_, i) => `https://x/${i}.png`);
+  const at = (field: string) => ["body", "input", field];
+
+  it("a valid input runs; /openapi.json serves the schema as the model's Input", async () => {
+    const server = await cog({ inputSchema: schema });
+    const sync = await call(server, "PUT", "/predictions/ok", { input: { prompt: "p", duration: 15 } });
+    expect(sync.body.status).toBe("succeeded");
+    const openapi = await call(server, "GET", "/openapi.json");
+    expect(openapi.body.components.schemas.Input.properties).toEqual(schema.properties);
+  });
+
+  it.each<[string, CogServerOptions["inputSchema"], Record<string, unknown>, unknown[]]>([
+    [
+      "a duration past 15",
+      schema,
+      { prompt: "p", duration: 20 },
+      [{ loc: at("duration"), msg: "20 is greater than the maximum of 15", type: "value_error" }],
+    ],
+    [
+      "no prompt, a duration of the wrong type and a field the model does not take",
+      schema,
+      { duration: "5", image_urls: [] },
+      [
+        { loc: at("prompt"), msg: "Field required", type: "value_error.missing" },
+        { loc: at("image_urls"), msg: "Unexpected field 'image_urls'", type: "value_error.extra" },
+        { loc: at("duration"), msg: '"5" is not of type "integer"', type: "value_error" },
+      ],
+    ],
+    [
+      "ten reference images where 9 is the most",
+      vendorInputSchema("fal", "bytedance/seedance-2.0/reference-to-video"),
+      { prompt: "p", image_urls: images(10) },
+      [
+        {
+          loc: at("image_urls"),
+          msg: `${JSON.stringify(images(10))} has more than 9 items`,
+          type: "value_error",
+        },
+      ],
+    ],
+  ])("%s: 422 with pydantic's detail, and nothing runs", async (_, inputSchema, given, detail) => {
+    for (const flavor of ["coglet", "python"] as const) {
+      const server = await cog({ inputSchema, knobs: { flavor } });
+      const refused = await call(server, "PUT", "/predictions/bad", { input: given });
+      expect(refused).toMatchObject({ status: 422, body: { detail: expect.arrayContaining(detail) } });
+      expect(refused.body.detail).toHaveLength(detail.length);
+      expect(server.stats.submits).toBe(0);
+      expect(server.stats.requests).toEqual([
+        { method: "PUT", path: "/predictions/bad", kind: "submit", status: 422, body: { input: given } },
+      ]);
+    }
   });
 });

@@ -13,6 +13,10 @@
  *   succeeded; 409 `{error: "At capacity - all prediction slots busy"}`; a sync request whose
  *   client disconnects is cancelled; 422 `{detail: [{loc, msg, type}]}` for bad input (unknown
  *   input fields are dropped); terminal webhooks retried on 429/5xx with 100 ms · 2^n backoff.
+ * - A model whose `Input` is given as JSON Schema (`inputSchema`) is checked as coglet checks it
+ *   (crates/coglet/src/input_validation.rs: the schema with `additionalProperties: false`, findings
+ *   as pydantic-style `detail` entries at `["body", "input", <field>]`, see input-refusals.ts) and a
+ *   refused input is answered 422 `{detail: [...]}` before any prediction starts.
  * - python/cog/server/http.py, runner.py and schema.py (the FastAPI server of Cog ≤ 0.16), modelled
  *   by `flavor: "python"`: the full PredictionResponse in every answer (202 in status
  *   `processing`), 409 `{detail: "Already running a prediction"}` (also while setup runs),
@@ -28,6 +32,7 @@ import {
   COGLET_VERSION,
   type CogJob,
   type CogKnobs,
+  type CogRequest,
   type CogRequestKind,
   type CogServer,
   type CogServerOptions,
@@ -45,6 +50,9 @@ import {
   send,
   WEBHOOK_EVENTS,
 } from "./cog-protocol.js";
+import { cogRefusal } from "./input-refusals.js";
+import { inputCheck } from "./input-schema.js";
+import { recordedBody } from "./received.js";
 import { testVideo } from "./video.js";
 
 export type * from "./cog-protocol.js";
@@ -55,12 +63,17 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
   knobs.rateLimitNext = { ...knobs.rateLimitNext };
   knobs.serverErrorNext = { ...knobs.serverErrorNext };
   const schema = options.input ?? DEFAULT_INPUT;
+  // coglet closes the model's Input to unknown fields.
+  const checkInput = options.inputSchema
+    ? inputCheck({ ...options.inputSchema, additionalProperties: false })
+    : null;
   const stats: CogStats = {
     submits: 0,
     statusCalls: 0,
     healthChecks: 0,
     cancels: 0,
     conflicts: 0,
+    requests: [],
     jobs: [],
     webhooks: [],
   };
@@ -274,8 +287,7 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
 
   type Parsed = { ok: true; body: Record<string, unknown> } | { ok: false; status: number; body: unknown };
 
-  const parse = async (req: IncomingMessage, bodyRequired: boolean): Promise<Parsed> => {
-    const text = await readBody(req);
+  const parse = (text: string, bodyRequired: boolean): Parsed => {
     const python = knobs.flavor === "python";
     if (text.trim() === "") {
       if (python && bodyRequired) {
@@ -338,6 +350,13 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
     given: unknown,
   ): { input: Record<string, unknown>; problems: ReturnType<typeof detail>[] } => {
     const raw = given ?? {};
+    if (checkInput) {
+      const problems = cogRefusal(checkInput(raw));
+      return {
+        input: typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {},
+        problems,
+      };
+    }
     if (typeof raw !== "object" || Array.isArray(raw)) {
       return {
         input: {},
@@ -411,10 +430,12 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
     res: ServerResponse,
     via: "PUT" | "POST",
     pathId: string | null,
+    received: CogRequest,
   ) => {
     const kind: CogRequestKind = pathId !== null && inFlight.has(pathId) ? "status" : "submit";
+    received.kind = kind;
     if (refused(res, kind)) return;
-    const parsed = await parse(req, via === "PUT");
+    const parsed = parse(received.text, via === "PUT");
     if (!parsed.ok) return send(res, parsed.status, parsed.body);
     const body = parsed.body;
     const python = knobs.flavor === "python";
@@ -533,10 +554,19 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
   const route = async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? "/", base).pathname;
     const method = req.method ?? "GET";
+    const text = await readBody(req);
+    const received: CogRequest = { method, path, kind: "other", status: 0, body: recordedBody(text), text };
+    res.once("finish", () => {
+      const { text: _, ...request } = received;
+      stats.requests.push({ ...request, status: res.statusCode });
+    });
     const segments = path.split("/").filter(Boolean).map(decodeURIComponent);
     const [first, second, third] = segments;
 
-    if (path === "/health-check") return method === "GET" ? health(res) : notAllowed(res, "GET");
+    if (path === "/health-check") {
+      received.kind = "health";
+      return method === "GET" ? health(res) : notAllowed(res, "GET");
+    }
     if (path === "/") {
       return send(res, 200, {
         cog_version: COGLET_VERSION,
@@ -559,8 +589,7 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
             Input: {
               type: "object",
               title: "Input",
-              properties: schema.properties,
-              required: schema.required,
+              ...(options.inputSchema ?? { properties: schema.properties, required: schema.required }),
             },
             Output: { type: "string", format: "uri", title: "Output" },
           },
@@ -576,10 +605,11 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
     }
     if (first !== "predictions") return notFound(res);
     if (segments.length === 1)
-      return method === "POST" ? create(req, res, "POST", null) : notAllowed(res, "POST");
+      return method === "POST" ? create(req, res, "POST", null, received) : notAllowed(res, "POST");
     if (segments.length === 2)
-      return method === "PUT" ? create(req, res, "PUT", second ?? "") : notAllowed(res, "PUT");
+      return method === "PUT" ? create(req, res, "PUT", second ?? "", received) : notAllowed(res, "PUT");
     if (segments.length === 3 && third === "cancel") {
+      received.kind = "cancel";
       if (method !== "POST") return notAllowed(res, "POST");
       if (refused(res, "cancel")) return;
       const p = [...inFlight.values()].find((candidate) => candidate.job.id === second);

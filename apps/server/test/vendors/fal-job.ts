@@ -2,6 +2,9 @@
  * The fal queue protocol server's data: its knobs and counters, and one request (`Job`) moving from
  * IN_QUEUE through IN_PROGRESS to COMPLETED on the clock, with fal-style logs along the way.
  */
+import type { FalErrorDetail } from "./input-refusals.js";
+import type { JsonSchema } from "./input-schema.js";
+import type { ReceivedRequest } from "./received.js";
 
 export type FalRequestKind = "submit" | "status" | "result" | "cancel";
 export type FalStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED";
@@ -45,9 +48,13 @@ export interface FalJob {
   /** A cancel was accepted (202), and the state the job was in when it arrived. */
   cancelled: boolean;
   cancelledIn: FalStatus | null;
+  /** The model's schema refused the input: the `detail` its result answers with 422. */
+  readonly refusal: FalErrorDetail[] | null;
   readonly failed: boolean;
   readonly status: FalStatus;
 }
+
+export type FalRequest = ReceivedRequest<FalRequestKind | "file" | "other">;
 
 export interface FalStats {
   /** Accepted submits: exactly the jobs created. */
@@ -57,6 +64,8 @@ export interface FalStats {
   resultCalls: number;
   cancels: number;
   jobs: Map<string, FalJob>;
+  /** Every request answered, in the order answered, with the body it carried. */
+  requests: FalRequest[];
 }
 
 export interface FalServer {
@@ -74,6 +83,11 @@ export interface FalServerOptions {
   /** Endpoint ids accepted by submit; any other answers 404. */
   endpoints?: string[];
   knobs?: Partial<FalKnobs>;
+  /**
+   * Published input schemas by endpoint id: a submitted input the schema refuses is queued as fal
+   * queues any input, and its request then completes with the model's 422 (see fal-server.ts).
+   */
+  inputSchemas?: Record<string, JsonSchema>;
 }
 
 export const DEFAULT_KNOBS: FalKnobs = {
@@ -104,6 +118,7 @@ export interface JobInit {
   queueMs: number;
   latencyMs: number;
   failure: FalFailure | null;
+  refusal: FalErrorDetail[] | null;
   outputSeconds: number;
   malformed: FalMalformedOutput;
 }
@@ -123,6 +138,7 @@ export class Job implements FalJob {
   readonly endsAt: number;
   readonly latencyMs: number;
   readonly failure: FalFailure | null;
+  readonly refusal: FalErrorDetail[] | null;
   readonly outputSeconds: number;
   readonly malformed: FalMalformedOutput;
   constructor(init: JobInit) {
@@ -135,13 +151,14 @@ export class Job implements FalJob {
     this.submittedAt = fields.submittedAt;
     this.latencyMs = fields.latencyMs;
     this.failure = fields.failure;
+    this.refusal = fields.refusal;
     this.outputSeconds = fields.outputSeconds;
     this.malformed = fields.malformed;
     this.startsAt = init.submittedAt + queueMs;
     this.endsAt = this.startsAt + init.latencyMs;
   }
   get failed(): boolean {
-    return this.failure !== null && this.stoppedAt === null;
+    return (this.failure !== null || this.refusal !== null) && this.stoppedAt === null;
   }
   get status(): FalStatus {
     return this.statusAt(Date.now());
@@ -153,7 +170,8 @@ export class Job implements FalJob {
   /** Runner logs up to `now`: a start line, then tqdm-style progress as fal forwards stderr. */
   logsAt(now: number): object[] {
     const until = Math.min(now, this.stoppedAt ?? Number.POSITIVE_INFINITY, this.endsAt);
-    if (until < this.startsAt) return [];
+    // A refused input never reaches the model's code.
+    if (until < this.startsAt || this.refusal) return [];
     const line = (at: number, level: string, message: string) => ({
       message,
       level,

@@ -8,9 +8,12 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { probeDuration } from "../../src/media/ffmpeg.js";
 import { type FalKnobs, type FalServer, startFalServer } from "./fal-server.js";
+import { vendorInputSchema } from "./vendor-schemas.js";
 
 const ENDPOINT = "fal-ai/refvid-test/reference-to-video";
 const NAMESPACED = "workflows/acme/storyboard/render/final";
+/** An endpoint with its published input schema. */
+const SEEDANCE = "bytedance/seedance-2.0/reference-to-video";
 
 interface Submitted {
   status: string;
@@ -34,7 +37,11 @@ let dir: string;
 const defaults: Partial<FalKnobs> = { queueMs: 0, latencyMs: 0 };
 
 beforeAll(async () => {
-  fal = await startFalServer({ endpoints: [ENDPOINT, NAMESPACED], knobs: defaults });
+  fal = await startFalServer({
+    endpoints: [ENDPOINT, NAMESPACED, SEEDANCE],
+    knobs: defaults,
+    inputSchemas: { [SEEDANCE]: vendorInputSchema("fal", SEEDANCE) },
+  });
   dir = await mkdtemp(join(tmpdir(), "fal-server-test-"));
 });
 afterAll(async () => {
@@ -445,5 +452,92 @@ describe("fal queue: cancel", () => {
     expect(fal.stats.jobs.get(job.request_id)?.cancelled).toBe(false);
     const unknown = { ...job, cancel_url: job.cancel_url.replace(job.request_id, "no-such-request") };
     expect(await cancel(unknown)).toEqual([404, { status: "NOT_FOUND" }]);
+  });
+});
+
+describe("fal queue: an input the model's schema refuses", () => {
+  const valid = { prompt: "@Image1 walks in", image_urls: ["https://x/a.png"], duration: "15" };
+  const images = (n: number) => Array.from({ length: n }, (_, i) => `https://x/${i}.png`);
+  const url = (type: string) => `https://docs.fal.ai/errors#${type}`;
+
+  it("a valid input runs to a video as any other", async () => {
+    const job = await submitted(valid, SEEDANCE);
+    expect((await completed(job)).at(-1)?.body.error).toBeUndefined();
+    expect((await fetch(job.response_url, { headers: key() })).status).toBe(200);
+  });
+
+  it.each<[string, Record<string, unknown>, unknown[]]>([
+    [
+      "a duration past 15",
+      { ...valid, duration: 20 },
+      [
+        {
+          loc: ["body", "duration"],
+          msg: "Input should be 'auto', '4', '5', '6', '7', '8', '9', '10', '11', '12', '13', '14' or '15'",
+          type: "one_of",
+          url: url("one_of"),
+          ctx: { expected: ["auto", ...Array.from({ length: 12 }, (_, i) => String(i + 4))] },
+          input: 20,
+        },
+      ],
+    ],
+    [
+      "ten reference images where 9 is the most",
+      { ...valid, image_urls: images(10) },
+      [
+        {
+          loc: ["body", "image_urls"],
+          msg: "Sequence should have at most 9 items",
+          type: "sequence_too_long",
+          url: url("sequence_too_long"),
+          ctx: { max_length: 9 },
+          input: images(10),
+        },
+      ],
+    ],
+    [
+      "no prompt, and a flag of the wrong type",
+      { image_urls: ["https://x/a.png"], generate_audio: "yes" },
+      [
+        { loc: ["body", "prompt"], msg: "Field required", type: "missing", url: url("missing") },
+        {
+          loc: ["body", "generate_audio"],
+          msg: "Input should be a valid boolean",
+          type: "bool_type",
+          url: url("bool_type"),
+          input: "yes",
+        },
+      ],
+    ],
+  ])(
+    "%s: queued, then COMPLETED with fal's error, its result a 422 naming the field",
+    async (_, input, detail) => {
+      const res = await submit(input, SEEDANCE);
+      expect(res.status).toBe(200);
+      const job = (await res.json()) as Submitted;
+      const last = (await completed(job)).at(-1);
+      expect(last).toEqual({
+        code: 200,
+        body: expect.objectContaining({ status: "COMPLETED", error: "Invalid status code: 422", logs: [] }),
+      });
+      const result = await fetch(job.response_url, { headers: key() });
+      expect(result.status).toBe(422);
+      expect(result.headers.get("x-fal-retryable")).toBe("false");
+      expect(await result.json()).toEqual({ detail });
+      expect(fal.stats.jobs.get(job.request_id)).toMatchObject({ failed: true, refusal: detail });
+      expect((await fetch(`${fal.url}/files/${job.request_id}/output.mp4`)).status).toBe(404);
+    },
+  );
+
+  it("records every request with the body it carried, whatever it was answered", async () => {
+    const from = fal.stats.requests.length;
+    const job = await submitted({ ...valid, duration: 20 }, SEEDANCE);
+    await fetch(`${fal.url}/${SEEDANCE}`, { method: "POST", headers: key("no-such-key"), body: "{not json" });
+    await fetch(job.status_url, { headers: key() }); // refused at once: no queue here, no model run
+    expect(fal.stats.requests.slice(from)).toEqual([
+      { method: "POST", path: `/${SEEDANCE}`, kind: "submit", status: 200, body: { ...valid, duration: 20 } },
+      { method: "POST", path: `/${SEEDANCE}`, kind: "submit", status: 401, body: "{not json" },
+      { method: "GET", path: new URL(job.status_url).pathname, kind: "status", status: 200, body: null },
+    ]);
   });
 });

@@ -11,6 +11,15 @@
  * - fal's clients for exact field names: @fal-ai/client (fal-ai/fal-js libs/client/src/queue.ts,
  *   types/common.ts: RequestLog, queue statuses, `logs=1|0`) and fal_client (fal-ai/fal
  *   projects/fal_client: `detail` in error bodies, `logs=true|false`, `fal_webhook` query).
+ * - Inputs a model's schema refuses (`inputSchemas`): fal's queue does not check the input when it
+ *   takes it (an endpoint's queue OpenAPI, fal.ai/api/openapi/queue/openapi.json?endpoint_id=<id>,
+ *   declares only a 200 for the submit); the model's app refuses it when the request runs, and the
+ *   request ends there. The webhook docs (docs.fal.ai/model-endpoints/webhooks, "Errors") show such
+ *   a request: status `ERROR`, `error: "Invalid status code: 422"`, payload `{detail: [{loc:
+ *   ["body", "model_name"], msg: "field required", ...}]}`; the result answers that status and body
+ *   (fal-js libs/client/src/response.ts reads a 422 as a ValidationError of `detail`), worded as
+ *   docs.fal.ai/errors lists them (input-refusals.ts). The status's `error` is taken to read as the
+ *   webhook's.
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
@@ -20,12 +29,16 @@ import type { AddressInfo } from "node:net";
 import {
   DEFAULT_KNOBS,
   type FalKnobs,
+  type FalRequest,
   type FalRequestKind,
   type FalServer,
   type FalServerOptions,
   type FalStats,
   Job,
 } from "./fal-job.js";
+import { falRefusal } from "./input-refusals.js";
+import { inputCheck } from "./input-schema.js";
+import { recordedBody } from "./received.js";
 import { testVideo } from "./video.js";
 
 export type * from "./fal-job.js";
@@ -33,6 +46,7 @@ export type * from "./fal-job.js";
 const NAMESPACES = new Set(["workflows", "comfy"]);
 const NOT_A_VIDEO = Buffer.from("<!doctype html><title>Not found</title><p>Object expired.</p>\n");
 const CANCELLED_DETAIL = "Request cancelled by the client.";
+const REFUSED_ERROR = "Invalid status code: 422";
 
 const falKey = () => `${randomUUID()}:${randomBytes(16).toString("hex")}`;
 
@@ -70,6 +84,7 @@ function requestedSeconds(input: unknown): number {
 export async function startFalServer(options: FalServerOptions = {}): Promise<FalServer> {
   const endpoints = new Set(options.endpoints ?? ["fal-ai/refvid-test/reference-to-video"]);
   const token = falKey();
+  const checks = new Map(Object.entries(options.inputSchemas ?? {}).map(([id, s]) => [id, inputCheck(s)]));
   const forbiddenToken = falKey();
   const parked = new Set<{ res: ServerResponse; answer: () => void }>();
   const state: FalKnobs = { ...DEFAULT_KNOBS, ...options.knobs };
@@ -83,7 +98,14 @@ export async function startFalServer(options: FalServerOptions = {}): Promise<Fa
       return true;
     },
   });
-  const stats: FalStats = { submits: 0, statusCalls: 0, resultCalls: 0, cancels: 0, jobs: new Map() };
+  const stats: FalStats = {
+    submits: 0,
+    statusCalls: 0,
+    resultCalls: 0,
+    cancels: 0,
+    jobs: new Map(),
+    requests: [],
+  };
   const jobs = new Map<string, Job>();
   let url = "";
 
@@ -108,9 +130,11 @@ export async function startFalServer(options: FalServerOptions = {}): Promise<Fa
   const outcomeError = (job: Job) =>
     job.stoppedAt !== null
       ? { error: CANCELLED_DETAIL, error_type: "client_cancelled" }
-      : job.failure
-        ? { error: job.failure.message, error_type: job.failure.type }
-        : {};
+      : job.refusal
+        ? { error: REFUSED_ERROR }
+        : job.failure
+          ? { error: job.failure.message, error_type: job.failure.type }
+          : {};
 
   function statusBody(job: Job, withLogs: boolean) {
     const now = Date.now();
@@ -141,6 +165,8 @@ export async function startFalServer(options: FalServerOptions = {}): Promise<Fa
         },
       );
     }
+    if (job.refusal)
+      return json(res, 422, { detail: job.refusal }, { ...headers, "x-fal-retryable": "false" });
     if (job.failure) {
       const { status, type, message } = job.failure;
       const detail = [{ loc: ["body"], msg: message, type, url: `https://docs.fal.ai/errors#${type}` }];
@@ -176,11 +202,10 @@ export async function startFalServer(options: FalServerOptions = {}): Promise<Fa
 
   async function submit(
     endpointId: string,
-    req: IncomingMessage,
+    text: string | null,
     res: ServerResponse,
     query: URLSearchParams,
   ) {
-    const text = await readBody(req);
     if (text === null) return json(res, 413, { detail: "Request body too large" });
     let input: unknown = {};
     try {
@@ -194,7 +219,9 @@ export async function startFalServer(options: FalServerOptions = {}): Promise<Fa
         detail: [{ loc: ["body"], msg: "Input should be an object", type: "dict_type" }],
       });
     }
-    const failing = knobs.failNext > 0;
+    const problems = checks.get(endpointId)?.(input) ?? [];
+    const refusal = problems.length > 0 ? falRefusal(problems) : null;
+    const failing = !refusal && knobs.failNext > 0;
     if (failing) knobs.failNext -= 1;
     const parts = endpointId.split("/");
     const appPath = parts.slice(0, NAMESPACES.has(parts[0] ?? "") ? 3 : 2).join("/");
@@ -206,12 +233,13 @@ export async function startFalServer(options: FalServerOptions = {}): Promise<Fa
       webhookUrl: query.get("fal_webhook"),
       submittedAt: Date.now(),
       queueMs: knobs.queueMs,
-      latencyMs: knobs.latencyMs,
+      latencyMs: refusal ? 0 : knobs.latencyMs,
       failure: failing ? { ...knobs.failure } : null,
+      refusal,
       outputSeconds: knobs.outputSeconds ?? requestedSeconds(input),
       malformed: knobs.malformedOutput,
     });
-    if (!failing && !job.malformed) void testVideo(job.outputSeconds).catch(() => {});
+    if (!job.failed && !job.malformed) void testVideo(job.outputSeconds).catch(() => {});
     jobs.set(job.requestId, job);
     stats.jobs.set(job.requestId, job);
     stats.submits += 1;
@@ -260,6 +288,15 @@ export async function startFalServer(options: FalServerOptions = {}): Promise<Fa
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const target = new URL(req.url ?? "/", "http://fal.local");
+    const text = await readBody(req);
+    const entry: FalRequest = {
+      method: req.method ?? "GET",
+      path: target.pathname,
+      kind: "other",
+      status: 0,
+      body: recordedBody(text),
+    };
+    res.once("finish", () => stats.requests.push({ ...entry, status: res.statusCode }));
     let path: string;
     try {
       path = decodeURIComponent(target.pathname).replace(/^\/+|\/+$/g, "");
@@ -267,8 +304,10 @@ export async function startFalServer(options: FalServerOptions = {}): Promise<Fa
       return json(res, 404, { detail: "Not Found" });
     }
     const file = /^files\/([^/]+)\/[^/]+$/.exec(path);
-    if (file && (req.method === "GET" || req.method === "HEAD"))
+    if (file && (req.method === "GET" || req.method === "HEAD")) {
+      entry.kind = "file";
       return serveFile(file[1] as string, req, res);
+    }
     const route = /^((?:(?:workflows|comfy)\/)?[^/]+\/[^/]+)\/requests\/([^/]+)(\/status|\/cancel)?$/.exec(
       path,
     );
@@ -279,6 +318,7 @@ export async function startFalServer(options: FalServerOptions = {}): Promise<Fa
         : route[3]
           ? "cancel"
           : "result";
+    entry.kind = kind;
     const method = { submit: "POST", status: "GET", result: "GET", cancel: "PUT" }[kind];
     if (kind === "status") stats.statusCalls += 1;
     if (kind === "result") stats.resultCalls += 1;
@@ -297,7 +337,7 @@ export async function startFalServer(options: FalServerOptions = {}): Promise<Fa
         { "retry-after": String(knobs.retryAfterSeconds) },
       );
     }
-    if (kind === "submit") return submit(path, req, res, target.searchParams);
+    if (kind === "submit") return submit(path, text, res, target.searchParams);
     const job = jobs.get(route?.[2] ?? "");
     if (!job || job.appPath !== route?.[1]) {
       return kind === "cancel"

@@ -1,6 +1,8 @@
 /** The Replicate protocol server's data (knobs, counters, predictions) and the protocol's small pieces: ids, tqdm lines, `Prefer` and `Cancel-After` parsing, problem+json answers. */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { JsonSchema } from "./input-schema.js";
+import type { ReceivedRequest } from "./received.js";
 
 export type PredictionStatus = "starting" | "processing" | "succeeded" | "failed" | "canceled" | "aborted";
 export type WebhookEvent = "start" | "output" | "logs" | "completed";
@@ -53,6 +55,12 @@ export interface ReplicateServerOptions {
   /** Pauses between retries of a prediction's final webhook. */
   webhookRetryDelaysMs?: number[];
   knobs?: Partial<ReplicateKnobs>;
+  /**
+   * Published input schemas by `owner/name` or version id; the served model's, when given, replaces
+   * the built-in check (a prompt, a duration of 1–60 s) and a create whose input it refuses is
+   * answered 422 with Replicate's `invalid_fields`.
+   */
+  inputSchemas?: Record<string, JsonSchema>;
 }
 
 export interface PredictionStat {
@@ -90,7 +98,8 @@ export interface ReplicateStats {
   downloads: number;
   predictions: Map<string, PredictionStat>;
   webhooks: WebhookDelivery[];
-  requests: { method: string; path: string; kind: RequestKind; status: number }[];
+  /** Every request answered, in the order answered, with the body it carried. */
+  requests: ReceivedRequest<RequestKind>[];
 }
 
 export interface ReplicateServer {

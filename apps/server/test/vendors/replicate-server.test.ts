@@ -16,6 +16,7 @@ import {
   type ReplicateServerOptions,
   startReplicateServer,
 } from "./replicate-server.js";
+import { vendorInputSchema } from "./vendor-schemas.js";
 
 type Prediction = {
   id: string;
@@ -585,6 +586,79 @@ describe("webhooks", () => {
       ["start", 1, 204],
       ["completed", 1, 500],
       ["completed", 2, 204],
+    ]);
+  });
+});
+
+describe("an input the model's schema refuses", () => {
+  const MODEL = "bytedance/seedance-2.0";
+  const schema = () => vendorInputSchema("replicate", MODEL);
+  const images = (n: number) => Array.from({ length: n }, (_, i) => `https://x/${i}.png`);
+
+  it("a valid input is created, including 10 reference images: the published schema sets no limit", async () => {
+    await start({ model: MODEL, inputSchemas: { [MODEL]: schema() } });
+    const p = await created({ input: { prompt: "p", duration: -1, reference_images: images(10) } });
+    expect(p.input).toEqual({ prompt: "p", duration: -1, reference_images: images(10) });
+  });
+
+  it.each<[string, Record<string, unknown>, { type: string; field: string; description: string }[]]>([
+    [
+      "a duration past 15",
+      { prompt: "p", duration: 20 },
+      [{ type: "number_lte", field: "input.duration", description: "Must be less than or equal to 15" }],
+    ],
+    ["no prompt", { duration: 5 }, [{ type: "required", field: "input", description: "prompt is required" }]],
+    [
+      "a duration of the wrong type",
+      { prompt: "p", duration: "5" },
+      [
+        {
+          type: "invalid_type",
+          field: "input.duration",
+          description: "Invalid type. Expected: integer, given: string",
+        },
+      ],
+    ],
+    [
+      "a reference that is not a string",
+      { prompt: "p", reference_images: ["https://x/a.png", 7] },
+      [
+        {
+          type: "invalid_type",
+          field: "input.reference_images.1",
+          description: "Invalid type. Expected: string, given: integer",
+        },
+      ],
+    ],
+  ])("%s: 422 Input validation failed, naming the field, and no prediction", async (_, input, fields) => {
+    await start({ model: MODEL, inputSchemas: { [MODEL]: schema() } });
+    const res = await create({ input });
+    expect(res.status).toBe(422);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect(await res.json()).toEqual({
+      title: "Input validation failed",
+      status: 422,
+      detail: fields.map((f) => `- ${f.field}: ${f.description}`).join("\n"),
+      invalid_fields: fields,
+    });
+    expect(server.stats.submits).toBe(0);
+    expect(server.stats.requests).toEqual([
+      {
+        method: "POST",
+        path: `/v1/models/${MODEL}/predictions`,
+        kind: "submit",
+        status: 422,
+        body: { input },
+      },
+    ]);
+  });
+
+  it("a schema keyed by version id checks creates on the version route too", async () => {
+    await start({ model: MODEL, versionId: "d456b64a", inputSchemas: { d456b64a: schema() } });
+    const res = await createWithVersion({ version: "d456b64a", input: { prompt: "p", duration: 16 } });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { invalid_fields: unknown[] }).invalid_fields).toEqual([
+      { type: "number_lte", field: "input.duration", description: "Must be less than or equal to 15" },
     ]);
   });
 });

@@ -23,6 +23,11 @@
  * - replicate-python `ReplicateError` (RFC 7807 problem details) and replicate/replicate-python#47
  *   (401 `Unauthenticated` bodies; 422 "Invalid version or not permitted"); replicate-javascript
  *   `withAutomaticRetries` (Retry-After in seconds) and `parseProgressFromLogs` (tqdm lines).
+ * - Inputs a model's schema refuses (`inputSchemas`): the create itself is refused, as the API
+ *   validates inputs (replicate/replicate-python#26, 2024-09: "Prediction inputs are now validated
+ *   by the API"), with 422 problem details titled "Input validation failed" whose `invalid_fields`
+ *   are `{type, field, description}` (replicate.com/changelog/2024-05-01-improved-validation-for-
+ *   api-prediction-payloads), worded as that example's validator words them (input-refusals.ts).
  * Replicate offers no idempotency key: every accepted create is a new prediction.
  */
 import { createHmac, randomBytes } from "node:crypto";
@@ -30,6 +35,9 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { replicateRefusal } from "./input-refusals.js";
+import { inputCheck } from "./input-schema.js";
+import { recordedBody } from "./received.js";
 import {
   cancelAfterSeconds,
   defaultKnobs,
@@ -68,6 +76,8 @@ export async function startReplicateServer(options: ReplicateServerOptions = {})
   const webhookSecret = `whsec_${randomBytes(24).toString("base64")}`;
   const webhookKey = Buffer.from(webhookSecret.slice("whsec_".length), "base64");
   const closing = new AbortController();
+  const inputSchema = options.inputSchemas?.[model] ?? options.inputSchemas?.[versionId];
+  const checkInput = inputSchema ? inputCheck(inputSchema) : null;
 
   const predictions = new Map<string, Prediction>();
   const byFileKey = new Map<string, Prediction>();
@@ -257,8 +267,12 @@ export async function startReplicateServer(options: ReplicateServerOptions = {})
 
   // --- handlers -------------------------------------------------------------------------------
 
-  async function create(req: IncomingMessage, res: ServerResponse, route: "model" | "version") {
-    const raw = await readBody(req);
+  async function create(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: "model" | "version",
+    raw: string | "too-large",
+  ) {
     if (raw === "too-large")
       return problem(res, 413, "Request Entity Too Large", "The request body is too large.");
     let body: unknown;
@@ -304,6 +318,8 @@ export async function startReplicateServer(options: ReplicateServerOptions = {})
         field: "input",
         description: "input is required and must be an object",
       });
+    } else if (checkInput) {
+      problems.push(...replicateRefusal(checkInput(input)));
     } else {
       const { prompt, duration } = input as Record<string, unknown>;
       if (typeof prompt !== "string" || prompt.trim() === "") {
@@ -524,7 +540,9 @@ export async function startReplicateServer(options: ReplicateServerOptions = {})
     const url = new URL(req.url ?? "/", base);
     const path = url.pathname;
     const kind = kindOf(method, path);
-    res.once("finish", () => stats.requests.push({ method, path, kind, status: res.statusCode }));
+    const raw = await readBody(req);
+    const body = recordedBody(raw === "too-large" ? null : raw);
+    res.once("finish", () => stats.requests.push({ method, path, kind, status: res.statusCode, body }));
     if (kind === "submit") stats.submitAttempts++;
     if (kind === "status") stats.statusCalls++;
     if (kind === "cancel") stats.cancels++;
@@ -575,10 +593,10 @@ export async function startReplicateServer(options: ReplicateServerOptions = {})
     if (modelRoute) {
       if (method !== "POST") return notAllowed();
       if (`${modelRoute[1]}/${modelRoute[2]}` !== model) return problem(res, 404, "Not found", "Not found.");
-      return create(req, res, "model");
+      return create(req, res, "model", raw);
     }
     if (path === "/v1/predictions") {
-      if (method === "POST") return create(req, res, "version");
+      if (method === "POST") return create(req, res, "version", raw);
       if (method === "GET") return list(res, url.searchParams);
       return notAllowed();
     }
