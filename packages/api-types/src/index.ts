@@ -91,8 +91,10 @@ export interface RateLimitErrorBody extends Schema<"RateLimitError"> {}
 
 /** A run's status. `queued` and `processing` are in flight; the others are terminal. */
 export type RunStatus = Schemas["RunStatus"];
-/** A model, `<lab>/<model>/<category>`. */
-export type ModelSlug = Schemas["ModelSlug"];
+/** Any model's slug, `<lab>/<model>/<category>`: a built-in model's or one the operator's catalog adds. */
+export type AnyModelSlug = Schemas["ModelSlug"];
+/** A slug of one of the four built-in models, whose inputs are typed (`ModelInputs`). */
+export type ModelSlug = keyof ModelInputs;
 /** Body of `POST /v1/pricing/preview`: a model slug and that model's input. */
 export type PricePreviewRequest = Schemas["PricePreviewRequest"];
 

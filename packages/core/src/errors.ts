@@ -117,6 +117,12 @@ export class IdempotencyKeyReusedError extends RefvidError {
   }
 }
 
+/** The operator's catalog file cannot be put in service; the message lists each problem. */
+export class CatalogInvalidError extends RefvidError {
+  readonly status = 422;
+  readonly type = "catalog_invalid";
+}
+
 /** A body of a media type the endpoint does not take. */
 export class UnsupportedMediaTypeError extends RefvidError {
   readonly status = 415;

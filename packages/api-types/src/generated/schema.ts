@@ -124,8 +124,12 @@ export interface paths {
         /**
          * Submit a run to a model named by its slug
          * @description The generic form of submit: `POST /v1/run/{model_slug}`, where the slug is
-         *     `<lab>/<model>/<category>`. A slug of one of the four models is handled by that model's own
-         *     operation, with its own input schema; any other slug is `404 model_not_found`.
+         *     `<lab>/<model>/<category>`. A slug of one of the four built-in models is handled by that
+         *     model's own operation, with its own input schema. A slug of a model the operator's catalog adds
+         *     is served here: `input` is checked against that model's input schema (`GET /v1/models/{slug}`),
+         *     with the same error body and field names, and against the input schema of every vendor that
+         *     serves it. An input no vendor takes is `400`, naming the field and the vendor's limit, and
+         *     nothing is reserved. Any other slug is `404 model_not_found`.
          */
         post: operations["submitRun"];
         delete?: never;
@@ -813,6 +817,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/catalog/reload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read the catalog file again
+         * @description Reads the operator's catalog file (`REFVID_CATALOG_FILE`) again and puts it in service in this
+         *     process, as `SIGHUP` does. A file with problems is refused with `422 catalog_invalid` and the
+         *     same message as at boot, and the catalog in service stays. Runs already admitted keep the price
+         *     they were admitted with; a run already on a vendor finishes on its route. Each process reads the
+         *     file for itself: reload every API and worker process.
+         */
+        post: operations["reloadCatalog"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "run.terminal": {
@@ -966,10 +994,13 @@ export interface components {
          */
         Environment: "live" | "test";
         /**
-         * @description A model slug, `<lab>/<model>/reference-to-video`.
-         * @enum {string}
+         * @description A model slug, `<lab>/<model>/<category>`: one of the four built-in models
+         *     (`lab-a/model-a/reference-to-video` … `lab-d/model-d/reference-to-video`) or a model the
+         *     operator's catalog adds. `GET /v1/models` lists the models a server serves.
+         * @example lab-a/model-a/reference-to-video
+         * @example bytedance/seedance-2.0/reference-to-video
          */
-        ModelSlug: "lab-a/model-a/reference-to-video" | "lab-b/model-b/reference-to-video" | "lab-c/model-c/reference-to-video" | "lab-d/model-d/reference-to-video";
+        ModelSlug: string;
         /**
          * @description `queued` and `processing` are in flight and count against both concurrency caps. `succeeded`,
          *     `failed`, `timeout` and `cancelled` are terminal: a run ends exactly once and never changes
@@ -1059,7 +1090,7 @@ export interface components {
             environment: components["schemas"]["Environment"];
             endpoint: components["schemas"]["ModelSlug"];
             /**
-             * @description Model category name; `reference-to-video` on these endpoints.
+             * @description The model's category, the last part of its slug (`reference-to-video`).
              * @example reference-to-video
              */
             model: string;
@@ -1069,7 +1100,7 @@ export interface components {
              */
             capability: string;
             /**
-             * @description `reference-to-video` on these endpoints.
+             * @description The model's category, as `model`.
              * @example reference-to-video
              */
             mode: string;
@@ -1164,7 +1195,7 @@ export interface components {
                  *     `organization_not_found`, `api_key_not_found`, `delivery_not_found`, `run_not_cancellable`,
                  *     `idempotency_key_reused`, `invalid_file_signature`,
                  *     `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `unsupported_media_type`,
-                 *     `request_timeout`,
+                 *     `request_timeout`, `catalog_invalid`,
                  *     `header_fields_too_large`, `too_many_streams`, `internal_error`, `service_unavailable`.
                  * @example run_not_found
                  */
@@ -1371,7 +1402,7 @@ export interface components {
          *     path once the slug is known; an unknown slug is `404 model_not_found`.
          */
         SubmitRunRequest: {
-            /** @description The model's input; see the model's own submit operation. */
+            /** @description The model's input, as its `input_schema` (`GET /v1/models/{slug}`) defines it. */
             input: {
                 [key: string]: unknown;
             };
@@ -1614,47 +1645,19 @@ export interface components {
                 available: number;
             };
         };
-        /** PricePreviewModelARequest */
-        PricePreviewModelARequest: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            endpoint: "lab-a/model-a/reference-to-video";
-            input: components["schemas"]["ModelAInput"];
-        };
-        /** PricePreviewModelBRequest */
-        PricePreviewModelBRequest: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            endpoint: "lab-b/model-b/reference-to-video";
-            input: components["schemas"]["ModelBInput"];
-        };
-        /** PricePreviewModelCRequest */
-        PricePreviewModelCRequest: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            endpoint: "lab-c/model-c/reference-to-video";
-            input: components["schemas"]["ModelCInput"];
-        };
-        /** PricePreviewModelDRequest */
-        PricePreviewModelDRequest: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            endpoint: "lab-d/model-d/reference-to-video";
-            input: components["schemas"]["ModelDInput"];
-        };
         /**
          * PricePreviewRequest
-         * @description A model slug and an input for that model, validated exactly as a submit of that model would be.
+         * @description A model slug and an input for that model, validated exactly as a submit of that model would be:
+         *     a built-in model's input against its own input schema (`ModelAInput` … `ModelDInput`), a
+         *     catalog model's against the schema `GET /v1/models/{slug}` gives, and the rules beyond it.
          */
-        PricePreviewRequest: components["schemas"]["PricePreviewModelARequest"] | components["schemas"]["PricePreviewModelBRequest"] | components["schemas"]["PricePreviewModelCRequest"] | components["schemas"]["PricePreviewModelDRequest"];
+        PricePreviewRequest: {
+            endpoint: components["schemas"]["ModelSlug"];
+            /** @description The model's input, as its submit takes it. */
+            input: {
+                [key: string]: unknown;
+            };
+        };
         /**
          * PricePreview
          * @description What a run with this input would reserve at admission. For model-a with `duration: "auto"`
@@ -3846,6 +3849,65 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    reloadCatalog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalog now in service. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "models": [
+                     *         "lab-a/model-a/reference-to-video",
+                     *         "lab-b/model-b/reference-to-video",
+                     *         "lab-c/model-c/reference-to-video",
+                     *         "lab-d/model-d/reference-to-video",
+                     *         "bytedance/seedance-2.0/reference-to-video"
+                     *       ],
+                     *       "reloaded_at": "2026-11-25T16:00:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The slugs of the models now served, built-in ones first. */
+                        models: components["schemas"]["ModelSlug"][];
+                        /** Format: date-time */
+                        reloaded_at: string;
+                    };
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminDisabled"];
+            /** @description The file has problems (`catalog_invalid`); the catalog in service stays. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "catalog_invalid",
+                     *         "code": 422,
+                     *         "message": "REFVID_CATALOG_FILE: catalog.yaml is not valid:\n  models.acme/video-1/reference-to-video.pricing[0].usd_per_second: must be an amount of USD, such as \"0.30\"",
+                     *         "request_id": "req_5b7e2c1d9a4f4e3b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     runTerminalWebhook: {

@@ -57,8 +57,8 @@ export interface ModelDefinition<Input = unknown> {
   /** One line on what the model does and its range, for the models list. */
   summary: string;
   /**
-   * Stem of a built-in model's schema names in the spec: `ModelA` for `ModelAInput`,
-   * `PricePreviewModelARequest`. Absent for models of the catalog file.
+   * Stem of a built-in model's schema names in the spec: `ModelA` for `ModelAInput`. Absent for
+   * models of the catalog file.
    */
   schemaName?: string;
   /** Input field holding each kind of reference; absent kinds are not accepted. */
@@ -71,6 +71,11 @@ export interface ModelDefinition<Input = unknown> {
   atCitations: boolean;
   /** Longest video the model makes; a run without a numeric duration is reserved at this length. */
   maxDurationSeconds: number;
+  /**
+   * The input field holding the duration, for a catalog file model: a longer duration than
+   * `maxDurationSeconds` is refused there (the built-in models' schemas refuse it themselves).
+   */
+  durationField?: string;
   media: Partial<Record<ReferenceKind, MediaLimits>>;
   /** Whether the output video carries `file_name` and `content_type` (not for model-c). */
   outputFileDetails: boolean;

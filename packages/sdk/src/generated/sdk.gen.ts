@@ -5,7 +5,7 @@ import * as z from 'zod';
 
 import { client } from './client.gen.js';
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client/index.js';
-import type { AdminSearchRunsData, AdminSearchRunsErrors, AdminSearchRunsResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, DeleteUploadData, DeleteUploadErrors, DeleteUploadResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetUploadContentData, GetUploadContentErrors, GetUploadContentResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListTopUpsData, ListTopUpsErrors, ListTopUpsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen.js';
+import type { AdminSearchRunsData, AdminSearchRunsErrors, AdminSearchRunsResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, DeleteUploadData, DeleteUploadErrors, DeleteUploadResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetUploadContentData, GetUploadContentErrors, GetUploadContentResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListTopUpsData, ListTopUpsErrors, ListTopUpsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, ReloadCatalogData, ReloadCatalogErrors, ReloadCatalogResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen.js';
 import { zAdminSearchRunsBody, zCancelRunPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpPath, zDeleteUploadPath, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zGetUploadContentHeaders, zGetUploadContentPath, zGetUsageQuery, zGetWebhookDeliveryPath, zListApiKeysPath, zListApiKeysQuery, zListOrganizationsQuery, zListTopUpsPath, zListTopUpsQuery, zListWebhookDeliveriesQuery, zPreviewPriceBody, zRedeliverWebhookPath, zRevokeApiKeyPath, zSearchRunsBody, zStreamRunEventsHeaders, zStreamRunEventsPath, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateApiKeyBody, zUpdateApiKeyPath, zUploadFileBody } from './zod.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
@@ -138,8 +138,12 @@ export const submitModelDRun = <ThrowOnError extends boolean = false>(options: O
  * Submit a run to a model named by its slug
  *
  * The generic form of submit: `POST /v1/run/{model_slug}`, where the slug is
- * `<lab>/<model>/<category>`. A slug of one of the four models is handled by that model's own
- * operation, with its own input schema; any other slug is `404 model_not_found`.
+ * `<lab>/<model>/<category>`. A slug of one of the four built-in models is handled by that
+ * model's own operation, with its own input schema. A slug of a model the operator's catalog adds
+ * is served here: `input` is checked against that model's input schema (`GET /v1/models/{slug}`),
+ * with the same error body and field names, and against the input schema of every vendor that
+ * serves it. An input no vendor takes is `400`, naming the field and the vendor's limit, and
+ * nothing is reserved. Any other slug is `404 model_not_found`.
  *
  */
 export const submitRun = <ThrowOnError extends boolean = false>(options: Options<SubmitRunData, ThrowOnError>) => (options.client ?? client).post<SubmitRunResponses, SubmitRunErrors, ThrowOnError>({
@@ -786,4 +790,25 @@ export const adminSearchRuns = <ThrowOnError extends boolean = false>(options?: 
         'Content-Type': 'application/json',
         ...options?.headers
     }
+});
+
+/**
+ * Read the catalog file again
+ *
+ * Reads the operator's catalog file (`REFVID_CATALOG_FILE`) again and puts it in service in this
+ * process, as `SIGHUP` does. A file with problems is refused with `422 catalog_invalid` and the
+ * same message as at boot, and the catalog in service stays. Runs already admitted keep the price
+ * they were admitted with; a run already on a vendor finishes on its route. Each process reads the
+ * file for itself: reload every API and worker process.
+ *
+ */
+export const reloadCatalog = <ThrowOnError extends boolean = false>(options?: Options<ReloadCatalogData, ThrowOnError>) => (options?.client ?? client).post<ReloadCatalogResponses, ReloadCatalogErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: z.never().optional(),
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/admin/v1/catalog/reload',
+    ...options
 });

@@ -134,9 +134,12 @@ export type ApiSubmitModelARunRequest = {
 export type ApiEnvironment = 'live' | 'test';
 
 /**
- * A model slug, `<lab>/<model>/reference-to-video`.
+ * A model slug, `<lab>/<model>/<category>`: one of the four built-in models
+ * (`lab-a/model-a/reference-to-video` … `lab-d/model-d/reference-to-video`) or a model the
+ * operator's catalog adds. `GET /v1/models` lists the models a server serves.
+ *
  */
-export type ApiModelSlug = 'lab-a/model-a/reference-to-video' | 'lab-b/model-b/reference-to-video' | 'lab-c/model-c/reference-to-video' | 'lab-d/model-d/reference-to-video';
+export type ApiModelSlug = string;
 
 /**
  * `queued` and `processing` are in flight and count against both concurrency caps. `succeeded`,
@@ -239,7 +242,7 @@ export type ApiRun = {
     environment: ApiEnvironment;
     endpoint: ApiModelSlug;
     /**
-     * Model category name; `reference-to-video` on these endpoints.
+     * The model's category, the last part of its slug (`reference-to-video`).
      */
     model: string;
     /**
@@ -247,7 +250,7 @@ export type ApiRun = {
      */
     capability: string;
     /**
-     * `reference-to-video` on these endpoints.
+     * The model's category, as `model`.
      */
     mode: string;
     status: ApiRunStatus;
@@ -354,7 +357,7 @@ export type ApiError = {
          * `organization_not_found`, `api_key_not_found`, `delivery_not_found`, `run_not_cancellable`,
          * `idempotency_key_reused`, `invalid_file_signature`,
          * `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `unsupported_media_type`,
-         * `request_timeout`,
+         * `request_timeout`, `catalog_invalid`,
          * `header_fields_too_large`, `too_many_streams`, `internal_error`, `service_unavailable`.
          *
          */
@@ -574,7 +577,7 @@ export type ApiSubmitModelDRunRequest = {
  */
 export type ApiSubmitRunRequest = {
     /**
-     * The model's input; see the model's own submit operation.
+     * The model's input, as its `input_schema` (`GET /v1/models/{slug}`) defines it.
      */
     input: {
         [key: string]: unknown;
@@ -871,51 +874,22 @@ export type ApiAccount = {
 };
 
 /**
- * PricePreviewModelARequest
- */
-export type ApiPricePreviewModelARequest = {
-    endpoint: 'lab-a/model-a/reference-to-video';
-    input: ApiModelAInput;
-};
-
-/**
- * PricePreviewModelBRequest
- */
-export type ApiPricePreviewModelBRequest = {
-    endpoint: 'lab-b/model-b/reference-to-video';
-    input: ApiModelBInput;
-};
-
-/**
- * PricePreviewModelCRequest
- */
-export type ApiPricePreviewModelCRequest = {
-    endpoint: 'lab-c/model-c/reference-to-video';
-    input: ApiModelCInput;
-};
-
-/**
- * PricePreviewModelDRequest
- */
-export type ApiPricePreviewModelDRequest = {
-    endpoint: 'lab-d/model-d/reference-to-video';
-    input: ApiModelDInput;
-};
-
-/**
  * PricePreviewRequest
  *
- * A model slug and an input for that model, validated exactly as a submit of that model would be.
+ * A model slug and an input for that model, validated exactly as a submit of that model would be:
+ * a built-in model's input against its own input schema (`ModelAInput` … `ModelDInput`), a
+ * catalog model's against the schema `GET /v1/models/{slug}` gives, and the rules beyond it.
+ *
  */
-export type ApiPricePreviewRequest = ({
-    endpoint: 'lab-a/model-a/reference-to-video';
-} & ApiPricePreviewModelARequest) | ({
-    endpoint: 'lab-b/model-b/reference-to-video';
-} & ApiPricePreviewModelBRequest) | ({
-    endpoint: 'lab-c/model-c/reference-to-video';
-} & ApiPricePreviewModelCRequest) | ({
-    endpoint: 'lab-d/model-d/reference-to-video';
-} & ApiPricePreviewModelDRequest);
+export type ApiPricePreviewRequest = {
+    endpoint: ApiModelSlug;
+    /**
+     * The model's input, as its submit takes it.
+     */
+    input: {
+        [key: string]: unknown;
+    };
+};
 
 /**
  * PricePreview
@@ -3340,6 +3314,47 @@ export type AdminSearchRunsResponses = {
 };
 
 export type AdminSearchRunsResponse = AdminSearchRunsResponses[keyof AdminSearchRunsResponses];
+
+export type ReloadCatalogData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/admin/v1/catalog/reload';
+};
+
+export type ReloadCatalogErrors = {
+    /**
+     * Missing or wrong admin token (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
+     */
+    403: ApiError;
+    /**
+     * The file has problems (`catalog_invalid`); the catalog in service stays.
+     */
+    422: ApiError;
+};
+
+export type ReloadCatalogError = ReloadCatalogErrors[keyof ReloadCatalogErrors];
+
+export type ReloadCatalogResponses = {
+    /**
+     * CatalogReload
+     *
+     * The catalog now in service.
+     */
+    200: {
+        /**
+         * The slugs of the models now served, built-in ones first.
+         */
+        models: Array<ApiModelSlug>;
+        reloaded_at: string;
+    };
+};
+
+export type ReloadCatalogResponse = ReloadCatalogResponses[keyof ReloadCatalogResponses];
 
 export type RunTerminalWebhookWebhookPayload = ApiWebhookEvent;
 

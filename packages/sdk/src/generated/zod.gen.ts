@@ -137,14 +137,12 @@ export const zSubmitModelARunRequest = z.object({
 export const zEnvironment = z.enum(['live', 'test']);
 
 /**
- * A model slug, `<lab>/<model>/reference-to-video`.
+ * A model slug, `<lab>/<model>/<category>`: one of the four built-in models
+ * (`lab-a/model-a/reference-to-video` … `lab-d/model-d/reference-to-video`) or a model the
+ * operator's catalog adds. `GET /v1/models` lists the models a server serves.
+ *
  */
-export const zModelSlug = z.enum([
-    'lab-a/model-a/reference-to-video',
-    'lab-b/model-b/reference-to-video',
-    'lab-c/model-c/reference-to-video',
-    'lab-d/model-d/reference-to-video'
-]);
+export const zModelSlug = z.string().max(300).regex(/^[a-z0-9][a-z0-9._-]*\/[a-z0-9][a-z0-9._-]*\/(reference-to-video|image-to-video|text-to-video)$/);
 
 /**
  * `queued` and `processing` are in flight and count against both concurrency caps. `succeeded`,
@@ -615,56 +613,17 @@ export const zAccount = z.object({
 });
 
 /**
- * PricePreviewModelARequest
- */
-export const zPricePreviewModelARequest = z.object({
-    endpoint: z.enum(['lab-a/model-a/reference-to-video']),
-    input: zModelAInput
-});
-
-/**
- * PricePreviewModelBRequest
- */
-export const zPricePreviewModelBRequest = z.object({
-    endpoint: z.enum(['lab-b/model-b/reference-to-video']),
-    input: zModelBInput
-});
-
-/**
- * PricePreviewModelCRequest
- */
-export const zPricePreviewModelCRequest = z.object({
-    endpoint: z.enum(['lab-c/model-c/reference-to-video']),
-    input: zModelCInput
-});
-
-/**
- * PricePreviewModelDRequest
- */
-export const zPricePreviewModelDRequest = z.object({
-    endpoint: z.enum(['lab-d/model-d/reference-to-video']),
-    input: zModelDInput
-});
-
-/**
  * PricePreviewRequest
  *
- * A model slug and an input for that model, validated exactly as a submit of that model would be.
+ * A model slug and an input for that model, validated exactly as a submit of that model would be:
+ * a built-in model's input against its own input schema (`ModelAInput` … `ModelDInput`), a
+ * catalog model's against the schema `GET /v1/models/{slug}` gives, and the rules beyond it.
+ *
  */
-export const zPricePreviewRequest = z.union([
-    z.object({
-        endpoint: z.literal('lab-a/model-a/reference-to-video')
-    }).and(zPricePreviewModelARequest),
-    z.object({
-        endpoint: z.literal('lab-b/model-b/reference-to-video')
-    }).and(zPricePreviewModelBRequest),
-    z.object({
-        endpoint: z.literal('lab-c/model-c/reference-to-video')
-    }).and(zPricePreviewModelCRequest),
-    z.object({
-        endpoint: z.literal('lab-d/model-d/reference-to-video')
-    }).and(zPricePreviewModelDRequest)
-]);
+export const zPricePreviewRequest = z.object({
+    endpoint: zModelSlug,
+    input: z.record(z.string(), z.unknown())
+});
 
 /**
  * PricePreview
@@ -1448,6 +1407,16 @@ export const zAdminSearchRunsBody = zAdminSearchRunsRequest;
  * A page of runs.
  */
 export const zAdminSearchRunsResponse = zAdminRunPage;
+
+/**
+ * CatalogReload
+ *
+ * The catalog now in service.
+ */
+export const zReloadCatalogResponse = z.object({
+    models: z.array(zModelSlug),
+    reloaded_at: z.iso.datetime()
+});
 
 export const zRunTerminalWebhookWebhookRequest = z.object({
     body: zWebhookEvent,

@@ -1,0 +1,678 @@
+/**
+ * The operator's catalog file (`REFVID_CATALOG_FILE`, or the routing file `REFVID_PROVIDERS_FILE`
+ * that only routes the built-in models; YAML, or JSON by its name): providers, models and routes,
+ * as `docs/catalog.md` describes. Read at boot and on reload: a file with problems is refused with
+ * every problem, each named by its path inside the file. Credentials are never in the file:
+ * `token_env` names the environment variable that holds one, and it must be set.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import {
+  type BuiltInModelSlug,
+  isBuiltInModelSlug,
+  type MediaLimits,
+  type Micros,
+  MODELS,
+  type ModelDefinition,
+  type NormalizedRequest,
+  type PriceTier,
+  parseUsd,
+  REFERENCE_KINDS,
+  type ReferenceKind,
+  tierApplies,
+} from "@refvid/core";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { DEFAULT_FORMATS } from "../media/limits.js";
+import { type CompiledExpression, compileExpression } from "../providers/upstream/mapping.js";
+import {
+  loadVendorSchema,
+  type VendorSchema,
+  vendorSchemaFrom,
+} from "../providers/upstream/vendor-schema.js";
+import { compileInputSchema, type InputSchema } from "./input-schema.js";
+
+export const UPSTREAM_TYPES = ["fal", "replicate", "cog"] as const;
+export type UpstreamType = (typeof UPSTREAM_TYPES)[number];
+export const CATEGORIES = ["reference-to-video", "image-to-video", "text-to-video"] as const;
+
+const DEFAULT_URLS: Partial<Record<UpstreamType, string>> = {
+  fal: "https://queue.fal.run",
+  replicate: "https://api.replicate.com",
+};
+
+const envName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be the name of an environment variable (letters, digits, _)");
+const httpUrl = z
+  .string()
+  .url("must be a URL")
+  .refine((u) => /^https?:\/\//.test(u), "must be an http or https URL");
+const cap = z.number().int().positive().max(10_000);
+const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits, . _ -");
+
+const providerSchema = z.discriminatedUnion("type", [
+  z.strictObject({
+    type: z.literal("fal"),
+    url: httpUrl.optional(),
+    token_env: envName,
+    max_concurrency: cap.optional(),
+  }),
+  z.strictObject({
+    type: z.literal("replicate"),
+    url: httpUrl.optional(),
+    token_env: envName,
+    max_concurrency: cap.optional(),
+  }),
+  z.strictObject({
+    type: z.literal("cog"),
+    url: httpUrl,
+    token_env: envName.optional(),
+    max_concurrency: cap.optional(),
+  }),
+  z.strictObject({ type: z.literal("preview"), max_concurrency: cap.optional() }),
+  z.strictObject({ type: z.literal("simulated"), max_concurrency: cap.optional() }),
+]);
+
+/** A USD amount: a decimal string ("0.30") or a YAML number, read exactly into micro-USD. */
+const usd = z.union([z.string(), z.number()]).transform((value, ctx) => {
+  const micros = parseUsd(String(value));
+  if (micros === null || micros < 0) {
+    ctx.addIssue({ code: "custom", message: 'must be an amount of USD, such as "0.30"' });
+    return z.NEVER;
+  }
+  return micros;
+});
+const when = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
+const tierSchema = z.strictObject({
+  when: when.default({}),
+  usd_per_second: usd,
+  tier: z.string().min(1).max(100).optional(),
+});
+const tiers = z.array(tierSchema).min(1, "must list at least one price");
+const schemaSource = z.union([z.string().min(1), z.record(z.string(), z.unknown())]);
+
+const fieldList = z.array(z.string().min(1)).min(1);
+const routeSchema = z.strictObject({
+  name: name.optional(),
+  provider: z.string().min(1),
+  model: z.string().min(1).optional(),
+  map: z.string().min(1).optional(),
+  output: z.string().min(1).optional(),
+  vendor_schema: schemaSource.optional(),
+  cost: z.union([z.strictObject({ usd_per_second: usd }), tiers]).optional(),
+  allow_loss: z.boolean().optional(),
+  input: z.record(z.string(), z.unknown()).optional(),
+  rename: z.record(z.string(), z.string().min(1)).optional(),
+  only: fieldList.optional(),
+  omit: fieldList.optional(),
+  as_number: fieldList.optional(),
+});
+const routeList = z.array(routeSchema).min(1, "must list at least one route");
+
+const mediaSchema = z.strictObject({
+  field: z.string().min(1),
+  formats: z.array(z.string()).min(1).optional(),
+  max_bytes: z.number().int().positive().optional(),
+  min_seconds: z.number().positive().optional(),
+  max_seconds: z.number().positive().optional(),
+  max_total_seconds: z.number().positive().optional(),
+});
+
+const modelSchema = z.strictObject({
+  name: z.string().min(1).max(100),
+  summary: z.string().min(1).max(300),
+  input_schema: schemaSource,
+  fields: z.strictObject({
+    prompt: z.string().min(1),
+    duration: z.string().min(1).optional(),
+    resolution: z.string().min(1).optional(),
+    aspect_ratio: z.string().min(1).optional(),
+    generate_audio: z.string().min(1).optional(),
+  }),
+  max_duration_seconds: z.number().int().positive().max(3600),
+  references: z
+    .strictObject({
+      image: mediaSchema.optional(),
+      video: mediaSchema.optional(),
+      audio: mediaSchema.optional(),
+    })
+    .default({}),
+  max_total_references: z.number().int().positive().optional(),
+  audio_needs_visual: z.boolean().default(false),
+  citations: z.enum(["at", "none"]).default("none"),
+  pricing: tiers,
+  routes: routeList.optional(),
+});
+
+/** What a file may say of a built-in model: its routes and the prices of its existing tiers. */
+const builtInSchema = z.strictObject({ pricing: tiers.optional(), routes: routeList.optional() });
+
+const fileSchema = z.strictObject({
+  providers: z.record(name, providerSchema).default({}),
+  models: z.record(z.string(), z.unknown()).default({}),
+  routes: z.record(z.string(), routeList).default({}),
+});
+
+export type ProviderSpec = z.infer<typeof providerSchema> & { url?: string };
+
+export interface ProviderEntry {
+  name: string;
+  type: ProviderSpec["type"];
+  /** The vendor's base URL (its default when the file gives none); absent for built-in providers. */
+  url?: string;
+  /** The credential, read from `token_env`; never logged. */
+  token: string | null;
+  tokenEnv?: string;
+  maxConcurrency?: number;
+}
+
+/** A vendor's price per second of output, and the input that selects it. */
+export interface CostTier {
+  when: PriceTier["when"];
+  unitPrice: Micros;
+}
+
+export interface RouteEntry {
+  /** Unique within its model; the provider's name unless the file names it. */
+  name: string;
+  provider: ProviderEntry;
+  model?: string;
+  /** JSONata: our input (defaults filled in) to the vendor's. */
+  map?: CompiledExpression;
+  /** JSONata: where the video's URL is in the vendor's output. */
+  output?: CompiledExpression;
+  /** The vendor's published input schema: a mapped input it refuses never reaches the vendor. */
+  vendorSchema?: VendorSchema;
+  /** What the vendor charges per second, by input; absent when the file does not say. */
+  cost?: CostTier[];
+  allowLoss: boolean;
+  input?: Record<string, unknown>;
+  rename?: Record<string, string>;
+  only?: string[];
+  omit?: string[];
+  asNumber?: string[];
+}
+
+/** A model the file adds: its definition and its input schema. */
+export interface FileModel {
+  model: ModelDefinition;
+  input: InputSchema;
+}
+
+/** A route that costs more than the model's price for some tier. */
+export interface RouteLoss {
+  slug: string;
+  route: string;
+  tier: string;
+  price: Micros;
+  cost: Micros;
+  allowed: boolean;
+}
+
+export interface CatalogFile {
+  /** The file it was read from, for messages. */
+  file: string;
+  providers: ProviderEntry[];
+  /** The models the file adds, in its order. */
+  models: FileModel[];
+  /** Routes by model slug, built-in and added models alike. */
+  routes: Partial<Record<string, RouteEntry[]>>;
+  /** Built-in models the file re-prices: their whole new price table. */
+  prices: Partial<Record<BuiltInModelSlug, PriceTier[]>>;
+  /** Routes whose cost is above the model's price for some tier. */
+  losses: RouteLoss[];
+}
+
+export class CatalogError extends Error {}
+
+export interface CatalogSource {
+  file: string;
+  /** The environment variable that named the file, for messages. */
+  variable: string;
+  /** Where `token_env` values are read. */
+  env: Record<string, string | undefined>;
+}
+
+/** Reads and checks the file; throws a CatalogError naming the file and each problem's path. */
+export function loadCatalogFile(source: CatalogSource): CatalogFile {
+  const { file, variable } = source;
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new CatalogError(`${variable}: cannot read ${file}: ${(err as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = readDocument(text, file);
+  } catch (err) {
+    throw new CatalogError(`${variable}: ${(err as Error).message}`);
+  }
+  return parseCatalogFile(raw, source);
+}
+
+function readDocument(text: string, file: string): unknown {
+  const json = /\.json$/i.test(file);
+  try {
+    return json ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new Error(
+      `${file} is not valid ${json ? "JSON" : "YAML"}: ${(err as Error).message.split("\n")[0]}`,
+    );
+  }
+}
+
+export function parseCatalogFile(raw: unknown, source: CatalogSource): CatalogFile {
+  const reader = new Reader(source);
+  const parsed = reader.parse(fileSchema, raw, "");
+  if (!parsed) throw reader.error();
+  const providers = reader.providers(parsed.providers);
+  const catalog: CatalogFile = {
+    file: source.file,
+    providers: [...providers.values()],
+    models: [],
+    routes: {},
+    prices: {},
+    losses: [],
+  };
+  for (const [slug, spec] of Object.entries(parsed.models)) {
+    const where = `models.${slug}`;
+    if (isBuiltInModelSlug(slug)) {
+      const builtIn = reader.parse(builtInSchema, spec, where);
+      if (!builtIn) continue;
+      if (builtIn.pricing) catalog.prices[slug] = reader.reprice(slug, builtIn.pricing, where);
+      if (builtIn.routes) catalog.routes[slug] = reader.routes(builtIn.routes, providers, `${where}.routes`);
+      continue;
+    }
+    if (!reader.slug(slug, where)) continue;
+    const model = reader.parse(modelSchema, spec, where);
+    if (!model) continue;
+    const added = reader.model(slug, model, where);
+    if (!added) continue;
+    catalog.models.push(added);
+    if (model.routes) catalog.routes[slug] = reader.routes(model.routes, providers, `${where}.routes`);
+  }
+  for (const [slug, list] of Object.entries(parsed.routes)) {
+    const where = `routes.${slug}`;
+    if (!isBuiltInModelSlug(slug) && !catalog.models.some(({ model }) => model.slug === slug)) {
+      reader.problem(
+        where,
+        `not a model (models: ${[...Object.keys(MODELS), ...catalog.models.map(({ model }) => model.slug)].join(", ")})`,
+      );
+      continue;
+    }
+    if (catalog.routes[slug]) {
+      reader.problem(where, `routes for ${slug} are given twice (here and under models)`);
+      continue;
+    }
+    catalog.routes[slug] = reader.routes(list, providers, where);
+  }
+  reader.throwIfProblems();
+  catalog.losses = losses(catalog);
+  return catalog;
+}
+
+/** Collects every problem of a file, each named by its path inside the file. */
+class Reader {
+  readonly #problems: string[] = [];
+  readonly #dir: string;
+
+  constructor(readonly source: CatalogSource) {
+    this.#dir = dirname(resolve(source.file));
+  }
+
+  problem(path: string, message: string): void {
+    this.#problems.push(`${path || "(the file)"}: ${message}`);
+  }
+
+  error(): CatalogError {
+    return new CatalogError(
+      `${this.source.variable}: ${this.source.file} is not valid:\n${this.#problems.map((p) => `  ${p}`).join("\n")}`,
+    );
+  }
+
+  throwIfProblems(): void {
+    if (this.#problems.length > 0) throw this.error();
+  }
+
+  parse<T extends z.ZodType>(schema: T, value: unknown, where: string): z.output<T> | undefined {
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) this.problem(join(where, issue.path), messageOf(issue));
+    return undefined;
+  }
+
+  slug(slug: string, where: string): boolean {
+    const parts = slug.split("/");
+    const ok =
+      parts.length === 3 &&
+      parts.every((part) => /^[a-z0-9][a-z0-9._-]*$/.test(part)) &&
+      (CATEGORIES as readonly string[]).includes(parts[2] as string);
+    if (!ok) {
+      this.problem(
+        where,
+        `a model slug is <lab>/<model>/<category>: lowercase letters, digits, . _ -, and a category of ${CATEGORIES.join(", ")}`,
+      );
+    }
+    return ok;
+  }
+
+  providers(specs: Record<string, z.output<typeof providerSchema>>): Map<string, ProviderEntry> {
+    const providers = new Map<string, ProviderEntry>();
+    for (const [providerName, spec] of Object.entries(specs)) {
+      const tokenEnv = "token_env" in spec ? spec.token_env : undefined;
+      const token = tokenEnv ? (this.source.env[tokenEnv] ?? "") : "";
+      if (tokenEnv && token.trim() === "") {
+        this.problem(
+          `providers.${providerName}.token_env`,
+          `the environment variable ${tokenEnv} is not set`,
+        );
+      }
+      const url = "url" in spec && spec.url ? spec.url : DEFAULT_URLS[spec.type as UpstreamType];
+      providers.set(providerName, {
+        name: providerName,
+        type: spec.type,
+        ...(url ? { url } : {}),
+        token: tokenEnv ? token.trim() : null,
+        ...(tokenEnv ? { tokenEnv } : {}),
+        ...(spec.max_concurrency ? { maxConcurrency: spec.max_concurrency } : {}),
+      });
+    }
+    return providers;
+  }
+
+  /** A built-in model's table with the prices the file gives for its tiers. */
+  reprice(slug: BuiltInModelSlug, given: z.output<typeof tiers>, where: string): PriceTier[] {
+    const table = MODELS[slug].priceTable.map((tier) => ({ ...tier }));
+    given.forEach((tier, i) => {
+      const found = table.find((t) => sameWhen(t.when, tier.when));
+      if (!found) {
+        this.problem(
+          `${where}.pricing[${i}].when`,
+          `${MODELS[slug].name} has no such tier; its tiers: ${table.map((t) => JSON.stringify(t.when)).join(", ")}`,
+        );
+      } else found.unitPrice = tier.usd_per_second;
+    });
+    return table;
+  }
+
+  model(slug: string, spec: z.output<typeof modelSchema>, where: string): FileModel | undefined {
+    const schema = this.schema(spec.input_schema, `${where}.input_schema`);
+    if (!schema) return undefined;
+    let input: InputSchema;
+    try {
+      input = compileInputSchema(schema, slug);
+    } catch (err) {
+      this.problem(`${where}.input_schema`, `is not a JSON Schema: ${(err as Error).message}`);
+      return undefined;
+    }
+    const properties = (schema.properties ?? {}) as Record<string, unknown>;
+    const named = (field: string, path: string) => {
+      if (!(field in properties)) this.problem(path, `"${field}" is not a property of the input schema`);
+    };
+    for (const [meaning, field] of Object.entries(spec.fields)) named(field, `${where}.fields.${meaning}`);
+    const media: Partial<Record<ReferenceKind, MediaLimits>> = {};
+    const referenceFields: Partial<Record<ReferenceKind, string>> = {};
+    for (const kind of REFERENCE_KINDS) {
+      const limits = spec.references[kind];
+      if (!limits) continue;
+      named(limits.field, `${where}.references.${kind}.field`);
+      const known: readonly string[] = DEFAULT_FORMATS[kind];
+      limits.formats?.forEach((format, i) => {
+        if (!known.includes(format)) {
+          this.problem(
+            `${where}.references.${kind}.formats[${i}]`,
+            `not a ${kind} format refvid reads (${known.join(", ")})`,
+          );
+        }
+      });
+      referenceFields[kind] = limits.field;
+      media[kind] = {
+        formats: limits.formats ?? DEFAULT_FORMATS[kind],
+        ...(limits.max_bytes ? { maxBytes: limits.max_bytes } : {}),
+        ...(limits.min_seconds ? { minSeconds: limits.min_seconds } : {}),
+        ...(limits.max_seconds ? { maxSeconds: limits.max_seconds } : {}),
+        ...(limits.max_total_seconds ? { maxTotalSeconds: limits.max_total_seconds } : {}),
+      };
+    }
+    const fields = spec.fields;
+    const model: ModelDefinition<Record<string, unknown>> = {
+      slug,
+      name: spec.name,
+      summary: spec.summary,
+      referenceFields,
+      ...(spec.max_total_references ? { maxTotalReferences: spec.max_total_references } : {}),
+      audioNeedsVisual: spec.audio_needs_visual,
+      atCitations: spec.citations === "at",
+      maxDurationSeconds: spec.max_duration_seconds,
+      ...(fields.duration ? { durationField: fields.duration } : {}),
+      media,
+      outputFileDetails: true,
+      normalize: (values) => normalizeFileInput(slug, fields, referenceFields, values),
+      priceTable: spec.pricing.map((tier) => ({
+        tier: tier.tier ?? tierLabel(tier.when),
+        when: tier.when,
+        unitPrice: tier.usd_per_second,
+      })),
+    };
+    return { model: model as ModelDefinition, input };
+  }
+
+  routes(
+    list: z.output<typeof routeList>,
+    providers: Map<string, ProviderEntry>,
+    where: string,
+  ): RouteEntry[] {
+    const known = [...providers.keys()].join(", ") || "none";
+    const entries: RouteEntry[] = [];
+    list.forEach((route, i) => {
+      const at = `${where}[${i}]`;
+      const provider = providers.get(route.provider);
+      if (!provider) {
+        this.problem(`${at}.provider`, `no provider "${route.provider}" (providers: ${known})`);
+        return;
+      }
+      if ((provider.type === "fal" || provider.type === "replicate") && !route.model) {
+        this.problem(`${at}.model`, `required for a ${provider.type} provider (the vendor's model to run)`);
+      }
+      const routeName = route.name ?? provider.name;
+      if (entries.some((e) => e.name === routeName)) {
+        this.problem(
+          `${at}.name`,
+          `another route of this model is named "${routeName}"; give each its own name`,
+        );
+      }
+      const shaping = (["input", "rename", "only", "omit", "as_number"] as const).filter((k) => route[k]);
+      if (route.map && shaping.length > 0) {
+        this.problem(`${at}.map`, `give either map or ${shaping.join(", ")}, not both`);
+      }
+      const map = route.map ? this.expression(route.map, `${at}.map`) : undefined;
+      const output = route.output ? this.expression(route.output, `${at}.output`) : undefined;
+      const vendorSchema = route.vendor_schema
+        ? this.vendorSchema(route.vendor_schema, `${at}.vendor_schema`)
+        : undefined;
+      const cost = route.cost
+        ? Array.isArray(route.cost)
+          ? route.cost.map((tier) => ({ when: tier.when, unitPrice: tier.usd_per_second }))
+          : [{ when: {}, unitPrice: route.cost.usd_per_second }]
+        : undefined;
+      entries.push({
+        name: routeName,
+        provider,
+        allowLoss: route.allow_loss ?? false,
+        ...(route.model ? { model: route.model } : {}),
+        ...(map ? { map } : {}),
+        ...(output ? { output } : {}),
+        ...(vendorSchema ? { vendorSchema } : {}),
+        ...(cost ? { cost } : {}),
+        ...(route.input ? { input: route.input } : {}),
+        ...(route.rename ? { rename: route.rename } : {}),
+        ...(route.only ? { only: route.only } : {}),
+        ...(route.omit ? { omit: route.omit } : {}),
+        ...(route.as_number ? { asNumber: route.as_number } : {}),
+      });
+    });
+    return entries;
+  }
+
+  expression(source: string, where: string): CompiledExpression | undefined {
+    try {
+      return compileExpression(source, where);
+    } catch (err) {
+      this.#problems.push((err as Error).message);
+      return undefined;
+    }
+  }
+
+  vendorSchema(source: string | Record<string, unknown>, where: string): VendorSchema | undefined {
+    try {
+      return typeof source === "string"
+        ? loadVendorSchema(this.#path(source), where)
+        : vendorSchemaFrom(source, `${this.source.file}#${where}`);
+    } catch (err) {
+      this.#problems.push((err as Error).message);
+      return undefined;
+    }
+  }
+
+  /** A JSON Schema given inline or as a path (JSON or YAML) relative to the file. */
+  schema(source: string | Record<string, unknown>, where: string): Record<string, unknown> | undefined {
+    if (typeof source !== "string") return source;
+    const path = this.#path(source);
+    try {
+      const value = readDocument(readFileSync(path, "utf8"), path);
+      if (value && typeof value === "object" && !Array.isArray(value))
+        return value as Record<string, unknown>;
+      this.problem(where, `${path} does not hold a JSON Schema object`);
+    } catch (err) {
+      this.problem(where, `cannot read ${path}: ${(err as Error).message}`);
+    }
+    return undefined;
+  }
+
+  #path(path: string): string {
+    return isAbsolute(path) ? path : resolve(this.#dir, path);
+  }
+}
+
+/** Reads a schema-valid input of a file model (defaults filled in) as a NormalizedRequest. */
+function normalizeFileInput(
+  slug: string,
+  fields: z.output<typeof modelSchema>["fields"],
+  referenceFields: Partial<Record<ReferenceKind, string>>,
+  input: Record<string, unknown>,
+): NormalizedRequest {
+  const text = (field: string | undefined) => {
+    const value = field === undefined ? undefined : input[field];
+    return typeof value === "string" || typeof value === "number" ? String(value) : "";
+  };
+  const urls = (kind: ReferenceKind) => {
+    const field = referenceFields[kind];
+    const value = field === undefined ? undefined : input[field];
+    if (Array.isArray(value)) return value.filter((url): url is string => typeof url === "string");
+    return typeof value === "string" ? [value] : [];
+  };
+  const values: Record<string, string | number | boolean> = {};
+  for (const [key, value] of Object.entries(input)) {
+    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean")
+      values[key] = value;
+  }
+  const audio = fields.generate_audio === undefined ? undefined : input[fields.generate_audio];
+  return {
+    slug,
+    prompt: text(fields.prompt),
+    duration: durationOf(fields.duration === undefined ? undefined : input[fields.duration]),
+    resolution: text(fields.resolution),
+    aspectRatio: text(fields.aspect_ratio),
+    generateAudio: audio !== false,
+    references: { image: urls("image"), video: urls("video"), audio: urls("audio") },
+    values,
+  };
+}
+
+/** 8, "8", "8s" → 8 whole seconds (a fraction rounds up); anything else (`auto`, absent) → auto. */
+function durationOf(value: unknown): number | "auto" {
+  const number =
+    typeof value === "number" ? value : Number(/^\s*(\d+(?:\.\d+)?)/.exec(String(value ?? ""))?.[1]);
+  return Number.isFinite(number) && number > 0 ? Math.ceil(number) : "auto";
+}
+
+/** `{resolution: 720p, video_references: false}` → "720p, no video input". */
+function tierLabel(when: PriceTier["when"]): string {
+  const parts = Object.entries(when).map(([key, value]) => {
+    const kind = /^(image|video|audio)_references$/.exec(key)?.[1];
+    if (kind) return value === true || value === "true" ? `with ${kind} input` : `no ${kind} input`;
+    return String(value);
+  });
+  return parts.join(", ") || "every input";
+}
+
+const sameWhen = (a: PriceTier["when"], b: PriceTier["when"]) =>
+  Object.keys(a).length === Object.keys(b).length &&
+  Object.entries(a).every(([key, value]) => key in b && String(b[key]) === String(value));
+
+/**
+ * Every route whose cost is above its model's price for some price tier: for each tier, the
+ * dearest cost tier that can apply beside it (none of their values differ).
+ */
+function losses(catalog: CatalogFile): RouteLoss[] {
+  const found: RouteLoss[] = [];
+  const tablesOf = (slug: string): readonly PriceTier[] =>
+    catalog.prices[slug as BuiltInModelSlug] ??
+    (isBuiltInModelSlug(slug)
+      ? MODELS[slug].priceTable
+      : catalog.models.find((m) => m.model.slug === slug)?.model.priceTable) ??
+    [];
+  for (const [slug, routes] of Object.entries(catalog.routes)) {
+    for (const route of routes ?? []) {
+      if (!route.cost) continue;
+      for (const tier of tablesOf(slug)) {
+        const costs = route.cost.filter((cost) => compatible(cost.when, tier.when)).map((c) => c.unitPrice);
+        const cost = Math.max(...costs);
+        if (costs.length > 0 && cost > tier.unitPrice) {
+          found.push({
+            slug,
+            route: route.name,
+            tier: tier.tier,
+            price: tier.unitPrice,
+            cost,
+            allowed: route.allowLoss,
+          });
+        }
+      }
+    }
+  }
+  return found;
+}
+
+const compatible = (a: PriceTier["when"], b: PriceTier["when"]) =>
+  tierApplies(
+    Object.fromEntries(Object.entries(a).filter(([key]) => key in b)),
+    b as Record<string, string | number | boolean>,
+  );
+
+function join(where: string, path: readonly PropertyKey[]): string {
+  return path.reduce<string>(
+    (acc, part) =>
+      typeof part === "number" ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part),
+    where,
+  );
+}
+
+function messageOf(issue: z.core.$ZodIssue): string {
+  if (issue.code === "invalid_union") {
+    const last = issue.path.at(-1);
+    if (issue.path[0] === "providers") {
+      return `type must be one of ${[...UPSTREAM_TYPES, "preview", "simulated"].join(", ")}`;
+    }
+    if (last === "cost") return 'must be { usd_per_second: "0.30" } or a list of { when, usd_per_second }';
+    if (last === "usd_per_second") return 'must be an amount of USD, such as "0.30"';
+    if (last === "input_schema" || last === "vendor_schema") {
+      return "must be a path to a JSON Schema file or an inline JSON Schema";
+    }
+  }
+  if (issue.code === "unrecognized_keys")
+    return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")}`;
+  return issue.message;
+}

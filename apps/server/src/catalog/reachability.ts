@@ -1,0 +1,106 @@
+/**
+ * Whether each model vendor of the routing file can be reached, for `/readyz`: probed in the
+ * background (at start, then every `intervalMs`), so the probe never waits on a vendor and one bad
+ * vendor never makes the process unready. A Cog box reports its own state; fal and Replicate are
+ * asked a harmless question with the credential, which also tells whether they accept it.
+ */
+import type { Logger } from "pino";
+import type { Clock, Scheduler } from "../clock.js";
+import { PeriodicTask } from "../periodic-task.js";
+import { cogHealth } from "../providers/cog-health.js";
+import { vendorFetch } from "../providers/upstream/vendor-http.js";
+import type { ProviderEntry } from "./catalog-file.js";
+
+export type Reachability = "ok" | "unreachable" | "unauthorized" | "not_ready" | "unknown";
+
+const PROBE_TIMEOUT_MS = 5_000;
+
+export class ProviderReachability {
+  private readonly states = new Map<string, Reachability>();
+  private readonly task: PeriodicTask;
+
+  constructor(
+    private readonly providers: readonly ProviderEntry[],
+    private readonly deps: { scheduler: Scheduler; clock: Clock; logger: Logger; intervalMs?: number },
+  ) {
+    for (const provider of this.vendors()) this.states.set(provider.name, "unknown");
+    this.task = new PeriodicTask({
+      intervalMs: deps.intervalMs ?? 30_000,
+      scheduler: deps.scheduler,
+      logger: deps.logger,
+      failureMessage: "probing the model vendors failed",
+      step: () => this.probeAll(),
+    });
+  }
+
+  /** Each vendor's last known state, by provider name; empty without vendors. */
+  snapshot(): Record<string, Reachability> {
+    return Object.fromEntries(this.states);
+  }
+
+  start(): void {
+    if (this.states.size > 0) this.task.start({ immediately: true });
+  }
+
+  stop(): Promise<void> {
+    return this.task.stop();
+  }
+
+  async probeAll(): Promise<void> {
+    await Promise.all(
+      this.vendors().map(async (provider) => {
+        const state = await this.probe(provider);
+        if (state !== this.states.get(provider.name) && state !== "ok") {
+          this.deps.logger.warn({ provider: provider.name, state }, "model vendor is not reachable");
+        }
+        this.states.set(provider.name, state);
+      }),
+    );
+  }
+
+  private vendors(): ProviderEntry[] {
+    return this.providers.filter((p) => p.type === "fal" || p.type === "replicate" || p.type === "cog");
+  }
+
+  private async probe(provider: ProviderEntry): Promise<Reachability> {
+    const url = provider.url ?? "";
+    if (provider.type === "cog") {
+      const health = await cogHealth(url, {
+        name: provider.name,
+        token: provider.token,
+        timeoutMs: PROBE_TIMEOUT_MS,
+        clock: this.deps.clock,
+        scheduler: this.deps.scheduler,
+      });
+      if (health.ok) return "ok";
+      return health.status === "UNREACHABLE" ? "unreachable" : "not_ready";
+    }
+    const now = this.deps.clock.now().getTime();
+    try {
+      const answer = await vendorFetch(
+        {
+          provider: provider.name,
+          baseUrl: url,
+          authorization: provider.token
+            ? `${provider.type === "fal" ? "Key" : "Bearer"} ${provider.token}`
+            : null,
+          scheduler: this.deps.scheduler,
+          now: () => this.deps.clock.now().getTime(),
+          signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+          deadline: now,
+          attemptTimeoutMs: PROBE_TIMEOUT_MS,
+        },
+        // fal has no health call: any answer to its root, but a refused key, is a reachable fal.
+        {
+          method: "GET",
+          url: provider.type === "replicate" ? "v1/account" : "",
+          once: true,
+          accept: [400, 401, 403, 404, 405],
+        },
+      );
+      return answer.status === 401 || answer.status === 403 ? "unauthorized" : "ok";
+    } catch {
+      return "unreachable";
+    }
+  }
+}
