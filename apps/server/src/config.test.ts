@@ -240,9 +240,9 @@ describe("REFVID_PROVIDERS_FILE", () => {
         "providers:\n  gpu: { type: cog, url: http://10.0.0.5:5000 }\nroutes:\n  lab-d/model-d/reference-to-video: [{ provider: gpu }]\n",
       );
       const config = loadConfig({ REFVID_PROVIDERS_FILE: good, REFVID_UPSTREAM_POLL_MS: "250" });
-      expect(config.routing?.routes["lab-d/model-d/reference-to-video"]?.[0]?.provider.name).toBe("gpu");
+      expect(config.catalog?.routes["lab-d/model-d/reference-to-video"]?.[0]?.provider.name).toBe("gpu");
       expect(config.upstreamPollMs).toBe(250);
-      expect(loadConfig({}).routing).toBeNull();
+      expect(loadConfig({}).catalog).toBeNull();
       const bad = join(dir, "bad.yaml");
       await writeFile(bad, "providers:\n  fal: { type: fal, token_env: FAL_KEY }\n");
       expect(() => loadConfig({ REFVID_PROVIDERS_FILE: bad })).toThrow(ConfigError);

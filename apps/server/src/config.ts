@@ -6,10 +6,15 @@
 import { join } from "node:path";
 import { type BuiltInModelSlug, MODEL_SLUGS } from "@refvid/core";
 import { z } from "zod";
+import {
+  CatalogError,
+  type CatalogFile,
+  type CatalogSource,
+  loadCatalogFile,
+} from "./catalog/catalog-file.js";
 import { MAX_UPLOAD_TTL_HOURS } from "./files/retention.js";
 import { parseS3Url, type S3Location } from "./files/s3-location.js";
 import { MAX_PRESIGN_SECONDS } from "./files/s3-presign.js";
-import { loadRouting, type Routing, RoutingError } from "./providers/routing.js";
 
 export type ProviderName = "simulated" | "preview";
 
@@ -27,8 +32,13 @@ export interface Config {
   providers: Record<BuiltInModelSlug, ProviderName>;
   /** REFVID_PROVIDER's provider for models it does not name (catalog models without routes). */
   defaultProvider: ProviderName;
-  /** REFVID_PROVIDERS_FILE, read and checked: vendors and per-model routes (models without one keep `providers`). */
-  routing: Routing | null;
+  /**
+   * REFVID_CATALOG_FILE (or REFVID_PROVIDERS_FILE, which only routes the built-in models), read and
+   * checked at boot: providers, models and routes (models without routes keep `providers`).
+   */
+  catalog: CatalogFile | null;
+  /** Where the catalog file is read again on reload; null without one. */
+  catalogSource: CatalogSource | null;
   /** How often a vendor job's status is polled. */
   upstreamPollMs: number;
   simulatedLatencyMs: number;
@@ -93,6 +103,7 @@ const schema = z.object({
   REFVID_PUBLIC_URL: z.string().url().optional(),
   REFVID_PROVIDER: z.string().default("preview"),
   REFVID_PROVIDERS_FILE: z.string().min(1).optional(),
+  REFVID_CATALOG_FILE: z.string().min(1).optional(),
   REFVID_UPSTREAM_POLL_MS: int(10, 60_000).default(1000),
   REFVID_SIMULATED_LATENCY_MS: int(0).default(2000),
   REFVID_RUN_TIMEOUT_MS: int(1).default(900_000),
@@ -157,6 +168,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `Invalid configuration:\n  REFVID_HEADERS_TIMEOUT_MS: must not exceed REFVID_REQUEST_TIMEOUT_MS (${e.REFVID_REQUEST_TIMEOUT_MS}); the headers are part of the request`,
     );
   }
+  if (e.REFVID_CATALOG_FILE && e.REFVID_PROVIDERS_FILE) {
+    throw new ConfigError(
+      "Invalid configuration:\n  REFVID_PROVIDERS_FILE: give REFVID_CATALOG_FILE or REFVID_PROVIDERS_FILE, not both (a catalog file holds the routes too)",
+    );
+  }
+  const catalogSource: CatalogSource | null = e.REFVID_CATALOG_FILE
+    ? { file: e.REFVID_CATALOG_FILE, variable: "REFVID_CATALOG_FILE", env }
+    : e.REFVID_PROVIDERS_FILE
+      ? { file: e.REFVID_PROVIDERS_FILE, variable: "REFVID_PROVIDERS_FILE", env }
+      : null;
   return {
     production,
     port: e.PORT,
@@ -167,7 +188,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: (e.REFVID_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     providers: parseProviders(e.REFVID_PROVIDER),
     defaultProvider: e.REFVID_PROVIDER.includes("=") ? "simulated" : (e.REFVID_PROVIDER as ProviderName),
-    routing: e.REFVID_PROVIDERS_FILE ? readRouting(e.REFVID_PROVIDERS_FILE, env) : null,
+    catalog: catalogSource ? readCatalog(catalogSource) : null,
+    catalogSource,
     upstreamPollMs: e.REFVID_UPSTREAM_POLL_MS,
     simulatedLatencyMs: e.REFVID_SIMULATED_LATENCY_MS,
     runTimeoutMs: e.REFVID_RUN_TIMEOUT_MS,
@@ -289,11 +311,11 @@ function parseProviders(text: string): Record<BuiltInModelSlug, ProviderName> {
   return map;
 }
 
-function readRouting(file: string, env: Record<string, string | undefined>): Routing {
+function readCatalog(source: CatalogSource): CatalogFile {
   try {
-    return loadRouting(file, env);
+    return loadCatalogFile(source);
   } catch (err) {
-    if (err instanceof RoutingError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
+    if (err instanceof CatalogError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
     throw err;
   }
 }

@@ -8,6 +8,7 @@ import { type Config, ConfigError, loadConfig } from "./config.js";
 import { openStore } from "./open-store.js";
 import { startRefvid } from "./runtime.js";
 import { seedDemo } from "./seed.js";
+import { reloadCatalog } from "./services/catalog.js";
 import { StartupError, startupFindings } from "./startup-checks.js";
 
 /**
@@ -84,6 +85,12 @@ async function main() {
     await refvid.close();
     process.exit(0);
   };
+  // Reads the catalog file again; a bad one is logged and the catalog in service stays.
+  process.on("SIGHUP", () => {
+    try {
+      reloadCatalog(refvid.deps);
+    } catch {}
+  });
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
 }

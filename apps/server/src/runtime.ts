@@ -8,12 +8,14 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
-import { MODELS, type ModelSlug } from "@refvid/core";
+import type { ModelSlug } from "@refvid/core";
 import type { Store } from "@refvid/store";
 import pino, { type Logger } from "pino";
 import { createApp } from "./app.js";
 import { KeyCache } from "./auth/key-cache.js";
-import { CatalogVersion, ServedCatalog } from "./catalog/served-catalog.js";
+import { type CatalogFile, loadCatalogFile } from "./catalog/catalog-file.js";
+import { ProviderReachability } from "./catalog/reachability.js";
+import { catalogVersion, checkLosses, describeLoss, ServedCatalog } from "./catalog/served-catalog.js";
 import { type Clock, type Scheduler, systemClock, systemScheduler } from "./clock.js";
 import type { Config } from "./config.js";
 import type { AppDeps } from "./deps.js";
@@ -30,8 +32,6 @@ import { countRunEnds } from "./metrics/count-run-ends.js";
 import { Metrics } from "./metrics/metrics.js";
 import { openStore } from "./open-store.js";
 import { PreviewProvider } from "./providers/preview.js";
-import { ProviderReachability } from "./providers/reachability.js";
-import { buildRoutes } from "./providers/registry.js";
 import { SimulatedProvider } from "./providers/simulated.js";
 import type { Provider } from "./providers/types.js";
 import { StartupError } from "./startup-checks.js";
@@ -71,15 +71,16 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
     cacheDir: join(dataDir, "cache"),
     scheduler,
   });
-  const models = Object.values(MODELS);
-  const routes = buildRoutes(
-    models.map((model) => model.slug),
-    config,
-    { scheduler, clock, logger, simulated, preview: new PreviewProvider() },
-    options.providers,
-  );
+  const registry = { scheduler, clock, logger, simulated, preview: new PreviewProvider() };
+  const served = (file: CatalogFile | null) => {
+    const losses = checkLosses(file, config.production, config.catalogSource?.variable ?? "");
+    for (const loss of losses) logger.warn({ loss }, `a route loses money: ${describeLoss(loss)}`);
+    return catalogVersion(file, config, registry, options.providers);
+  };
+  const source = config.catalogSource;
   const catalog = new ServedCatalog(
-    new CatalogVersion(models.map((model) => ({ model, routes: routes[model.slug] ?? [], builtIn: true }))),
+    served(config.catalog),
+    source ? () => served(loadCatalogFile(source)) : undefined,
   );
   const metrics = new Metrics({
     models: catalog.current.catalog.slugs,
@@ -126,7 +127,7 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
     throw err;
   });
   const shutdown = new AbortController();
-  const reachability = new ProviderReachability(config.routing?.providers ?? [], deps);
+  const reachability = new ProviderReachability(config.catalog?.providers ?? [], deps);
   reachability.start();
   const app = createApp(deps, {
     serveApi: config.role !== "worker",

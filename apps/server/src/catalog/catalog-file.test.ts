@@ -127,3 +127,207 @@ describe("the routing file", () => {
     expect(() => loadRouting(bad, env)).toThrow(/bad\.yaml is not valid YAML/);
   });
 });
+
+describe("the catalog file", () => {
+  const parse = (raw: unknown, environment: Record<string, string> = env): CatalogFile =>
+    parseCatalogFile(raw, { file: "catalog.yaml", variable: "REFVID_CATALOG_FILE", env: environment });
+  const refusal = (raw: unknown): string => {
+    try {
+      parse(raw);
+    } catch (err) {
+      expect(err).toBeInstanceOf(CatalogError);
+      return (err as Error).message;
+    }
+    throw new Error("expected a CatalogError");
+  };
+  const SLUG = "acme/video-1/reference-to-video";
+  const model = (over: Record<string, unknown> = {}) => ({
+    name: "Video 1",
+    summary: "One image, 5 or 10 s.",
+    input_schema: {
+      type: "object",
+      required: ["prompt"],
+      properties: {
+        prompt: { type: "string" },
+        image_urls: { type: "array", items: { type: "string" } },
+        duration: { type: "string", enum: ["5", "10"], default: "5" },
+        resolution: { type: "string", enum: ["480p", "720p"], default: "720p" },
+      },
+    },
+    fields: { prompt: "prompt", duration: "duration", resolution: "resolution" },
+    max_duration_seconds: 10,
+    references: { image: { field: "image_urls", formats: ["jpeg", "png"] } },
+    pricing: [
+      { when: { resolution: "480p" }, usd_per_second: "0.10" },
+      { when: { resolution: "720p" }, usd_per_second: "0.20" },
+    ],
+    routes: [{ provider: "fal", model: "acme/video-1", cost: { usd_per_second: "0.15" } }],
+    ...over,
+  });
+  const file = (over: Record<string, unknown> = {}, top: Record<string, unknown> = {}) => ({
+    providers: { fal: { type: "fal", token_env: "FAL_KEY" } },
+    models: { [SLUG]: model(over) },
+    ...top,
+  });
+
+  it("adds a model: its definition, prices, routes, and the input read with its fields", () => {
+    const catalog = parse(file());
+    const [added] = catalog.models;
+    expect(added?.model).toMatchObject({
+      slug: SLUG,
+      name: "Video 1",
+      maxDurationSeconds: 10,
+      referenceFields: { image: "image_urls" },
+      media: { image: { formats: ["jpeg", "png"] } },
+      priceTable: [
+        { tier: "480p", when: { resolution: "480p" }, unitPrice: 100_000 },
+        { tier: "720p", when: { resolution: "720p" }, unitPrice: 200_000 },
+      ],
+    });
+    const checked = added?.input.check({ prompt: "p", image_urls: ["https://example.com/a.png"] });
+    expect(checked?.problems).toEqual([]);
+    expect(added?.model.normalize(checked?.input)).toMatchObject({
+      prompt: "p",
+      duration: 5,
+      resolution: "720p",
+      references: { image: ["https://example.com/a.png"], video: [], audio: [] },
+    });
+    expect(catalog.routes[SLUG]?.[0]).toMatchObject({
+      name: "fal",
+      cost: [{ when: {}, unitPrice: 150_000 }],
+    });
+  });
+
+  it("reports a route that costs more than the price, and whether it may", () => {
+    const catalog = parse(
+      file({ routes: [{ provider: "fal", model: "m", cost: { usd_per_second: "0.15" } }] }),
+    );
+    expect(catalog.losses).toEqual([
+      { slug: SLUG, route: "fal", tier: "480p", price: 100_000, cost: 150_000, allowed: false },
+    ]);
+    const allowed = parse(
+      file({ routes: [{ provider: "fal", model: "m", cost: { usd_per_second: "0.15" }, allow_loss: true }] }),
+    );
+    expect(allowed.losses[0]?.allowed).toBe(true);
+  });
+
+  it("re-prices a built-in model's existing tiers only", () => {
+    const catalog = parse({
+      models: {
+        "lab-d/model-d/reference-to-video": {
+          pricing: [{ when: { resolution: "720p" }, usd_per_second: "0.09" }],
+        },
+      },
+    });
+    expect(catalog.prices["lab-d/model-d/reference-to-video"]).toEqual([
+      { tier: "720p", when: { resolution: "720p" }, unitPrice: 90_000 },
+      { tier: "1080p", when: { resolution: "1080p" }, unitPrice: 106_000 },
+    ]);
+  });
+
+  it.each<[string, unknown, string]>([
+    [
+      "a slug that is not lab/model/category",
+      { models: { "acme/video": model() } },
+      "models.acme/video: a model slug is <lab>/<model>/<category>",
+    ],
+    [
+      "a category refvid does not know",
+      { models: { "acme/v/audio-to-video": model() } },
+      "models.acme/v/audio-to-video: a model slug",
+    ],
+    [
+      "a price that is not an amount",
+      file({ pricing: [{ usd_per_second: "ten" }] }),
+      `models.${SLUG}.pricing[0].usd_per_second: must be an amount of USD`,
+    ],
+    ["no price", file({ pricing: [] }), `models.${SLUG}.pricing: must list at least one price`],
+    [
+      "a field the schema does not have",
+      file({ fields: { prompt: "text" } }),
+      `models.${SLUG}.fields.prompt: "text" is not a property of the input schema`,
+    ],
+    [
+      "a format refvid cannot read",
+      file({ references: { image: { field: "image_urls", formats: ["svg"] } } }),
+      `models.${SLUG}.references.image.formats[0]: not a image format refvid reads`,
+    ],
+    [
+      "an input schema file that is not there",
+      file({ input_schema: "missing.json" }),
+      `models.${SLUG}.input_schema: cannot read`,
+    ],
+    [
+      "an input schema that does not compile",
+      file({ input_schema: { type: "nonsense" } }),
+      `models.${SLUG}.input_schema: is not a JSON Schema`,
+    ],
+    [
+      "a map that is not JSONata",
+      file({ routes: [{ provider: "fal", model: "m", map: "{ prompt: " }] }),
+      `models.${SLUG}.routes[0].map: `,
+    ],
+    [
+      "a map beside renames",
+      file({ routes: [{ provider: "fal", model: "m", map: "$", rename: { a: "b" } }] }),
+      `models.${SLUG}.routes[0].map: give either map or rename, not both`,
+    ],
+    [
+      "a vendor schema file that is not there",
+      file({ routes: [{ provider: "fal", model: "m", vendor_schema: "nowhere.json" }] }),
+      `models.${SLUG}.routes[0].vendor_schema: vendor schema`,
+    ],
+    [
+      "two routes of one name",
+      file({
+        routes: [
+          { provider: "fal", model: "a" },
+          { provider: "fal", model: "b" },
+        ],
+      }),
+      `models.${SLUG}.routes[1].name: another route of this model is named "fal"`,
+    ],
+    [
+      "a cost in the wrong form",
+      file({ routes: [{ provider: "fal", model: "m", cost: 0.3 }] }),
+      `models.${SLUG}.routes[0].cost: must be { usd_per_second`,
+    ],
+    ["an unknown field of a model", file({ colour: "red" }), `models.${SLUG}: unknown field colour`],
+    [
+      "a built-in model's schema",
+      { models: { "lab-a/model-a/reference-to-video": { input_schema: {} } } },
+      "models.lab-a/model-a/reference-to-video: unknown field input_schema",
+    ],
+    [
+      "a built-in tier that does not exist",
+      {
+        models: {
+          "lab-d/model-d/reference-to-video": {
+            pricing: [{ when: { resolution: "4k" }, usd_per_second: "1" }],
+          },
+        },
+      },
+      "models.lab-d/model-d/reference-to-video.pricing[0].when: model-d has no such tier",
+    ],
+    [
+      "routes given twice",
+      file({}, { routes: { [SLUG]: [{ provider: "fal", model: "m" }] } }),
+      `routes.${SLUG}: routes for ${SLUG} are given twice`,
+    ],
+  ])("refuses %s, naming the path inside the file", (_name, raw, message) => {
+    const text = refusal(raw);
+    expect(text).toContain("REFVID_CATALOG_FILE: catalog.yaml is not valid:");
+    expect(text).toContain(message);
+  });
+
+  it("reads the example catalog, with no route at a loss", () => {
+    const example = join(__dirname, "../../../../docs/examples/catalog/catalog.yaml");
+    const catalog = loadCatalogFile({ file: example, variable: "REFVID_CATALOG_FILE", env });
+    expect(catalog.models.map(({ model }) => model.slug)).toEqual([
+      "bytedance/seedance-2.0/reference-to-video",
+      "kwaivgi/kling-o1/reference-to-video",
+      "google/veo-3.1/reference-to-video",
+    ]);
+    expect(catalog.losses).toEqual([]);
+  });
+});

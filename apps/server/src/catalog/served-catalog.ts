@@ -4,8 +4,11 @@
  * request reads one version from start to end. Routes a reload removed stay known to this process
  * (`route`), so a run already on one finishes there rather than being sent to a vendor again.
  */
-import { Catalog, type ModelDefinition, NotFoundError } from "@refvid/core";
-import type { ProviderRoute } from "../providers/registry.js";
+import { Catalog, formatUsd, MODELS, type ModelDefinition, NotFoundError } from "@refvid/core";
+import type { Provider } from "../providers/types.js";
+import { CatalogError, type CatalogFile, type RouteLoss } from "./catalog-file.js";
+import type { InputSchema } from "./input-schema.js";
+import { buildRoutes, type ProviderRoute, type RegistryDeps, type RoutesConfig } from "./routes.js";
 
 export interface ServedModel {
   model: ModelDefinition;
@@ -13,8 +16,8 @@ export interface ServedModel {
   routes: ProviderRoute[];
   /** A model of the interface: its input is checked by the spec's own schema for it. */
   builtIn: boolean;
-  /** A catalog file model's input schema (JSON Schema 2020-12); built-in ones are in the spec. */
-  inputSchema?: Record<string, unknown>;
+  /** A catalog file model's input schema; the built-in ones' are in the spec. */
+  input?: InputSchema;
 }
 
 /** One version of the catalog, as loaded at boot or by a reload. */
@@ -49,6 +52,54 @@ export class CatalogVersion {
   }
 }
 
+/**
+ * The catalog version a file makes (or the built-in models alone, without one): the built-in
+ * models, re-priced where the file says, then the file's own, each with its routes.
+ * `overrides` (tests) give a model one provider.
+ */
+export function catalogVersion(
+  file: CatalogFile | null,
+  config: RoutesConfig,
+  deps: RegistryDeps,
+  overrides: Partial<Record<string, Provider>> = {},
+): CatalogVersion {
+  const models: Omit<ServedModel, "routes">[] = [
+    ...Object.values(MODELS).map((model) => {
+      const prices = file?.prices[model.slug];
+      return { model: prices ? { ...model, priceTable: prices } : model, builtIn: true };
+    }),
+    ...(file?.models ?? []).map(({ model, input }) => ({ model, input, builtIn: false })),
+  ];
+  const routes = buildRoutes(
+    models.map(({ model }) => model.slug),
+    file,
+    config,
+    deps,
+    overrides,
+  );
+  return new CatalogVersion(models.map((served) => ({ ...served, routes: routes[served.model.slug] ?? [] })));
+}
+
+/** One line per route that costs more than its model's price: `… route fal costs 0.30 USD/s …`. */
+export function describeLoss(loss: RouteLoss): string {
+  return `${loss.slug} route ${loss.route} costs ${formatUsd(loss.cost)} USD/s where the price (${loss.tier}) is ${formatUsd(loss.price)} USD/s${loss.allowed ? " (allow_loss: true)" : ""}`;
+}
+
+/**
+ * A production server serves no route that loses money on a run unless the route says
+ * `allow_loss: true`: a CatalogError listing each such route, else the losses to warn of.
+ */
+export function checkLosses(file: CatalogFile | null, production: boolean, variable: string): RouteLoss[] {
+  const losses = file?.losses ?? [];
+  const refused = losses.filter((loss) => production && !loss.allowed);
+  if (refused.length > 0) {
+    throw new CatalogError(
+      `${variable}: ${file?.file} has routes that cost more than their model's price (NODE_ENV=production; set allow_loss: true on a route to serve it anyway):\n${refused.map((loss) => `  ${describeLoss(loss)}`).join("\n")}`,
+    );
+  }
+  return losses;
+}
+
 export class ServedCatalog {
   #current: CatalogVersion;
   /** Every route this process has served, by model and route name: the current ones win. */
@@ -56,9 +107,26 @@ export class ServedCatalog {
   /** The last version of every model this process has served. */
   readonly #models = new Map<string, ServedModel>();
 
-  constructor(first: CatalogVersion) {
+  readonly #readAgain: (() => CatalogVersion) | undefined;
+
+  /** `readAgain` reads the catalog file anew (throwing a CatalogError saying what is wrong). */
+  constructor(first: CatalogVersion, readAgain?: () => CatalogVersion) {
     this.#current = first;
+    this.#readAgain = readAgain;
     this.#remember(first);
+  }
+
+  /**
+   * Reads the catalog file again and puts it in service. A file with problems throws a
+   * CatalogError, as at boot, and the version in service stays.
+   */
+  reload(): CatalogVersion {
+    if (!this.#readAgain) {
+      throw new CatalogError("There is no catalog file to read again: the server was started without one.");
+    }
+    const next = this.#readAgain();
+    this.swap(next);
+    return next;
   }
 
   get current(): CatalogVersion {

@@ -18,8 +18,8 @@ import {
 import { isConnectionLost } from "@refvid/store";
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "pino";
+import { type ValidatorItem, validatorErrorToInvalidRequest } from "../catalog/schema-problems.js";
 import { HttpError, MethodNotAllowedError, RouteNotFoundError } from "./http-errors.js";
-import { type ValidatorItem, validatorErrorToInvalidRequest } from "./validation-errors.js";
 
 interface HttpLikeError {
   status?: number;

@@ -8,7 +8,7 @@ import {
   type VendorProviderOptions,
 } from "./types.js";
 import { vendorInput } from "./upstream/input.js";
-import { finishWithOutputVideo } from "./upstream/output.js";
+import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
 import { redactSecret, VendorError } from "./upstream/vendor-http.js";
 
 /** The token, if any, is a fronting proxy's, sent as `Authorization: Bearer <token>`; Cog takes none. */
@@ -49,7 +49,8 @@ export class CogProvider implements Provider {
     }
     if (answer.status === "canceled")
       throw new ProviderError("The prediction was cancelled on the Cog server.");
-    return finishWithOutputVideo(firstOutput(answer.output), job, context, this.options.allowLocalOutputs);
+    const location = await locateVideo(answer.output, this.options.output, firstOutput);
+    return finishWithOutputVideo(location, job, context, this.options.allowLocalOutputs);
   }
 }
 

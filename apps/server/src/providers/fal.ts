@@ -23,7 +23,11 @@ import {
 } from "./types.js";
 import { followOrCancel } from "./upstream/cancel-on-abort.js";
 import { progressFromLogs, vendorInput } from "./upstream/input.js";
-import { finishWithOutputVideo } from "./upstream/output.js";
+import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
+
+/** Where fal's video models put their video, unless a route says otherwise. */
+type FalOutput = { video?: { url?: unknown } };
+
 import { VendorClient } from "./upstream/vendor-client.js";
 import { VendorError, type VendorResponse, vendorMessage, vendorUrl } from "./upstream/vendor-http.js";
 
@@ -189,7 +193,13 @@ export class FalProvider implements Provider {
         url: request.urls.response_url,
         accept: RESULT_ANSWERS,
       });
-      if (answer.status < 300) return (answer.body as { video?: { url?: unknown } } | null)?.video?.url;
+      if (answer.status < 300) {
+        return locateVideo(
+          answer.body,
+          this.options.output,
+          (body) => (body as FalOutput | null)?.video?.url,
+        );
+      }
       if (isModelError(answer)) {
         throw new ProviderError(this.client.redact(falMessage(answer.body, answer.status)));
       }

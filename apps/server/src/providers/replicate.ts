@@ -27,7 +27,7 @@ import {
 } from "./types.js";
 import { followOrCancel } from "./upstream/cancel-on-abort.js";
 import { progressFromLogs, vendorInput } from "./upstream/input.js";
-import { finishWithOutputVideo } from "./upstream/output.js";
+import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
 import { VendorClient } from "./upstream/vendor-client.js";
 import {
   VendorError,
@@ -129,7 +129,8 @@ export class ReplicateProvider implements Provider {
         `${this.options.name} prediction ${finished.id} succeeded, but Replicate has removed its output.`,
       );
     }
-    return finishWithOutputVideo(firstVideo(finished.output), job, context, this.options.allowLocalOutputs);
+    const location = await locateVideo(finished.output, this.options.output, firstVideo);
+    return finishWithOutputVideo(location, job, context, this.options.allowLocalOutputs);
   }
 
   /** Creates the prediction; a failure here means Replicate never took the job. */

@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import type { Clock, Scheduler } from "../clock.js";
 import type { LocalReference } from "../media/local-reference.js";
 import type { InputMapping } from "./upstream/input.js";
+import type { CompiledExpression } from "./upstream/mapping.js";
 
 export interface ProviderJob {
   runId: string;
@@ -67,6 +68,8 @@ export interface VendorProviderOptions {
   token: string | null;
   /** The route's input shaping (renames, fixed fields, only/omit, numbers). */
   mapping?: InputMapping;
+  /** The route's output path (JSONata): where the video's URL is in the vendor's output. */
+  output?: CompiledExpression;
   /** REFVID_ALLOW_LOCAL_URLS: accept an output video on a loopback or private host. */
   allowLocalOutputs: boolean;
   scheduler: Scheduler;

@@ -35,7 +35,7 @@ export function getModel(deps: Pick<AppDeps, "catalog">, slug: string): Model {
 function describeModel(served: ServedModel, schemas: Record<string, unknown>): Model {
   const { model } = served;
   const slug = model.slug as Model["slug"];
-  const inputSchema = served.inputSchema ?? schemas[`${model.schemaName}Input`];
+  const inputSchema = served.input?.schema ?? schemas[`${model.schemaName}Input`];
   if (!inputSchema) throw new Error(`the spec has no ${model.schemaName}Input schema for ${slug}`);
   return {
     slug,

@@ -4,11 +4,11 @@ import { formatUsd } from "@refvid/core";
 import type { AppDeps } from "../deps.js";
 import { readRunRequest } from "./run-request.js";
 
-export function previewPrice(
+export async function previewPrice(
   deps: Pick<AppDeps, "catalog">,
   body: { endpoint: string; input: Record<string, unknown> },
-): PricePreview {
-  const { price } = readRunRequest(deps, body.endpoint, body.input);
+): Promise<PricePreview> {
+  const { price } = await readRunRequest(deps, body.endpoint, body.input);
   return {
     endpoint: body.endpoint as PricePreview["endpoint"],
     currency: "usd",

@@ -44,7 +44,7 @@ export async function submitRun(
   body: SubmitBody,
   idempotencyKey: string | undefined,
 ): Promise<SubmitOutcome> {
-  const { served, price } = readRunRequest(
+  const { served, input, price } = await readRunRequest(
     deps,
     slug,
     body.input,
@@ -58,7 +58,7 @@ export async function submitRun(
     deps,
     { organizationId: caller.organization.id, environment: caller.apiKey.environment },
     served.model,
-    body.input,
+    input,
   ).catch(async (err: unknown) => {
     // A retry answers as the request it repeats did, though an upload it names has gone since:
     // the admission below replays the stored answer (or refuses another body under the key).
@@ -74,7 +74,7 @@ export async function submitRun(
     organizationId: caller.organization.id,
     apiKeyId: caller.apiKey.id,
     endpoint: slug,
-    input: body.input,
+    input,
     webhookUrl: body.webhook_url ?? null,
     metadata: body.metadata ?? {},
     unitPrice: price.unitPrice,

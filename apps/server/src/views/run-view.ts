@@ -6,6 +6,9 @@ import type { FileUrlSigner } from "../files/signed-urls.js";
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
+/** A model's category, the last part of its slug: `reference-to-video`, `image-to-video`… */
+const categoryOf = (slug: string) => slug.slice(slug.lastIndexOf("/") + 1);
+
 export function toApiRun(run: RunRecord, signer: FileUrlSigner, now: Date): Run {
   const terminal = run.completedAt !== null;
   const video = run.output
@@ -22,9 +25,9 @@ export function toApiRun(run: RunRecord, signer: FileUrlSigner, now: Date): Run 
     run_id: run.id,
     environment: run.environment,
     endpoint: run.endpoint as Run["endpoint"],
-    model: "reference-to-video",
+    model: categoryOf(run.endpoint),
     capability: "video",
-    mode: "reference-to-video",
+    mode: categoryOf(run.endpoint),
     status: run.status,
     output: video ? { videos: [video] } : null,
     error: run.error,

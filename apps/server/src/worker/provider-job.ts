@@ -5,11 +5,12 @@
  */
 import type { ModelDefinition, NormalizedRequest } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
+import { routeInput } from "../catalog/route-check.js";
+import type { ProviderRoute } from "../catalog/routes.js";
 import type { AppDeps } from "../deps.js";
 import { openUploadForRun, vendorReadableInput } from "../files/upload-urls.js";
 import { preflight } from "../media/preflight.js";
-import type { ProviderRoute } from "../providers/registry.js";
-import type { ProviderJob } from "../providers/types.js";
+import { ProviderError, type ProviderJob } from "../providers/types.js";
 
 export async function providerJob(
   deps: AppDeps,
@@ -30,6 +31,17 @@ export async function providerJob(
         openUpload: (url) => openUploadForRun(deps, run, url),
       })
     : [];
-  const input = route.vendor ? vendorReadableInput(deps, model, run.input) : run.input;
-  return { runId: run.id, request, input, workDir, references, maxDurationSeconds: model.maxDurationSeconds };
+  const readable = route.vendor ? vendorReadableInput(deps, model, run.input) : run.input;
+  const input = await routeInput(route, readable);
+  if (!input || typeof input !== "object" || Array.isArray(input)) {
+    throw new ProviderError(`Route ${route.name}'s map did not give an object for the vendor's input.`);
+  }
+  return {
+    runId: run.id,
+    request,
+    input: input as Record<string, unknown>,
+    workDir,
+    references,
+    maxDurationSeconds: model.maxDurationSeconds,
+  };
 }

@@ -8,9 +8,10 @@
 import { type NormalizedRequest, runsInSandbox } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
 import type { Logger } from "pino";
+import { checkRoutes } from "../catalog/route-check.js";
+import type { ProviderRoute } from "../catalog/routes.js";
 import type { ServedModel } from "../catalog/served-catalog.js";
 import type { AppDeps } from "../deps.js";
-import type { ProviderRoute } from "../providers/registry.js";
 import { ProviderError, type ProviderResult } from "../providers/types.js";
 import { VendorError } from "../providers/upstream/vendor-http.js";
 import { progressReporter } from "./progress.js";
@@ -25,7 +26,10 @@ export function routePlan(
 ): { routes: ProviderRoute[]; resumeAt: number } {
   const configured = served.routes;
   if (runsInSandbox(run.environment, configured)) {
-    return { routes: [{ name: "simulated", provider: deps.sandbox, vendor: false }], resumeAt: -1 };
+    return {
+      routes: [{ name: "simulated", slot: "simulated", provider: deps.sandbox, vendor: false }],
+      resumeAt: -1,
+    };
   }
   const upstream = run.upstream;
   if (!upstream) return { routes: configured, resumeAt: -1 };
@@ -48,14 +52,37 @@ export interface RouteCall {
 
 /**
  * Calls the run's providers along its route plan until one delivers a video; what one returns is
- * the attempt's result. Throws what the last route threw, `ProviderFull`, or the signal's reason.
+ * the attempt's result, with the route that made it. A route whose vendor schema refuses the run's
+ * input (as the route maps it) is skipped. Throws what the last route threw, `ProviderFull`, or
+ * the signal's reason.
  */
-export async function callRoutes(deps: AppDeps, run: RunRecord, call: RouteCall): Promise<ProviderResult> {
+export async function callRoutes(
+  deps: AppDeps,
+  run: RunRecord,
+  call: RouteCall,
+): Promise<{ result: ProviderResult; route: ProviderRoute }> {
   const { served, request, workDir, signal, deadline, log, workerId } = call;
-  const { routes, resumeAt } = routePlan(deps, run, served);
+  const plan = routePlan(deps, run, served);
+  const resumed = plan.routes[plan.resumeAt];
+  const { accepted, refused } = await checkRoutes(
+    plan.routes.filter((_, i) => i > plan.resumeAt),
+    run.input,
+  );
+  for (const refusal of refused) {
+    log.info(
+      { route: refusal.route.name, problems: refusal.problems },
+      "the route's vendor refuses this input",
+    );
+  }
+  const routes = resumed ? [resumed, ...accepted] : accepted;
+  const resumeAt = resumed ? 0 : -1;
+  if (routes.length === 0 && refused.length > 0) {
+    throw new ProviderError(`No route takes this input: ${refused[0]?.problems[0]?.message ?? ""}`);
+  }
   const onProgress = progressReporter(deps, run.id);
   let result: ProviderResult | undefined;
-  for (let i = Math.max(resumeAt, 0); i < routes.length && !result; i++) {
+  let servedBy: ProviderRoute | undefined;
+  for (let i = 0; i < routes.length && !result; i++) {
     const route = routes[i] as ProviderRoute;
     const upstream = i === resumeAt ? run.upstream : null;
     let accepted = upstream !== null;
@@ -65,14 +92,14 @@ export async function callRoutes(deps: AppDeps, run: RunRecord, call: RouteCall)
       !(await deps.store.acquireProvider({
         runId: run.id,
         workerId,
-        provider: route.name,
+        provider: route.slot,
         limit: route.maxConcurrency,
       }))
     ) {
-      throw new ProviderFull(route.name);
+      throw new ProviderFull(route.slot);
     }
     const job = await providerJob(deps, run, route, { model: served.model, request, workDir, signal });
-    const called = deps.metrics.providerCall(run.id, route.name);
+    const called = deps.metrics.providerCall(run.id, route.slot);
     try {
       result = await route.provider.run(job, {
         signal,
@@ -89,6 +116,7 @@ export async function callRoutes(deps: AppDeps, run: RunRecord, call: RouteCall)
         },
       });
       called("succeeded");
+      servedBy = route;
     } catch (err) {
       called(signal.aborted || err instanceof RunStopped ? "stopped" : "failed");
       const next = routes[i + 1];
@@ -100,6 +128,6 @@ export async function callRoutes(deps: AppDeps, run: RunRecord, call: RouteCall)
     }
   }
   if (signal.aborted) throw signal.reason;
-  if (!result) throw new ProviderError("No provider is configured for this model.");
-  return result;
+  if (!result || !servedBy) throw new ProviderError("No provider is configured for this model.");
+  return { result, route: servedBy };
 }

@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chargeForRun } from "@refvid/core";
+import { chargeForRun, priceTierFor } from "@refvid/core";
 import { type CompleteResult, isConnectionLost, type RunOutcome, type RunRecord } from "@refvid/store";
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
@@ -150,7 +150,15 @@ async function generate(
   const served = deps.catalog.forRun(run.endpoint);
   if (!served) throw new ProviderError(`This server does not serve ${run.endpoint}.`);
   const request = served.model.normalize(run.input);
-  const result = await callRoutes(deps, run, { served, request, workDir, signal, deadline, log, workerId });
+  const { result, route } = await callRoutes(deps, run, {
+    served,
+    request,
+    workDir,
+    signal,
+    deadline,
+    log,
+    workerId,
+  });
   if (!(Number.isFinite(result.durationSeconds) && result.durationSeconds > 0)) {
     throw new ProviderError(
       `The provider returned a video without a valid duration (${result.durationSeconds}).`,
@@ -159,8 +167,12 @@ async function generate(
   const fileId = newFileId();
   await deps.blobs.put(fileId, result.path);
   const charge = chargeForRun(run, result.durationSeconds);
+  // What the vendor charges for the same seconds, at the route's cost for this input.
+  const cost = route.cost && priceTierFor(route.cost, request);
   return {
     status: "succeeded",
+    route: route.name,
+    ...(cost ? { vendorCost: cost.unitPrice * charge.billableSeconds } : {}),
     output: {
       fileId,
       fileName: `${run.id}.mp4`,

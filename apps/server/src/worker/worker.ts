@@ -89,7 +89,7 @@ export class Worker {
   /** Models whose first provider was full a moment ago: their runs wait in the queue. */
   private waitingModels(now: number): ModelSlug[] {
     return this.deps.catalog.current.models
-      .filter(({ routes: [first] }) => first !== undefined && (this.fullUntil.get(first.name) ?? 0) > now)
+      .filter(({ routes: [first] }) => first !== undefined && (this.fullUntil.get(first.slot) ?? 0) > now)
       .map(({ model }) => model.slug);
   }
 

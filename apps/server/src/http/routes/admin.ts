@@ -6,6 +6,7 @@ import * as admin from "../../services/admin.js";
 import { listApiKeys, listOrganizations, listTopUps, type PageQuery } from "../../services/admin-lists.js";
 import { adminSearchRuns } from "../../services/admin-runs.js";
 import { getUsage } from "../../services/admin-usage.js";
+import { reloadCatalog } from "../../services/catalog.js";
 
 export function adminRoutes(router: Router, deps: AppDeps): void {
   router.get("/admin/v1/organizations", async (req, res) => {
@@ -53,6 +54,9 @@ export function adminRoutes(router: Router, deps: AppDeps): void {
   });
   router.post("/admin/v1/runs/search", async (req, res) => {
     res.json(await adminSearchRuns(deps, req.body ?? {}));
+  });
+  router.post("/admin/v1/catalog/reload", (_req, res) => {
+    res.json(reloadCatalog(deps));
   });
 }
 

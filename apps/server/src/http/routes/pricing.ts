@@ -6,7 +6,7 @@ import { previewPrice } from "../../services/preview-price.js";
 
 /** `POST /v1/pricing/preview`; its body was checked by `validatePreviewBody` (preview-validator.ts). */
 export function pricingRoutes(router: Router, deps: AppDeps): void {
-  router.post("/v1/pricing/preview", (req, res) => {
-    res.status(201).json(previewPrice(deps, req.body as PricePreviewRequest));
+  router.post("/v1/pricing/preview", async (req, res) => {
+    res.status(201).json(await previewPrice(deps, req.body as PricePreviewRequest));
   });
 }

@@ -9,6 +9,7 @@ import { probeDuration } from "../../media/ffmpeg.js";
 import { sniffFile } from "../../media/sniff.js";
 import { FetchRefused, guardedFetch } from "../../net/guarded-fetch.js";
 import { type ProviderContext, ProviderError, type ProviderJob, type ProviderResult } from "../types.js";
+import type { CompiledExpression } from "./mapping.js";
 
 export interface OutputOptions {
   workDir: string;
@@ -24,6 +25,25 @@ export interface OutputOptions {
 
 const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
 const DATA_URL = /^data:([^;,]*)(;base64)?,/;
+
+/**
+ * Where the video is in a vendor's output: the route's `output` path (JSONata) when it has one,
+ * else where the vendor type keeps it (`fallback`).
+ */
+export async function locateVideo(
+  output: unknown,
+  path: CompiledExpression | undefined,
+  fallback: (output: unknown) => unknown,
+): Promise<unknown> {
+  if (!path) return fallback(output);
+  try {
+    return await path.evaluate(output);
+  } catch (err) {
+    throw new ProviderError(
+      `The route's output path found no video in the model's output: ${(err as Error).message}`,
+    );
+  }
+}
 
 /**
  * What every vendor adapter does once its job succeeded: brings the video at `location` home

@@ -1,4 +1,3 @@
-import type * as T from "../../types.js";
 import type { Database } from "../database.js";
 import { CHANNEL, eventPayload } from "./sql.js";
 
