@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import ts from "typescript";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import type { components } from "./generated/schema.js";
-import type { ModelInputs, ModelSlug, PricePreviewRequest, Run, RunPage } from "./index.js";
+import type { components, paths } from "./generated/schema.js";
+import type { ModelInputs, ModelSlug, Run, RunPage } from "./index.js";
 
 /** The modules a TypeScript file imports at run time, as its compiled JavaScript would. */
 function runtimeImports(file: URL): string[] {
@@ -31,7 +31,11 @@ describe("the main entry", () => {
   });
 
   it("names each model's input exactly as the spec types it", () => {
-    type SpecInputs = { [S in ModelSlug]: Extract<PricePreviewRequest, { endpoint: S }>["input"] };
+    type SpecInputs = {
+      [S in ModelSlug]: NonNullable<
+        paths[`/v1/run/${S}`]["post"]["requestBody"]
+      >["content"]["application/json"]["input"];
+    };
     expectTypeOf<keyof ModelInputs>().toEqualTypeOf<ModelSlug>();
     expectTypeOf<ModelInputs>().toEqualTypeOf<SpecInputs>();
   });

@@ -154,9 +154,9 @@ export class ServedCatalog {
     );
   }
 
-  /** Every provider name a route of any version uses. */
+  /** Every provider a route of any version uses (the slots they take). */
   providerNames(): string[] {
-    return [...new Set([...this.#known.values()].map((route) => route.name))];
+    return [...new Set([...this.#known.values()].map((route) => route.slot))];
   }
 
   #remember(version: CatalogVersion): void {
