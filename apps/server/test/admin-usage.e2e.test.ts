@@ -50,6 +50,12 @@ const processing = (key: Tenant, runId: string) =>
     const run = (await key.call("GET", `/v1/runs/${runId}`)).body;
     return run.status === "processing" ? run : undefined;
   });
+/** Until the run holds its provider's slot: a run cancelled before it took one has no provider. */
+const onItsProvider = (key: Tenant, runId: string) =>
+  eventually(async () => {
+    const run = await t.refvid.deps.store.getRun(key.organizationId, runId);
+    return run?.status === "processing" && run.provider !== null ? run : undefined;
+  });
 const usage = (query: string) => t.admin("GET", `/admin/v1/usage?${query}`);
 const byGroup = (a: { group: string }, b: { group: string }) => (a.group < b.group ? -1 : 1);
 const counts = (runs: Record<string, number>) => {
@@ -107,10 +113,10 @@ describe("after a scripted workload", () => {
     expect((await submit(l1, D, inputD("ok 2"))).status).toBe("succeeded");
     expect((await submit(l2, D, inputD("ok 3"))).status).toBe("succeeded");
     const cancelled = await submit(l2, D, inputD("cancelled", 120_000), false);
-    await processing(l2, cancelled.run_id);
+    await onItsProvider(l2, cancelled.run_id);
     expect((await l2.call("POST", `/v1/runs/${cancelled.run_id}/cancel`)).body.status).toBe("cancelled");
     held = (await submit(l2, D, inputD("held", 120_000), false)).run_id;
-    await processing(l2, held);
+    await onItsProvider(l2, held);
     expect((await submit(t1, D, inputD("test ok"))).status).toBe("succeeded");
     expect((await submit(t1, D, inputD("[simulate:fail] test no"))).status).toBe("failed");
     expect((await submit(v1, D, inputD("other org"))).status).toBe("succeeded");
