@@ -10,6 +10,7 @@ import {
   CatalogError,
   type CatalogFile,
   type CatalogSource,
+  checkLosses,
   loadCatalogFile,
 } from "./catalog/catalog-file.js";
 import { MAX_UPLOAD_TTL_HOURS } from "./files/retention.js";
@@ -188,7 +189,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: (e.REFVID_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     providers: parseProviders(e.REFVID_PROVIDER),
     defaultProvider: e.REFVID_PROVIDER.includes("=") ? "simulated" : (e.REFVID_PROVIDER as ProviderName),
-    catalog: catalogSource ? readCatalog(catalogSource) : null,
+    catalog: catalogSource ? readCatalog(catalogSource, production) : null,
     catalogSource,
     upstreamPollMs: e.REFVID_UPSTREAM_POLL_MS,
     simulatedLatencyMs: e.REFVID_SIMULATED_LATENCY_MS,
@@ -311,9 +312,11 @@ function parseProviders(text: string): Record<BuiltInModelSlug, ProviderName> {
   return map;
 }
 
-function readCatalog(source: CatalogSource): CatalogFile {
+function readCatalog(source: CatalogSource, production: boolean): CatalogFile {
   try {
-    return loadCatalogFile(source);
+    const catalog = loadCatalogFile(source);
+    checkLosses(catalog, production, source.variable);
+    return catalog;
   } catch (err) {
     if (err instanceof CatalogError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
     throw err;

@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import {
   type BuiltInModelSlug,
+  formatUsd,
   isBuiltInModelSlug,
   type MediaLimits,
   type Micros,
@@ -675,4 +676,24 @@ function messageOf(issue: z.core.$ZodIssue): string {
   if (issue.code === "unrecognized_keys")
     return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")}`;
   return issue.message;
+}
+
+/** One line per route that costs more than its model's price: `… route fal costs 0.30 USD/s …`. */
+export function describeLoss(loss: RouteLoss): string {
+  return `${loss.slug} route ${loss.route} costs ${formatUsd(loss.cost)} USD/s where the price (${loss.tier}) is ${formatUsd(loss.price)} USD/s${loss.allowed ? " (allow_loss: true)" : ""}`;
+}
+
+/**
+ * A production server serves no route that loses money on a run unless the route says
+ * `allow_loss: true`: a CatalogError listing each such route, else the losses to warn of.
+ */
+export function checkLosses(file: CatalogFile | null, production: boolean, variable: string): RouteLoss[] {
+  const losses = file?.losses ?? [];
+  const refused = losses.filter((loss) => production && !loss.allowed);
+  if (refused.length > 0) {
+    throw new CatalogError(
+      `${variable}: ${file?.file} has routes that cost more than their model's price (NODE_ENV=production; set allow_loss: true on a route to serve it anyway):\n${refused.map((loss) => `  ${describeLoss(loss)}`).join("\n")}`,
+    );
+  }
+  return losses;
 }

@@ -1,8 +1,8 @@
 import { MODELS } from "@refvid/core";
 import { describe, expect, it } from "vitest";
 import type { Provider } from "../providers/types.js";
-import { CatalogError, type CatalogFile, parseCatalogFile } from "./catalog-file.js";
-import { CatalogVersion, checkLosses, ServedCatalog } from "./served-catalog.js";
+import { CatalogError, type CatalogFile, checkLosses, parseCatalogFile } from "./catalog-file.js";
+import { CatalogVersion, ServedCatalog } from "./served-catalog.js";
 
 const SLUG = "acme/video-1/text-to-video";
 const losing = (allowLoss: boolean): CatalogFile =>

@@ -4,7 +4,7 @@
  * request reads one version from start to end. Routes a reload removed stay known to this process
  * (`route`), so a run already on one finishes there rather than being sent to a vendor again.
  */
-import { Catalog, formatUsd, MODELS, type ModelDefinition, NotFoundError } from "@refvid/core";
+import { Catalog, MODELS, type ModelDefinition, NotFoundError } from "@refvid/core";
 import type { Provider } from "../providers/types.js";
 import { CatalogError, type CatalogFile, type RouteLoss } from "./catalog-file.js";
 import type { InputSchema } from "./input-schema.js";
@@ -78,26 +78,6 @@ export function catalogVersion(
     overrides,
   );
   return new CatalogVersion(models.map((served) => ({ ...served, routes: routes[served.model.slug] ?? [] })));
-}
-
-/** One line per route that costs more than its model's price: `… route fal costs 0.30 USD/s …`. */
-export function describeLoss(loss: RouteLoss): string {
-  return `${loss.slug} route ${loss.route} costs ${formatUsd(loss.cost)} USD/s where the price (${loss.tier}) is ${formatUsd(loss.price)} USD/s${loss.allowed ? " (allow_loss: true)" : ""}`;
-}
-
-/**
- * A production server serves no route that loses money on a run unless the route says
- * `allow_loss: true`: a CatalogError listing each such route, else the losses to warn of.
- */
-export function checkLosses(file: CatalogFile | null, production: boolean, variable: string): RouteLoss[] {
-  const losses = file?.losses ?? [];
-  const refused = losses.filter((loss) => production && !loss.allowed);
-  if (refused.length > 0) {
-    throw new CatalogError(
-      `${variable}: ${file?.file} has routes that cost more than their model's price (NODE_ENV=production; set allow_loss: true on a route to serve it anyway):\n${refused.map((loss) => `  ${describeLoss(loss)}`).join("\n")}`,
-    );
-  }
-  return losses;
 }
 
 export class ServedCatalog {
