@@ -73,6 +73,7 @@ export {
   inputSchemaOf,
   isUrlSchema,
   type PropertySchema,
+  plainProperty,
   propertyTypeOf,
   type SchemaProblem,
   schemaProblem,
