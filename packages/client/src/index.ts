@@ -50,6 +50,7 @@ export {
   type UploadBody,
   type UploadOptions,
 } from "./client.js";
+export { COMMAND_OPTIONS, commandNameOf, inputFlagNames, kebabCase, modelsNamed } from "./command-line.js";
 export {
   AuthenticationError,
   ConcurrencyLimitError,
