@@ -122,9 +122,10 @@ export function modelInputOptions(model: Model, cmd?: Command): ModelInputOption
   const heading = `Input of ${model.name} (${model.slug}):`;
 
   for (const { name: field, schema: property, required: isRequired } of inputPropertiesOf(schema)) {
+    const name = names.get(field);
+    if (name === undefined) continue; // objects, unions and the like: set them with --input '{"field": …}'
     const type = propertyTypeOf(property);
     const kind = kinds.get(field);
-    const name = names.get(field) as string;
     const flag = `--${name}`;
     let option: Option;
     if (type === "array") {
@@ -146,12 +147,10 @@ export function modelInputOptions(model: Model, cmd?: Command): ModelInputOption
       // Choices for the help, then the value read as a number and checked against them.
       if (property.enum) option.choices(property.enum.map(String));
       option.argParser(parseNumber(flag, type === "integer", property.enum));
-    } else if (type === "string") {
+    } else {
       const placeholder = kind ? "url|file" : property.enum ? "value" : "text";
       option = new Option(`${flag} <${placeholder}>`, describe(property, isRequired, false));
       if (property.enum) option.choices(property.enum.map(String));
-    } else {
-      continue; // objects, unions and the like: set them with --input '{"field": …}'
     }
     options.push(option.helpGroup(heading));
     flags.push({ field, flag, attribute: option.attributeName(), schema: property });
@@ -172,7 +171,7 @@ function inWords(problem: SchemaProblem): string {
       if (problem.expected === "array") return "must be a list";
       if (problem.expected === "string") return "must be text";
       if (problem.expected === "boolean") return "must be true or false";
-      return `must be a ${problem.expected}`;
+      return `must be ${/^[aeiou]/.test(problem.expected) ? "an" : "a"} ${problem.expected}`;
     case "enum":
       return `must be one of ${problem.allowed.map((v) => JSON.stringify(v)).join(", ")}`;
     case "minItems":

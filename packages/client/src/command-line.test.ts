@@ -85,6 +85,24 @@ describe("the flag of each field", () => {
     });
   });
 
+  it("gives a flag to scalars and lists of them, not to objects or unions", () => {
+    const m = {
+      ...model("acme/x/text-to-video", "x"),
+      input_schema: {
+        properties: {
+          seconds: { type: "integer" },
+          seed: { anyOf: [{ type: "integer" }, { type: "null" }] },
+          frames: { type: "array", items: { type: "string" } },
+          weights: { type: "array", items: { type: "number" } },
+          elements: { type: "array", items: { type: "object" } },
+          camera: { type: "object" },
+          duration: { anyOf: [{ type: "integer" }, { const: "auto" }] },
+        },
+      },
+    } as Model;
+    expect([...inputFlagNames(m).keys()]).toEqual(["seconds", "seed", "frames", "weights"]);
+  });
+
   it("moves a field off the commands' own options and off --no-", () => {
     const m = model("acme/x/text-to-video", "x", [
       "json",

@@ -4,7 +4,7 @@
  * them, so that a command the console copies is one the CLI runs, for any model the server lists.
  */
 import type { Model } from "@refvid/api-types";
-import { inputPropertiesOf, inputSchemaOf } from "./model-schema.js";
+import { inputPropertiesOf, inputSchemaOf, type PropertySchema, propertyTypeOf } from "./model-schema.js";
 
 /**
  * The long options of `refvid run` and `refvid price` themselves, global ones included: an input
@@ -32,8 +32,21 @@ export function kebabCase(name: string): string {
     .toLowerCase();
 }
 
+const SCALARS: ReadonlySet<string> = new Set(["string", "integer", "number", "boolean"]);
+
 /**
- * Each input field's flag, without its `--`, in the schema's order: a reference field
+ * Whether a flag can carry the property's value: a scalar, or a list of scalars (the flag
+ * repeated). Others (objects, lists of objects, unions) are set with `--input '{…}'`.
+ */
+export function hasFlag(property: PropertySchema): boolean {
+  const type = propertyTypeOf(property);
+  if (type === "array") return SCALARS.has(propertyTypeOf(property.items ?? {}) ?? "string");
+  return type !== undefined && SCALARS.has(type);
+}
+
+/**
+ * The flag of each input field that has one ({@link hasFlag}), without its `--`, in the schema's
+ * order: a reference field
  * (`limits.references[].field`) is named after its kind (`image`), any other in kebab-case. A name
  * the command already uses, another field took, or that starts with `no-` (which a parser reads as
  * turning a flag off) gets `input-` before it.
@@ -42,7 +55,8 @@ export function inputFlagNames(model: Pick<Model, "input_schema" | "limits">): M
   const kinds = new Map(model.limits.references.map((r) => [r.field, r.kind]));
   const used = new Set(COMMAND_OPTIONS);
   const names = new Map<string, string>();
-  for (const { name: field } of inputPropertiesOf(inputSchemaOf(model))) {
+  for (const { name: field, schema } of inputPropertiesOf(inputSchemaOf(model))) {
+    if (!hasFlag(schema)) continue;
     const kind = kinds.get(field);
     let name = kind && !used.has(kebabCase(kind)) ? kebabCase(kind) : kebabCase(field);
     while (used.has(name) || name.startsWith("no-")) name = `input-${name}`;

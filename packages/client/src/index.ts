@@ -50,7 +50,14 @@ export {
   type UploadBody,
   type UploadOptions,
 } from "./client.js";
-export { COMMAND_OPTIONS, commandNameOf, inputFlagNames, kebabCase, modelsNamed } from "./command-line.js";
+export {
+  COMMAND_OPTIONS,
+  commandNameOf,
+  hasFlag,
+  inputFlagNames,
+  kebabCase,
+  modelsNamed,
+} from "./command-line.js";
 export {
   AuthenticationError,
   ConcurrencyLimitError,

@@ -145,6 +145,8 @@ describe("the rules a value breaks", () => {
     ["generate_audio", false, undefined],
     ["generate_audio", "no", { rule: "type", expected: "boolean" }],
     ["extra", { any: "thing" }, undefined],
+    ["extra", ["thing"], { rule: "type", expected: "object" }],
+    ["extra", null, { rule: "type", expected: "object" }],
   ])("%s = %j breaks %j", (name, value, expected) => {
     expect(schemaProblem(properties[name] as PropertySchema, value)).toEqual(expected);
   });

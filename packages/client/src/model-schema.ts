@@ -149,7 +149,8 @@ function listProblem(schema: PropertySchema, value: unknown): SchemaProblem | un
 
 /**
  * The first rule of `schema` that `value` breaks, if any: its type, enum, length, URL or
- * pattern, bounds, and for a list its size and then each item. Object properties are not checked.
+ * pattern, bounds, and for a list its size and then each item. An object's properties are not
+ * checked (the server does).
  */
 export function schemaProblem(schema: PropertySchema, value: unknown): SchemaProblem | undefined {
   const type = propertyTypeOf(schema);
@@ -167,5 +168,7 @@ export function schemaProblem(schema: PropertySchema, value: unknown): SchemaPro
       return { rule: "maximum", limit: schema.maximum };
   }
   if (type === "boolean" && typeof value !== "boolean") return { rule: "type", expected: type };
+  if (type === "object" && (typeof value !== "object" || value === null || Array.isArray(value)))
+    return { rule: "type", expected: type };
   return undefined;
 }
