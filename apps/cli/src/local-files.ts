@@ -25,6 +25,20 @@ export interface LocalFile {
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\//i;
 const PLACEHOLDER = "https://local-file.invalid/";
 
+/**
+ * Maps each value of a reference field of `input` through `replace`: a list's items, or the one
+ * URL of a field that takes one (a catalog model's may).
+ */
+function replaceReferences(
+  input: Record<string, unknown>,
+  field: string,
+  replace: (value: unknown) => unknown,
+): void {
+  const value = input[field];
+  if (Array.isArray(value)) input[field] = value.map(replace);
+  else if (typeof value === "string") input[field] = replace(value);
+}
+
 /** The path `value` names, or `undefined` when it is a URL. A `file:` URL is a path too. */
 export function localPath(value: string): string | undefined {
   if (/^file:/i.test(value)) {
@@ -48,9 +62,7 @@ export function placeLocalFiles(
 ): LocalFile[] {
   const files = new Map<string, LocalFile>();
   for (const { field } of model.limits.references) {
-    const values = input[field];
-    if (!Array.isArray(values)) continue;
-    input[field] = values.map((value: unknown) => {
+    const place = (value: unknown) => {
       const path = typeof value === "string" ? localPath(value) : undefined;
       if (path === undefined) return value;
       let file = files.get(path);
@@ -59,7 +71,8 @@ export function placeLocalFiles(
         files.set(path, file);
       }
       return file.placeholder;
-    });
+    };
+    replaceReferences(input, field, place);
   }
   return [...files.values()];
 }
@@ -113,7 +126,6 @@ export async function uploadLocalFiles(
   const urls = new Map<unknown, string>();
   for (const file of files) urls.set(file.placeholder, (await uploadLocalFile(client, file, io)).url);
   for (const { field } of model.limits.references) {
-    const values = input[field];
-    if (Array.isArray(values)) input[field] = values.map((value: unknown) => urls.get(value) ?? value);
+    replaceReferences(input, field, (value) => urls.get(value) ?? value);
   }
 }

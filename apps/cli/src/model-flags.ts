@@ -1,21 +1,26 @@
 /**
  * A model's input as command-line flags, read from the model's `input_schema` and `limits` as
- * `GET /v1/models` serves them, so that a new model or field needs no change here: each property
- * becomes `--kebab-case` (enums as choices, numbers parsed, booleans as `--x`/`--no-x`, lists
- * repeatable), and each reference field (`limits.references[].field`) becomes `--image`,
- * `--video` or `--audio` after its kind. Values are checked against the schema before any request.
+ * `GET /v1/models` serves them, so that a new model or field (a catalog's) needs no change here:
+ * each property becomes `--kebab-case` (enums as choices, numbers parsed, booleans as `--x`/`--no-x`,
+ * lists repeatable), and each reference field (`limits.references[].field`) becomes `--image`,
+ * `--video` or `--audio` after its kind; names as `inputFlagNames` (@refvid/client) gives them, so
+ * that the console's copied commands agree. Values are checked against the schema before any request.
  */
 import {
+  COMMAND_OPTIONS,
+  commandNameOf,
   fieldOfProblem,
+  inputFlagNames,
   inputPropertiesOf,
   inputSchemaOf,
   type Model,
+  modelsNamed,
   type PropertySchema,
   propertyTypeOf,
   type SchemaProblem,
   schemaProblem,
 } from "@refvid/client";
-import { InvalidArgumentError, Option } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import { UsageError } from "./errors.js";
 
 /** One input field and the flag that sets it. */
@@ -33,34 +38,45 @@ export interface ModelInputOptions {
   required: string[];
 }
 
-/** Finds a model by its slug (`lab-d/model-d/reference-to-video`), short name (`model-d`) or `lab-d/model-d`. */
-export function findModel(models: readonly Model[], name: string): Model | undefined {
-  return (
-    models.find((m) => m.slug === name) ??
-    models.find((m) => m.name === name) ??
-    models.find((m) => m.slug.startsWith(`${name}/`))
-  );
+/** The model `word` names on the command line (see `modelsNamed`), when it names one alone. */
+export function findModel(models: readonly Model[], word: string): Model | undefined {
+  const named = modelsNamed(models, word);
+  return named.length === 1 ? named[0] : undefined;
 }
 
-function kebab(name: string): string {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, "$1-$2")
-    .replace(/[_\s]+/g, "-")
-    .toLowerCase();
+/** Why `word` names no model: it names several, or none; `(see refvid models)` follows. */
+export function unknownModel(models: readonly Model[], word: string): string {
+  const named = modelsNamed(models, word);
+  if (named.length > 1) {
+    return `"${word}" names ${named.length} models: ${named.map((m) => m.slug).join(", ")}. Give the slug of the one you mean`;
+  }
+  return `unknown model "${word}". Models: ${models.map((m) => commandNameOf(m, models)).join(", ")}`;
 }
 
 function oneLine(text: string | undefined): string {
   return (text ?? "").replace(/\s+/g, " ").trim();
 }
 
-function parseNumber(flag: string, integer: boolean) {
+function parseNumber(flag: string, integer: boolean, allowed?: unknown[]) {
   return (value: string): number => {
     const n = Number(value);
     if (value.trim() === "" || !Number.isFinite(n) || (integer && !Number.isInteger(n))) {
       throw new InvalidArgumentError(`${flag} takes ${integer ? "a whole number" : "a number"}.`);
     }
+    if (allowed && !allowed.includes(n)) {
+      throw new InvalidArgumentError(`Allowed choices are ${allowed.join(", ")}.`);
+    }
     return n;
   };
+}
+
+/** `1 to 6`, `at least 0`, `at most 2`: a number's bounds, for its help. */
+function bounds(schema: PropertySchema): string | undefined {
+  const { minimum: min, maximum: max } = schema;
+  if (min !== undefined && max !== undefined) return `${min} to ${max}`;
+  if (min !== undefined) return `at least ${min}`;
+  if (max !== undefined) return `at most ${max}`;
+  return undefined;
 }
 
 function describe(schema: PropertySchema, required: boolean, repeatable: boolean): string {
@@ -68,30 +84,48 @@ function describe(schema: PropertySchema, required: boolean, repeatable: boolean
   if (required) notes.push("required");
   if (repeatable)
     notes.push(schema.maxItems ? `repeat for more, up to ${schema.maxItems}` : "repeat for more");
+  const range = schema.enum ? undefined : bounds(repeatable ? (schema.items ?? {}) : schema);
+  if (range) notes.push(range);
   if (schema.default !== undefined) notes.push(`default: ${JSON.stringify(schema.default)}`);
   const text = oneLine(repeatable ? (schema.description ?? schema.items?.description) : schema.description);
-  return notes.length > 0 ? `${text} (${notes.join("; ")})` : text;
+  if (notes.length === 0) return text;
+  return text ? `${text} (${notes.join("; ")})` : `(${notes.join("; ")})`;
 }
 
 /**
- * The flags of `model`'s input. A field whose flag another option of the command already uses
- * (`reserved`, e.g. `--json`) gets `--input-<name>` instead.
+ * Every long option of `cmd` and of the program must be one `inputFlagNames` keeps input fields
+ * off, or a field could take its name: a programming error, caught by any test that runs `cmd`.
  */
-export function modelInputOptions(model: Model, reserved: ReadonlySet<string>): ModelInputOptions {
-  const schema = inputSchemaOf(model);
-  const required = schema.required ?? [];
+function checkCommandOptions(cmd: Command): void {
+  const options = [...cmd.options, ...(cmd.parent?.options ?? [])];
+  for (const option of options) {
+    const name = option.long?.replace(/^--/, "");
+    if (name && !COMMAND_OPTIONS.has(name)) {
+      throw new Error(
+        `${option.long} of refvid ${cmd.name()} is missing from COMMAND_OPTIONS (@refvid/client)`,
+      );
+    }
+  }
+}
+
+/**
+ * The flags of `model`'s input, named by `inputFlagNames`, for `cmd` when it is given (checking
+ * that none of its own options can be taken).
+ */
+export function modelInputOptions(model: Model, cmd?: Command): ModelInputOptions {
+  if (cmd) checkCommandOptions(cmd);
+  const names = inputFlagNames(model);
   const kinds = new Map(model.limits.references.map((r) => [r.field, r.kind]));
-  const used = new Set(reserved);
+  const schema = inputSchemaOf(model);
   const flags: InputFlag[] = [];
   const options: Option[] = [];
   const heading = `Input of ${model.name} (${model.slug}):`;
 
   for (const { name: field, schema: property, required: isRequired } of inputPropertiesOf(schema)) {
+    const name = names.get(field);
+    if (name === undefined) continue; // objects, unions and the like: set them with --input '{"field": …}'
     const type = propertyTypeOf(property);
     const kind = kinds.get(field);
-    let name = kind && !used.has(kebab(kind)) ? kebab(kind) : kebab(field);
-    if (used.has(name)) name = `input-${name}`;
-    used.add(name);
     const flag = `--${name}`;
     let option: Option;
     if (type === "array") {
@@ -109,22 +143,19 @@ export function modelInputOptions(model: Model, reserved: ReadonlySet<string>): 
       flags.push({ field, flag, attribute: option.attributeName(), schema: property });
       continue;
     } else if (type === "integer" || type === "number") {
-      option = new Option(`${flag} <n>`, describe(property, isRequired, false)).argParser(
-        parseNumber(flag, type === "integer"),
-      );
-    } else if (type === "string") {
-      option = new Option(
-        `${flag} <${property.enum ? "value" : "text"}>`,
-        describe(property, isRequired, false),
-      );
+      option = new Option(`${flag} <n>`, describe(property, isRequired, false));
+      // Choices for the help, then the value read as a number and checked against them.
       if (property.enum) option.choices(property.enum.map(String));
+      option.argParser(parseNumber(flag, type === "integer", property.enum));
     } else {
-      continue; // objects and the like: set them with --input '{"field": …}'
+      const placeholder = kind ? "url|file" : property.enum ? "value" : "text";
+      option = new Option(`${flag} <${placeholder}>`, describe(property, isRequired, false));
+      if (property.enum) option.choices(property.enum.map(String));
     }
     options.push(option.helpGroup(heading));
     flags.push({ field, flag, attribute: option.attributeName(), schema: property });
   }
-  return { flags, options, required };
+  return { flags, options, required: schema.required ?? [] };
 }
 
 /** The flag that sets the API field `field` (`body.input.image_urls[0]` → `--image`), if any. */
@@ -140,7 +171,7 @@ function inWords(problem: SchemaProblem): string {
       if (problem.expected === "array") return "must be a list";
       if (problem.expected === "string") return "must be text";
       if (problem.expected === "boolean") return "must be true or false";
-      return `must be a ${problem.expected}`;
+      return `must be ${/^[aeiou]/.test(problem.expected) ? "an" : "a"} ${problem.expected}`;
     case "enum":
       return `must be one of ${problem.allowed.map((v) => JSON.stringify(v)).join(", ")}`;
     case "minItems":
@@ -184,16 +215,16 @@ export function buildInput(
   const input: Record<string, unknown> = { ...base };
   for (const f of flags) if (values[f.attribute] !== undefined) input[f.field] = values[f.attribute];
   prepare?.(input);
-  const properties = inputSchemaOf(model).properties ?? {};
+  const properties = new Map(inputPropertiesOf(inputSchemaOf(model)).map((p) => [p.name, p.schema]));
   const name = (field: string) => flagName(flags, field);
   for (const field of required) {
     if (input[field] === undefined) {
-      const description = oneLine(properties[field]?.description);
+      const description = oneLine(properties.get(field)?.description);
       throw new UsageError(`${model.name} needs ${name(field)}${description ? ` (${description})` : ""}`);
     }
   }
   for (const [field, value] of Object.entries(input)) {
-    const schema = properties[field];
+    const schema = properties.get(field);
     const bad = schema && schemaProblem(schema, value);
     if (bad) throw new UsageError(`${name(field)} ${inWords(bad)}`);
   }

@@ -5,11 +5,12 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { inject } from "vitest";
+import type { ServerAddress } from "./refvid-server.js";
+
+export { freePort } from "./refvid-server.js";
 
 export const CLI = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
@@ -164,11 +165,19 @@ export function pty(args: string[], options: CliOptions = {}): PtySession {
   };
 }
 
-/** Calls the admin API of the suite's server; fails on any status but 2xx. */
-export async function admin(method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${inject("baseUrl")}${path}`, {
+/** The suite's server (global-setup.ts). */
+const suiteServer = (): ServerAddress => ({ baseUrl: inject("baseUrl"), adminToken: inject("adminToken") });
+
+/** Calls the admin API of `server` (the suite's by default); fails on any status but 2xx. */
+export async function admin(
+  method: string,
+  path: string,
+  body?: unknown,
+  server: ServerAddress = suiteServer(),
+): Promise<any> {
+  const res = await fetch(`${server.baseUrl}${path}`, {
     method,
-    headers: { authorization: `Bearer ${inject("adminToken")}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${server.adminToken}`, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const answer = (await res.json()) as any;
@@ -184,13 +193,15 @@ export interface Account {
   env: Record<string, string>;
 }
 
-/** A fresh organization with 100 USD and one key (test by default). */
+/** A fresh organization with 100 USD and one key (test by default), on `server` (the suite's by default). */
 export async function newAccount(
-  options: { environment?: "live" | "test"; rateLimitPerMinute?: number } = {},
+  options: { environment?: "live" | "test"; rateLimitPerMinute?: number; server?: ServerAddress } = {},
 ): Promise<Account> {
-  const org = await admin("POST", "/admin/v1/organizations", { name: "CLI test" });
-  await admin("POST", `/admin/v1/organizations/${org.organization_id}/top-ups`, { amount_usd: "100.00" });
-  const key = await admin("POST", `/admin/v1/organizations/${org.organization_id}/api-keys`, {
+  const server = options.server ?? suiteServer();
+  const call = (path: string, body: unknown) => admin("POST", path, body, server);
+  const org = await call("/admin/v1/organizations", { name: "CLI test" });
+  await call(`/admin/v1/organizations/${org.organization_id}/top-ups`, { amount_usd: "100.00" });
+  const key = await call(`/admin/v1/organizations/${org.organization_id}/api-keys`, {
     environment: options.environment ?? "test",
     ...(options.rateLimitPerMinute ? { rate_limit_per_minute: options.rateLimitPerMinute } : {}),
   });
@@ -198,7 +209,7 @@ export async function newAccount(
     organizationId: org.organization_id,
     apiKeyId: key.api_key_id,
     key: key.key,
-    env: { REFVID_BASE_URL: inject("baseUrl"), REFVID_API_KEY: key.key },
+    env: { REFVID_BASE_URL: server.baseUrl, REFVID_API_KEY: key.key },
   };
 }
 
@@ -215,15 +226,6 @@ export async function submitRun(
   });
   if (res.status !== 201) throw new Error(`submit: ${res.status} ${await res.text()}`);
   return res.json();
-}
-
-/** A loopback port nothing listens on now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export const IMAGE = "https://example.com/a.png";

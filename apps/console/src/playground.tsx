@@ -5,8 +5,8 @@
 import {
   fieldOfProblem,
   inputSchemaOf,
+  isUrlSchema,
   type Model,
-  type ModelSlug,
   type RefvidClient,
   type Run,
   ValidationError,
@@ -66,11 +66,11 @@ function FieldInput(props: {
         ))}
       </select>
     );
-  } else if (field.kind === "list" || field.kind === "longtext") {
+  } else if (field.kind === "list" || field.kind === "longtext" || field.kind === "json") {
     control = (
       <textarea
         {...common}
-        rows={field.kind === "list" ? 3 : 4}
+        rows={field.kind === "longtext" ? 4 : 3}
         value={text}
         onChange={(e) => onChange(e.target.value)}
       />
@@ -90,8 +90,13 @@ function FieldInput(props: {
   } else {
     control = <input {...common} type="text" value={text} onChange={(e) => onChange(e.target.value)} />;
   }
+  const upTo = schema.maxItems ? `, up to ${schema.maxItems}` : "";
   const listHelp =
-    field.kind === "list" ? ` One URL per line${schema.maxItems ? `, up to ${schema.maxItems}` : ""}.` : "";
+    field.kind === "list"
+      ? ` One ${schema.items && isUrlSchema(schema.items) ? "URL" : "value"} per line${upTo}.`
+      : field.kind === "json"
+        ? " As JSON."
+        : "";
   return (
     <div className={`field field-${field.kind}`}>
       <label htmlFor={id}>
@@ -162,12 +167,10 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
     }
     const controller = new AbortController();
     const timer = setTimeout(() => {
-      client
-        .previewPrice(model.slug as ModelSlug, JSON.parse(inputKey) as never, { signal: controller.signal })
-        .then(
-          (p) => setPrice(`$${p.amount} (${p.billable_seconds} s at $${p.unit_price}/s, ${p.price_tier})`),
-          (e) => controller.signal.aborted || setPrice(`No price: ${describeError(e)}`),
-        );
+      client.previewPrice(model.slug, JSON.parse(inputKey), { signal: controller.signal }).then(
+        (p) => setPrice(`$${p.amount} (${p.billable_seconds} s at $${p.unit_price}/s, ${p.price_tier})`),
+        (e) => controller.signal.aborted || setPrice(`No price: ${describeError(e)}`),
+      );
     }, PRICE_DEBOUNCE_MS);
     return () => {
       clearTimeout(timer);
@@ -190,7 +193,7 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
     setSubmitting(true);
     let queued: Run;
     try {
-      queued = await client.submit(model.slug as ModelSlug, input as never, {
+      queued = await client.submit(model.slug, input, {
         metadata: metadataOf(metadata),
       });
     } catch (e) {
@@ -228,23 +231,19 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
     if (Object.keys(byField).length < e.fields.length) setError(e);
   };
 
-  const snippetText = model
-    ? snippet === "curl"
-      ? curlSnippet(location.origin, model, input)
-      : snippet === "TypeScript"
-        ? typescriptSnippet(location.origin, model, input)
-        : cliSnippet(model, input)
-    : "";
-
-  const copy = async (kind: SnippetKind) => {
-    setSnippet(kind);
-    const text = model
-      ? kind === "curl"
+  const snippetOf = (kind: SnippetKind) =>
+    !model
+      ? ""
+      : kind === "curl"
         ? curlSnippet(location.origin, model, input)
         : kind === "TypeScript"
           ? typescriptSnippet(location.origin, model, input)
-          : cliSnippet(model, input)
-      : "";
+          : cliSnippet(model, models, input);
+  const snippetText = snippetOf(snippet);
+
+  const copy = async (kind: SnippetKind) => {
+    setSnippet(kind);
+    const text = snippetOf(kind);
     try {
       await navigator.clipboard.writeText(text);
       setCopied(`Copied as ${kind}.`);

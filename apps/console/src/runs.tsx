@@ -2,7 +2,6 @@
 import {
   isTerminal,
   type Model,
-  type ModelSlug,
   type RefvidClient,
   type Run,
   type RunStatus,
@@ -73,7 +72,7 @@ export function RunsPage(props: { client: RefvidClient; models: Model[]; active:
     setCursor(undefined);
     setRequest({
       status: statuses.size > 0 ? [...statuses] : undefined,
-      endpoint: (endpoint || undefined) as ModelSlug | undefined,
+      endpoint: endpoint || undefined,
       created_after: isoOf(after),
       created_before: isoOf(before),
       metadata: metadataOf(metadata),

@@ -12,7 +12,11 @@ import {
   schemaProblem,
 } from "@refvid/client";
 
-export type FieldKind = "text" | "longtext" | "select" | "number" | "integer" | "boolean" | "list";
+/**
+ * What a property is drawn as. `list` is one line per item (scalars, URLs above all); `json` is
+ * JSON typed out, for what no other control can say: objects, lists of objects, unions.
+ */
+export type FieldKind = "text" | "longtext" | "select" | "number" | "integer" | "boolean" | "list" | "json";
 
 export interface Field {
   name: string;
@@ -24,25 +28,60 @@ export interface Field {
 /** What the form holds per field: text as typed, a checkbox as a boolean. */
 export type FormValues = Record<string, string | boolean>;
 
+const SCALARS = new Set(["string", "integer", "number", "boolean"]);
+
+function kindOf(property: PropertySchema): FieldKind {
+  const type = propertyTypeOf(property);
+  if (property.enum) return "select";
+  switch (type) {
+    case "boolean":
+    case "integer":
+    case "number":
+      return type;
+    case "array":
+      return SCALARS.has(propertyTypeOf(property.items ?? {}) ?? "string") ? "list" : "json";
+    case "string":
+      return (property.maxLength ?? 0) > 500 ? "longtext" : "text";
+    default:
+      return "json";
+  }
+}
+
 /** The form's fields: what to draw for each property of the input schema. */
 export function fieldsOf(schema: InputSchema): Field[] {
-  return inputPropertiesOf(schema).map(({ name, schema: property, required }) => {
-    const type = propertyTypeOf(property);
-    const kind: FieldKind = property.enum
-      ? "select"
-      : type === "boolean"
-        ? "boolean"
-        : type === "integer"
-          ? "integer"
-          : type === "number"
-            ? "number"
-            : type === "array"
-              ? "list"
-              : (property.maxLength ?? 0) > 500
-                ? "longtext"
-                : "text";
-    return { name, kind, schema: property, required };
-  });
+  return inputPropertiesOf(schema).map(({ name, schema: property, required }) => ({
+    name,
+    kind: kindOf(property),
+    schema: property,
+    required,
+  }));
+}
+
+/** A number field's, or a number choice's, text as the number it is. */
+const isNumeric = (field: Field) =>
+  field.kind === "number" ||
+  field.kind === "integer" ||
+  (field.kind === "select" && ["integer", "number"].includes(propertyTypeOf(field.schema) ?? ""));
+
+/** An item of a list, read as its items' type: `5` for a list of integers. */
+function itemOf(field: Field, line: string): unknown {
+  const type = propertyTypeOf(field.schema.items ?? {});
+  if (type === "integer" || type === "number") {
+    // A line that is no number stays text, for the check to call it one that is not.
+    const number = Number(line);
+    return Number.isFinite(number) ? number : line;
+  }
+  if (type === "boolean") return line === "true" ? true : line === "false" ? false : line;
+  return line;
+}
+
+/** The text of a `json` field as the value it says, or `undefined` when it says none. */
+function jsonOf(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The form's starting values: each field's default, else empty. */
@@ -52,6 +91,8 @@ export function initialValues(fields: Field[]): FormValues {
     const fallback = field.schema.default;
     if (field.kind === "boolean") values[field.name] = fallback === true;
     else if (field.kind === "list") values[field.name] = Array.isArray(fallback) ? fallback.join("\n") : "";
+    else if (field.kind === "json")
+      values[field.name] = fallback === undefined ? "" : JSON.stringify(fallback);
     else values[field.name] = fallback === undefined ? "" : String(fallback);
   }
   return values;
@@ -76,11 +117,15 @@ export function inputOf(fields: Field[], values: FormValues): Record<string, unk
     }
     const text = typeof value === "string" ? value : "";
     if (field.kind === "list") {
-      const items = listItems(text);
+      const items = listItems(text).map((line) => itemOf(field, line));
       if (items.length > 0) input[field.name] = items;
+    } else if (field.kind === "json") {
+      const parsed = text.trim() === "" ? undefined : jsonOf(text);
+      if (parsed && JSON.stringify(parsed.value) !== JSON.stringify(field.schema.default))
+        input[field.name] = parsed.value;
     } else if (text.trim() !== "" && text !== String(field.schema.default)) {
       // A value equal to the default is left out too: the server applies it.
-      input[field.name] = field.kind === "number" || field.kind === "integer" ? Number(text) : text;
+      input[field.name] = isNumeric(field) ? Number(text) : text;
     }
   }
   return input;
@@ -90,9 +135,8 @@ export function inputOf(fields: Field[], values: FormValues): Record<string, unk
 function inWords(problem: SchemaProblem, what = "This field"): string {
   switch (problem.rule) {
     case "type":
-      return problem.expected === "integer"
-        ? "Enter a whole number."
-        : `${what} must be a ${problem.expected}.`;
+      if (problem.expected === "integer") return "Enter a whole number.";
+      return `${what} must be ${/^[aeiou]/.test(problem.expected) ? "an" : "a"} ${problem.expected}.`;
     case "enum":
       return `${what} must be one of ${problem.allowed.join(", ")}.`;
     case "minItems":
@@ -125,12 +169,16 @@ export function problemOf(field: Field, value: string | boolean | undefined): st
   // What the form holds is text: a list is one entry per line, a number is parsed, and an empty
   // field is one left unset.
   if (field.kind === "list") {
-    const items = listItems(text);
+    const items = listItems(text).map((line) => itemOf(field, line));
     if (items.length === 0) return field.required ? "Give at least one." : undefined;
     return wordsOf(schemaProblem(field.schema, items));
   }
   if (text.trim() === "") return field.required ? "This field is required." : undefined;
-  if (field.kind === "number" || field.kind === "integer") {
+  if (field.kind === "json") {
+    const parsed = jsonOf(text);
+    return parsed ? wordsOf(schemaProblem(field.schema, parsed.value)) : "Enter JSON, e.g. [1, 2] or {}.";
+  }
+  if (isNumeric(field)) {
     const number = Number(text);
     if (!Number.isFinite(number)) return "Enter a number.";
     return wordsOf(schemaProblem(field.schema, number));

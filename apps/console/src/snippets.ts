@@ -2,14 +2,12 @@
  * The playground's request as something to paste elsewhere: a curl command, TypeScript with
  * @refvid/client, or the refvid CLI. The key is read from REFVID_API_KEY, never written out.
  */
-import type { Model } from "@refvid/client";
+import { commandNameOf, inputFlagNames, type Model } from "@refvid/client";
 
 /** Quotes a word for a POSIX shell. */
 export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
-
-const kebab = (name: string) => name.replace(/_/g, "-");
 
 export function curlSnippet(baseUrl: string, model: Model, input: Record<string, unknown>): string {
   return [
@@ -31,15 +29,26 @@ export function typescriptSnippet(baseUrl: string, model: Model, input: Record<s
   ].join("\n");
 }
 
-/** `refvid run <model> --flag value …`: reference fields by kind (`--image`), others in kebab-case. */
-export function cliSnippet(model: Model, input: Record<string, unknown>): string {
-  const referenceFlag = new Map(model.limits.references.map((r) => [r.field, r.kind]));
-  const words = ["refvid", "run", model.name];
+const isScalar = (value: unknown) => ["string", "number", "boolean"].includes(typeof value);
+
+/**
+ * `refvid run <model> --flag value …`, as the CLI reads it for any model: the model by the word the
+ * CLI finds it by among `models`, each field by the flag the CLI gives it (`inputFlagNames`), and
+ * the fields no flag carries (objects, lists of them) in `--input '{…}'`.
+ */
+export function cliSnippet(model: Model, models: readonly Model[], input: Record<string, unknown>): string {
+  const flags = inputFlagNames(model);
+  const words = ["refvid", "run", shellQuote(commandNameOf(model, models))];
+  const rest: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(input)) {
-    const flag = `--${referenceFlag.get(field) ?? kebab(field)}`;
-    if (typeof value === "boolean") words.push(value ? flag : `--no-${flag.slice(2)}`);
+    const name = flags.get(field);
+    const flag = `--${name}`;
+    if (name === undefined || !(isScalar(value) || (Array.isArray(value) && value.every(isScalar)))) {
+      rest[field] = value;
+    } else if (typeof value === "boolean") words.push(value ? flag : `--no-${name}`);
     else if (Array.isArray(value)) for (const item of value) words.push(flag, shellQuote(String(item)));
     else words.push(flag, shellQuote(String(value)));
   }
+  if (Object.keys(rest).length > 0) words.push("--input", shellQuote(JSON.stringify(rest)));
   return words.join(" ");
 }

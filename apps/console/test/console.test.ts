@@ -4,21 +4,23 @@
  * as the operator, manage organizations and keys and read the usage report.
  * Nothing may leave 127.0.0.1. With REFVID_UPDATE_SCREENSHOTS=1 it also writes docs/images/console-*.png.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { launchTestBrowser } from "@refvid/test-browser";
+import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  ADMIN_TOKEN,
+  adminCall,
+  createTenant,
+  openPage,
+  ROOT,
+  signIn as signInAt,
+  startServer,
+  type TestServer,
+} from "./harness.js";
 
-const ROOT = resolve(import.meta.dirname, "../../..");
 const SCREENSHOTS = process.env.REFVID_UPDATE_SCREENSHOTS === "1";
-const ADMIN_TOKEN = "console-test-admin-token-0123456789";
 
-let server: ChildProcess;
-let dataDir: string;
+let server: TestServer;
 let url: string;
 let apiKey: string;
 /** The organization of `apiKey`, which runs model-d. */
@@ -27,55 +29,13 @@ let organizationId: string;
 const runIds: string[] = [];
 let browser: Browser;
 let page: Page;
-const blocked: string[] = [];
-const pageErrors: string[] = [];
+let blocked: string[];
+let pageErrors: string[];
 
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once("error", fail);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-  });
-}
-
-/** An admin API call: a POST with `body`, or a GET without. */
-async function admin(path: string, body?: unknown): Promise<any> {
-  const method = body === undefined ? "GET" : "POST";
-  const res = await fetch(`${url}/admin/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.json();
-}
-
-/** A new organization with `balance` USD and a live key made with `key`. */
-async function tenant(
-  balance: string,
-  key: Record<string, unknown> = {},
-  name = "Console test org",
-): Promise<{ key: string; organizationId: string }> {
-  const org = await admin("/organizations", { name });
-  await admin(`/organizations/${org.organization_id}/top-ups`, { amount_usd: balance });
-  const created = await admin(`/organizations/${org.organization_id}/api-keys`, {
-    environment: "live",
-    ...key,
-  });
-  return { key: created.key, organizationId: org.organization_id };
-}
-
-async function signIn(key: string) {
-  await page.goto(`${url}/console`);
-  const signOut = page.getByRole("button", { name: "Sign out" });
-  if (await signOut.isVisible()) await signOut.click();
-  await page.getByLabel("API key").fill(key);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { name: "Playground" }).waitFor();
-}
+const admin = (path: string, body?: unknown) => adminCall(url, path, body);
+const tenant = (balance: string, key: Record<string, unknown> = {}, name?: string) =>
+  createTenant(url, balance, key, name);
+const signIn = (key: string) => signInAt(page, url, key);
 
 const runForm = () => page.getByRole("form", { name: "Run a model" });
 const runButton = () => runForm().getByRole("button", { name: "Run", exact: true });
@@ -93,60 +53,15 @@ async function screenshot(name: string) {
 }
 
 beforeAll(async () => {
-  const port = await freePort();
-  url = `http://127.0.0.1:${port}`;
-  dataDir = await mkdtemp(join(tmpdir(), "refvid-console-"));
-  server = spawn(process.execPath, [join(ROOT, "apps/server/dist/main.js")], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      REFVID_PUBLIC_URL: url,
-      REFVID_STORE: "memory",
-      REFVID_ADMIN_TOKEN: ADMIN_TOKEN,
-      REFVID_PROVIDER: "simulated",
-      REFVID_SIMULATED_LATENCY_MS: "800",
-      REFVID_SEED_DEMO: "false",
-      REFVID_DATA_DIR: dataDir,
-      LOG_LEVEL: "silent",
-    },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  const exited = new Promise<never>((_, fail) =>
-    server.once("exit", (code) => fail(new Error(`the server exited with ${code} before it was healthy`))),
-  );
-  const healthy = (async () => {
-    for (;;) {
-      const ok = await fetch(`${url}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  await Promise.race([healthy, exited]);
-  server.removeAllListeners("exit");
-
+  server = await startServer();
+  url = server.url;
   ({ key: apiKey, organizationId } = await tenant("50.00", {}, "Model-d studio"));
-
-  browser = await launchTestBrowser();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: url });
-  await context.route(
-    (u) => u.hostname !== "127.0.0.1",
-    (route) => {
-      blocked.push(route.request().url());
-      return route.abort("blockedbyclient");
-    },
-  );
-  page = await context.newPage();
-  page.on("pageerror", (error) => pageErrors.push(String(error)));
+  ({ browser, page, blocked, pageErrors } = await openPage(url));
 }, 90_000);
 
 afterAll(async () => {
   await browser?.close();
-  server?.kill();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await server?.stop();
 });
 
 describe("the console", () => {

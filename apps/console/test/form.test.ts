@@ -1,8 +1,11 @@
-/** The schema form's rules and the copied snippets, on model-d's real input schema shape. */
+/**
+ * The schema form's rules and the copied snippets, on model-d's real input schema shape and on a
+ * catalog model's, with fields no built-in model has.
+ */
 import type { InputSchema, Model } from "@refvid/client";
 import { describe, expect, it } from "vitest";
 import { fieldsOf, initialValues, inputOf, problemsOf } from "../src/schema.js";
-import { cliSnippet, curlSnippet, shellQuote } from "../src/snippets.js";
+import { cliSnippet, curlSnippet, shellQuote, typescriptSnippet } from "../src/snippets.js";
 
 const schema: InputSchema = {
   required: ["prompt", "image_urls"],
@@ -19,6 +22,7 @@ const model = {
   slug: "lab-d/model-d/reference-to-video",
   name: "model-d",
   run_path: "/v1/run/lab-d/model-d/reference-to-video",
+  input_schema: schema,
   limits: { references: [{ kind: "image", field: "image_urls", formats: [] }] },
 } as unknown as Model;
 
@@ -80,7 +84,7 @@ describe("the copied request", () => {
   });
 
   it("as the CLI, names reference fields by kind and booleans as --no-", () => {
-    expect(cliSnippet(model, input)).toBe(
+    expect(cliSnippet(model, [model], input)).toBe(
       "refvid run model-d --prompt 'it'\\''s a cat' --image https://a/x.png --image https://b/y.png --no-generate-audio",
     );
   });
@@ -90,5 +94,126 @@ describe("the copied request", () => {
     expect(curl).toContain("http://127.0.0.1:8080/v1/run/lab-d/model-d/reference-to-video");
     expect(curl).toContain('"Authorization: Key $REFVID_API_KEY"');
     expect(curl).toContain(`-d '{"input":{"prompt":"it'\\''s a cat"`);
+  });
+});
+
+describe("a catalog model's form", () => {
+  const catalogSchema: InputSchema = {
+    required: ["prompt", "start_frames"],
+    properties: {
+      prompt: { type: "string", minLength: 1 },
+      start_frames: { type: "array", minItems: 1, items: { type: "string", format: "uri" } },
+      seconds: { type: "integer", minimum: 1, maximum: 6, default: 3 },
+      fps: { type: "integer", enum: [24, 30] },
+      weights: { type: "array", items: { type: "number" } },
+      seed: { anyOf: [{ type: "integer", minimum: 0 }, { type: "null" }], default: null },
+      camera: { type: "object", default: { move: "dolly" } },
+      no_watermark: { type: "boolean", default: false },
+    },
+  };
+  const catalogFields = fieldsOf(catalogSchema);
+  const filled = {
+    ...initialValues(catalogFields),
+    prompt: "A paper boat",
+    start_frames: "https://a/x.png",
+    fps: "30",
+    weights: "0.5\n1",
+    seed: "7",
+    camera: '{"move": "orbit"}',
+    no_watermark: true,
+  };
+
+  it("draws number choices as a select, a nullable number as one, and objects as JSON", () => {
+    expect(catalogFields.map((f) => [f.name, f.kind])).toEqual([
+      ["prompt", "text"],
+      ["start_frames", "list"],
+      ["seconds", "integer"],
+      ["fps", "select"],
+      ["weights", "list"],
+      ["seed", "integer"],
+      ["camera", "json"],
+      ["no_watermark", "boolean"],
+    ]);
+    expect(initialValues(catalogFields)).toMatchObject({
+      seconds: "3",
+      seed: "",
+      camera: '{"move":"dolly"}',
+    });
+  });
+
+  it("sends numbers as numbers, JSON as what it says, and leaves the defaults out", () => {
+    expect(problemsOf(catalogFields, filled)).toEqual({});
+    expect(inputOf(catalogFields, filled)).toEqual({
+      prompt: "A paper boat",
+      start_frames: ["https://a/x.png"],
+      fps: 30,
+      weights: [0.5, 1],
+      seed: 7,
+      camera: { move: "orbit" },
+      no_watermark: true,
+    });
+  });
+
+  it("names each problem in words", () => {
+    expect(
+      problemsOf(catalogFields, {
+        ...filled,
+        seconds: "9",
+        weights: "0.5\nlots",
+        seed: "-1",
+        camera: "{move",
+      }),
+    ).toEqual({
+      seconds: "At most 6.",
+      weights: "Line 2 must be a number.",
+      seed: "At least 0.",
+      camera: "Enter JSON, e.g. [1, 2] or {}.",
+    });
+    expect(problemsOf(catalogFields, { ...filled, camera: "[1]" })).toEqual({
+      camera: "This field must be an object.",
+    });
+  });
+});
+
+describe("a catalog model's copied request", () => {
+  const catalogModel = {
+    slug: "acme/clip-maker/image-to-video",
+    name: "Clip Maker",
+    run_path: "/v1/run/acme/clip-maker/image-to-video",
+    input_schema: {
+      properties: {
+        prompt: { type: "string" },
+        start_frames: { type: "array", items: { type: "string" } },
+        fps: { type: "integer", enum: [24, 30] },
+        no_watermark: { type: "boolean" },
+        metadata: { type: "string" },
+        camera: { type: "object" },
+      },
+    },
+    limits: { references: [{ kind: "image", field: "start_frames", formats: [] }] },
+  } as unknown as Model;
+  const input = {
+    prompt: "a boat",
+    start_frames: ["https://a/x.png"],
+    fps: 30,
+    no_watermark: true,
+    metadata: "x",
+    camera: { move: "orbit" },
+  };
+
+  it("as the CLI, names the model and each field as the CLI does, objects in --input", () => {
+    expect(cliSnippet(catalogModel, [model, catalogModel], input)).toBe(
+      "refvid run clip-maker --prompt 'a boat' --image https://a/x.png --fps 30 --input-no-watermark" +
+        ` --input-metadata x --input '{"camera":{"move":"orbit"}}'`,
+    );
+  });
+
+  it("as curl and TypeScript, posts to the model's /v1/run/<slug>", () => {
+    expect(curlSnippet("http://127.0.0.1:8080", catalogModel, input)).toContain(
+      "http://127.0.0.1:8080/v1/run/acme/clip-maker/image-to-video",
+    );
+    expect(typescriptSnippet("http://127.0.0.1:8080", catalogModel, input)).toContain(
+      'await refvid.run("acme/clip-maker/image-to-video", {',
+    );
   });
 });

@@ -1,6 +1,7 @@
 /** The client's public shape: its options and the {@link RefvidClient} interface. */
 import type {
   Account,
+  AnyModelSlug,
   components,
   DeletedFile,
   FileUpload,
@@ -13,6 +14,7 @@ import type {
   Run,
   RunPage,
   SearchRunsRequest,
+  SubmitRunRequest,
   WebhookDelivery,
   WebhookDeliveryPage,
   WebhookSecret,
@@ -24,6 +26,18 @@ import type { PaginationOptions, RunFilters } from "./pagination.js";
 import type { RetryOptions } from "./retry.js";
 import type { StreamOptions } from "./stream.js";
 import type { WaitOptions } from "./wait.js";
+
+/**
+ * A model's input as the generic submit and the price preview take it: a JSON object, as the
+ * model's `input_schema` (`GET /v1/models/{slug}`) describes it. The server checks it.
+ */
+export type AnyModelInput = SubmitRunRequest["input"];
+
+/**
+ * `S`, unless it is a built-in model's slug: those take their typed input ({@link ModelInputs}),
+ * so that a wrong built-in input stays a type error rather than passing as a plain object.
+ */
+export type CatalogModelSlug<S extends AnyModelSlug> = S extends ModelSlug ? never : S;
 
 /** The raw openapi-fetch client, typed by the refvid OpenAPI document. */
 export type RefvidApi = Client<paths>;
@@ -120,18 +134,33 @@ export interface RunOptions extends Omit<SubmitOptions, "timeoutMs">, WaitOption
 export interface RefvidClient {
   /** The raw openapi-fetch client (auth, retries and timeouts included); returns `{ data, error, response }`, never throws API errors. */
   readonly api: RefvidApi;
-  /** Submits a run of model `slug`. Returns the queued run (the terminal run with `sync: true`). */
+  /**
+   * Submits a run of model `slug` (`POST /v1/run/{slug}`). Returns the queued run (the terminal run
+   * with `sync: true`). A built-in model's input is typed by its slug; any other model the server
+   * lists (one the operator's catalog adds) takes a plain object, checked by the server against
+   * the model's `input_schema`.
+   */
   submit<S extends ModelSlug>(slug: S, input: ModelInputs[S], options?: SubmitOptions): ApiPromise<Run>;
+  submit<S extends AnyModelSlug>(
+    slug: CatalogModelSlug<S>,
+    input: AnyModelInput,
+    options?: SubmitOptions,
+  ): ApiPromise<Run>;
   /** The run as it stands now. */
   getRun(runId: string, options?: RequestOptions): ApiPromise<Run>;
   /** Cancels a queued or processing run; a run that already ended is a `ConflictError`. */
   cancelRun(runId: string, options?: RequestOptions): ApiPromise<Run>;
   /** Status of the calling key and its organization: wallet, limits, usage. */
   getAccount(options?: RequestOptions): ApiPromise<Account>;
-  /** What a run of `slug` with `input` would reserve, without creating it. */
+  /** What a run of `slug` with `input` would reserve, without creating it; inputs typed as for `submit`. */
   previewPrice<S extends ModelSlug>(
     slug: S,
     input: ModelInputs[S],
+    options?: RequestOptions,
+  ): ApiPromise<PricePreview>;
+  previewPrice<S extends AnyModelSlug>(
+    slug: CatalogModelSlug<S>,
+    input: AnyModelInput,
     options?: RequestOptions,
   ): ApiPromise<PricePreview>;
   /** One page of runs matching `request`, newest first. */
@@ -179,8 +208,14 @@ export interface RefvidClient {
   /**
    * Submits a run, then waits for it to end and returns it. Rejects with {@link RunFailedError}
    * when it ends `failed` or `timeout`, unless `throwOnFailure: false`; see {@link RunOptions}.
+   * Inputs are typed as for `submit`.
    */
   run<S extends ModelSlug>(slug: S, input: ModelInputs[S], options?: RunOptions): Promise<Run>;
+  run<S extends AnyModelSlug>(
+    slug: CatalogModelSlug<S>,
+    input: AnyModelInput,
+    options?: RunOptions,
+  ): Promise<Run>;
   /** Every page of runs matching `filters`, fetched lazily. */
   iterateRunPages(
     filters?: RunFilters,

@@ -38,8 +38,10 @@ describe("authentication", () => {
       client.submit("lab-d/model-d/reference-to-video", { prompt: "x" }),
       // @ts-expect-error model-a durations are "auto" or "4".."30", not "4s"
       client.submit("lab-a/model-a/reference-to-video", { prompt: "x", duration: "4s" }),
-      // @ts-expect-error not a model slug
-      client.previewPrice("lab-x/model-x/reference-to-video", { prompt: "x" }),
+      // @ts-expect-error model-b's seed is a number
+      client.previewPrice("lab-b/model-b/reference-to-video", { prompt: "x", seed: "7" }),
+      // @ts-expect-error model-c requires reference_image_urls
+      client.run("lab-c/model-c/reference-to-video", { prompt: "x" }),
     ];
     expect(misuse).toBeTypeOf("function");
   });

@@ -4,14 +4,12 @@
  */
 import type {
   Account,
+  AnyModelSlug,
   DeletedFile,
   FileUpload,
   Model,
-  ModelInputs,
   ModelList,
-  ModelSlug,
   PricePreview,
-  PricePreviewRequest,
   paths,
   Run,
   RunPage,
@@ -22,7 +20,14 @@ import type {
 } from "@refvid/api-types";
 import createClient from "openapi-fetch";
 import { ApiPromise, type WithResponse } from "./api-promise.js";
-import type { RefvidClient, RefvidClientOptions, RequestOptions, SubmitOptions } from "./client-types.js";
+import type {
+  AnyModelInput,
+  RefvidClient,
+  RefvidClientOptions,
+  RequestOptions,
+  RunOptions,
+  SubmitOptions,
+} from "./client-types.js";
 import { readEnv } from "./env.js";
 import { errorFromResponse, RefvidError, RequestTimeoutError, RunFailedError } from "./errors.js";
 import { collectRuns, iterateRunPages, iterateRuns } from "./pagination.js";
@@ -33,6 +38,8 @@ import { uploadRequest } from "./upload.js";
 import { type WaitOptions, waitForRun } from "./wait.js";
 
 export type {
+  AnyModelInput,
+  CatalogModelSlug,
   RefvidApi,
   RefvidClient,
   RefvidClientOptions,
@@ -167,7 +174,8 @@ export function createRefvidClient(options: RefvidClientOptions = {}): RefvidCli
   const searchRuns = (request: SearchRunsRequest = {}, requestOptions: RequestOptions = {}) =>
     call<RunPage>((init) => api.POST("/v1/runs/search", { body: request, ...init }), requestOptions);
 
-  const submit = <S extends ModelSlug>(slug: S, input: ModelInputs[S], submitOptions: SubmitOptions = {}) => {
+  /** Any model's run, built-in or not: the generic operation, `POST /v1/run/{lab}/{model}/{category}`. */
+  const submit = (slug: AnyModelSlug, input: AnyModelInput, submitOptions: SubmitOptions = {}) => {
     // One key per submit call, not per attempt: the retrying fetch resends the same request,
     // so every retry carries this key and the server replays instead of creating a second run.
     const key = submitOptions.idempotencyKey === undefined ? randomUuid() : submitOptions.idempotencyKey;
@@ -179,7 +187,6 @@ export function createRefvidClient(options: RefvidClientOptions = {}): RefvidCli
             header: key === false ? {} : { "Idempotency-Key": key },
           },
           body: {
-            // The generic operation types `input` as any object; the signature typed it by slug.
             input,
             webhook_url: submitOptions.webhookUrl,
             sync: submitOptions.sync,
@@ -219,14 +226,9 @@ export function createRefvidClient(options: RefvidClientOptions = {}): RefvidCli
       ),
     getAccount: (requestOptions = {}) =>
       call<Account>((init) => api.GET("/v1/account", init), requestOptions),
-    previewPrice: (slug, input, requestOptions = {}) =>
+    previewPrice: (slug: AnyModelSlug, input: AnyModelInput, requestOptions: RequestOptions = {}) =>
       call<PricePreview>(
-        (init) =>
-          api.POST("/v1/pricing/preview", {
-            // TypeScript cannot correlate a generic slug with its union member; the signature already did.
-            body: { endpoint: slug, input } as PricePreviewRequest,
-            ...init,
-          }),
+        (init) => api.POST("/v1/pricing/preview", { body: { endpoint: slug, input }, ...init }),
         requestOptions,
       ),
     searchRuns,
@@ -282,7 +284,7 @@ export function createRefvidClient(options: RefvidClientOptions = {}): RefvidCli
       ),
     streamRun: (runId, streamOptions) => streamRun(connectStream, fetchRun, runId, streamOptions),
     waitForRun: (runId, waitOptions) => wait(runId, waitOptions),
-    run: async (slug, input, runOptions = {}) => {
+    run: async (slug: AnyModelSlug, input: AnyModelInput, runOptions: RunOptions = {}) => {
       // `timeoutMs` is the wait's deadline here; the submit keeps the client's request timeout.
       const submitted = await submit(slug, input, { ...runOptions, timeoutMs: undefined });
       const { onProgress } = runOptions;

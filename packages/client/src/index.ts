@@ -7,6 +7,7 @@
 
 export type {
   Account,
+  AnyModelSlug,
   Billing,
   DeletedFile,
   FileUpload,
@@ -26,6 +27,7 @@ export type {
   RunPage,
   RunStatus,
   SearchRunsRequest,
+  SubmitRunRequest,
   Video,
   WebhookDelivery,
   WebhookDeliveryAttempt,
@@ -36,6 +38,8 @@ export type {
 export { TERMINAL_STATUSES } from "@refvid/api-types";
 export { ApiPromise, type WithResponse } from "./api-promise.js";
 export {
+  type AnyModelInput,
+  type CatalogModelSlug,
   createRefvidClient,
   type RefvidApi,
   type RefvidClient,
@@ -46,6 +50,14 @@ export {
   type UploadBody,
   type UploadOptions,
 } from "./client.js";
+export {
+  COMMAND_OPTIONS,
+  commandNameOf,
+  hasFlag,
+  inputFlagNames,
+  kebabCase,
+  modelsNamed,
+} from "./command-line.js";
 export {
   AuthenticationError,
   ConcurrencyLimitError,
@@ -69,6 +81,7 @@ export {
   inputSchemaOf,
   isUrlSchema,
   type PropertySchema,
+  plainProperty,
   propertyTypeOf,
   type SchemaProblem,
   schemaProblem,

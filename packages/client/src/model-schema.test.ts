@@ -7,6 +7,7 @@ import {
   inputSchemaOf,
   isUrlSchema,
   type PropertySchema,
+  plainProperty,
   propertyTypeOf,
   type SchemaProblem,
   schemaProblem,
@@ -45,6 +46,56 @@ describe("reading the schema", () => {
       ["extra", false],
     ]);
     expect(inputPropertiesOf({})).toEqual([]);
+  });
+
+  it.each<[string, PropertySchema, PropertySchema]>([
+    [
+      "a nullable union, as Pydantic and fal write an optional field",
+      { title: "Seed", anyOf: [{ type: "integer", minimum: 0 }, { type: "null" }], description: "d" },
+      { title: "Seed", type: "integer", minimum: 0, description: "d" },
+    ],
+    [
+      "the keywords beside the union over its branch's",
+      { oneOf: [{ type: "null" }, { type: "string", default: "a" }], default: "b" },
+      { type: "string", default: "b" },
+    ],
+    [
+      "a null default, as not set",
+      { anyOf: [{ type: "string" }, { type: "null" }], default: null },
+      { type: "string" },
+    ],
+    [
+      "a null choice, which a tool cannot send",
+      { type: ["string", "null"], enum: ["film", "anime", null] },
+      { type: ["string", "null"], enum: ["film", "anime"] },
+    ],
+    [
+      "an enum of strings without a type",
+      { enum: ["16:9", "9:16"] },
+      { type: "string", enum: ["16:9", "9:16"] },
+    ],
+    ["an enum of whole numbers without a type", { enum: [5, 10] }, { type: "integer", enum: [5, 10] }],
+    ["an enum of numbers without a type", { enum: [0.5, 1] }, { type: "number", enum: [0.5, 1] }],
+    ["an enum of mixed values, as it is", { enum: ["auto", 5] }, { enum: ["auto", 5] }],
+    [
+      "a list's items",
+      { type: "array", items: { anyOf: [{ type: "string", format: "uri" }, { type: "null" }] } },
+      { type: "array", items: { type: "string", format: "uri" } },
+    ],
+    [
+      "a union of two types, as it is",
+      { anyOf: [{ type: "integer" }, { type: "string" }] },
+      { anyOf: [{ type: "integer" }, { type: "string" }] },
+    ],
+  ])("reads %s plainly", (_name, property, expected) => {
+    expect(plainProperty(property)).toEqual(expected);
+  });
+
+  it("gives each property plainly", () => {
+    const nullable = { properties: { seed: { anyOf: [{ type: "integer" }, { type: "null" }] } } };
+    expect(inputPropertiesOf(nullable)).toEqual([
+      { name: "seed", schema: { type: "integer" }, required: false },
+    ]);
   });
 
   it.each<[PropertySchema, string | undefined]>([
@@ -94,6 +145,8 @@ describe("the rules a value breaks", () => {
     ["generate_audio", false, undefined],
     ["generate_audio", "no", { rule: "type", expected: "boolean" }],
     ["extra", { any: "thing" }, undefined],
+    ["extra", ["thing"], { rule: "type", expected: "object" }],
+    ["extra", null, { rule: "type", expected: "object" }],
   ])("%s = %j breaks %j", (name, value, expected) => {
     expect(schemaProblem(properties[name] as PropertySchema, value)).toEqual(expected);
   });

@@ -12,6 +12,7 @@ export interface PropertySchema {
   type?: string | string[];
   enum?: unknown[];
   default?: unknown;
+  title?: string;
   description?: string;
   minimum?: number;
   maximum?: number;
@@ -22,6 +23,8 @@ export interface PropertySchema {
   items?: PropertySchema;
   minItems?: number;
   maxItems?: number;
+  anyOf?: PropertySchema[];
+  oneOf?: PropertySchema[];
 }
 
 /** A model's input schema: an object of properties, some required. */
@@ -52,12 +55,48 @@ export function inputSchemaOf(model: Pick<Model, "input_schema">): InputSchema {
   return model.input_schema as InputSchema;
 }
 
-/** The input's properties in the schema's order, each marked required or not. */
+/** The one JSON type all of `values` have, if they have one (integers and other numbers: `number`). */
+function typeOfValues(values: readonly unknown[]): string | undefined {
+  if (values.every((v) => typeof v === "string")) return "string";
+  if (values.every((v) => typeof v === "boolean")) return "boolean";
+  if (values.every((v) => Number.isInteger(v))) return "integer";
+  if (values.every((v) => typeof v === "number")) return "number";
+  return undefined;
+}
+
+/**
+ * A property in the plain form the tools read. A catalog's schema is the operator's (often a
+ * vendor's, copied), not the spec's: an optional field may be a nullable union, `anyOf: [{ "type":
+ * "integer" }, { "type": "null" }]` as Pydantic and fal write it, read here as its one non-null
+ * schema under the keywords beside it (a description, a default); a `null` default or choice is
+ * dropped; an enum without a `type` takes its values' type. Any other union is left as it is, for
+ * the tools to pass over.
+ */
+export function plainProperty(property: PropertySchema): PropertySchema {
+  const { anyOf, oneOf, ...rest } = property;
+  const union = anyOf ?? oneOf;
+  const branches = union?.filter((branch) => branch.type !== "null");
+  let plain: PropertySchema = property;
+  if (branches?.length === 1 && branches[0]) plain = { ...plainProperty(branches[0]), ...rest };
+  // Null is "not set", which a tool says by leaving the field out: not a default, nor a choice.
+  if (plain.default === null) {
+    const { default: _, ...unset } = plain;
+    plain = unset;
+  }
+  if (plain.enum?.includes(null)) plain = { ...plain, enum: plain.enum.filter((v) => v !== null) };
+  if (plain.type === undefined && plain.enum && plain.enum.length > 0) {
+    const type = typeOfValues(plain.enum);
+    if (type) plain = { ...plain, type };
+  }
+  return plain.items ? { ...plain, items: plainProperty(plain.items) } : plain;
+}
+
+/** The input's properties in the schema's order, each marked required or not, each {@link plainProperty}. */
 export function inputPropertiesOf(schema: InputSchema): InputProperty[] {
   const required = new Set(schema.required ?? []);
   return Object.entries(schema.properties ?? {}).map(([name, property]) => ({
     name,
-    schema: property,
+    schema: plainProperty(property),
     required: required.has(name),
   }));
 }
@@ -110,7 +149,8 @@ function listProblem(schema: PropertySchema, value: unknown): SchemaProblem | un
 
 /**
  * The first rule of `schema` that `value` breaks, if any: its type, enum, length, URL or
- * pattern, bounds, and for a list its size and then each item. Object properties are not checked.
+ * pattern, bounds, and for a list its size and then each item. An object's properties are not
+ * checked (the server does).
  */
 export function schemaProblem(schema: PropertySchema, value: unknown): SchemaProblem | undefined {
   const type = propertyTypeOf(schema);
@@ -128,5 +168,7 @@ export function schemaProblem(schema: PropertySchema, value: unknown): SchemaPro
       return { rule: "maximum", limit: schema.maximum };
   }
   if (type === "boolean" && typeof value !== "boolean") return { rule: "type", expected: type };
+  if (type === "object" && (typeof value !== "object" || value === null || Array.isArray(value)))
+    return { rule: "type", expected: type };
   return undefined;
 }

@@ -1,11 +1,18 @@
 /** `refvid login`, `refvid account` and `refvid models [model]`. */
-import { createRefvidClient, isUrlSchema, type Model, type PropertySchema } from "@refvid/client";
+import {
+  commandNameOf,
+  createRefvidClient,
+  isUrlSchema,
+  type Model,
+  type PropertySchema,
+  propertyTypeOf,
+} from "@refvid/client";
 import type { Command } from "commander";
 import { DEFAULT_PROFILE, readConfigFile, saveProfile } from "../config.js";
 import { UsageError } from "../errors.js";
 import { details, priceRange, table } from "../format.js";
 import type { Output } from "../io.js";
-import { findModel, modelInputOptions } from "../model-flags.js";
+import { findModel, modelInputOptions, unknownModel } from "../model-flags.js";
 import { session } from "../session.js";
 
 interface LoginOptions {
@@ -14,11 +21,12 @@ interface LoginOptions {
   adminToken?: string;
 }
 
-function modelDetails(io: Output, model: Model): string {
+/** `models` lists every model, to name this one as `refvid run` finds it. */
+function modelDetails(io: Output, model: Model, models: readonly Model[]): string {
   const { c } = io;
-  const { flags, required } = modelInputOptions(model, new Set());
+  const { flags, required } = modelInputOptions(model);
   const typeName = (schema: PropertySchema): string =>
-    isUrlSchema(schema) ? "url" : ((Array.isArray(schema.type) ? schema.type.join("|") : schema.type) ?? "");
+    isUrlSchema(schema) ? "url" : (propertyTypeOf(schema) ?? "");
   const choices = (values: unknown[] | undefined) =>
     values && values.length > 8 ? `${values.slice(0, 4).join(", ")}, … ${values.at(-1)}` : values?.join(", ");
   const rows = flags.map((f) => [
@@ -51,7 +59,7 @@ function modelDetails(io: Output, model: Model): string {
     "",
     table(c, ["FLAG", "TYPE", "CHOICES", "DEFAULT"], rows),
     "",
-    c.dim(`Every flag's description: refvid run ${model.name} --help`),
+    c.dim(`Every flag's description: refvid run ${commandNameOf(model, models)} --help`),
   ].join("\n");
 }
 
@@ -155,9 +163,8 @@ export function registerAccount(program: Command): void {
         return;
       }
       const model = findModel(list.data, name);
-      if (!model)
-        throw new UsageError(`unknown model "${name}"; models: ${list.data.map((m) => m.name).join(", ")}`);
+      if (!model) throw new UsageError(unknownModel(list.data, name));
       if (io.json) return io.printJson(model);
-      io.print(modelDetails(io, model));
+      io.print(modelDetails(io, model, list.data));
     });
 }

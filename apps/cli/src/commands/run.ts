@@ -2,7 +2,7 @@
  * `refvid run <model>` and `refvid price <model>`: the model's input as flags (see
  * model-flags.ts), priced before it is submitted, then followed live to its end.
  */
-import type { Model, ModelSlug, PricePreview, RefvidClient, Run } from "@refvid/client";
+import { commandNameOf, type Model, type PricePreview, type RefvidClient, type Run } from "@refvid/client";
 import { type Command, Option } from "commander";
 import { jsonObject, keyValue } from "../args.js";
 import type { Config } from "../config.js";
@@ -18,6 +18,7 @@ import {
   flagName,
   type ModelInputOptions,
   modelInputOptions,
+  unknownModel,
 } from "../model-flags.js";
 import { follow } from "../progress.js";
 
@@ -32,21 +33,19 @@ export interface Catalog {
   model?: Model;
 }
 
-/** Flags that are not the model's: a model field of the same name gets `--input-<name>`. */
-const RUN_OPTIONS = ["yes", "download", "webhook-url", "metadata"];
-const COMMON_OPTIONS = ["json", "profile", "color", "no-color", "help", "version", "input"];
-
 interface InputValues extends GlobalOptions {
   input?: Record<string, unknown>;
   [attribute: string]: unknown;
 }
 
+/** The words that name each model on the command line. */
 function modelList(catalog: Catalog): string {
-  return (catalog.models ?? []).map((m) => m.name).join(", ");
+  const models = catalog.models ?? [];
+  return models.map((m) => commandNameOf(m, models)).join(", ");
 }
 
 /** Declares the model's flags when the model is known, or lets the action explain what is wrong. */
-function withModelInput(cmd: Command, catalog: Catalog, reserved: string[]): ModelInputOptions | undefined {
+function withModelInput(cmd: Command, catalog: Catalog): ModelInputOptions | undefined {
   cmd.option(
     "--input <json>",
     "more input fields as a JSON object, e.g. '{\"seed\": 7}'; flags win over it",
@@ -63,7 +62,7 @@ function withModelInput(cmd: Command, catalog: Catalog, reserved: string[]): Mod
     cmd.allowUnknownOption().allowExcessArguments();
     return undefined;
   }
-  const inputs = modelInputOptions(catalog.model, new Set([...COMMON_OPTIONS, ...reserved]));
+  const inputs = modelInputOptions(catalog.model, cmd);
   for (const option of inputs.options) cmd.addOption(option);
   const tiers = catalog.model.pricing.tiers.map((t) => `  ${t.usd_per_second} USD/s  ${t.tier}`).join("\n");
   cmd.addHelpText("after", `\n${catalog.model.name}: ${catalog.model.summary}\nPrices:\n${tiers}`);
@@ -84,7 +83,7 @@ async function resolveInput(
   const model = catalog.model;
   // The catalog's model is the first word of the command line that names one; the operand must be it.
   if (!model || !inputs || !catalog.client || findModel(catalog.models ?? [], name) !== model) {
-    throw new UsageError(`unknown model "${name}". Models: ${modelList(catalog)} (see \`refvid models\`)`);
+    throw new UsageError(`${unknownModel(catalog.models ?? [], name)} (see \`refvid models\`)`);
   }
   let local: LocalFile[] = [];
   const input = buildInput(model, inputs, values, values.input, (draft) => {
@@ -106,7 +105,7 @@ async function preview(
   inputs: ModelInputOptions,
 ) {
   try {
-    return await client.previewPrice(model.slug as ModelSlug, input as never);
+    return await client.previewPrice(model.slug, input);
   } catch (error) {
     throw withFieldFlags(error, (field) => flagForField(inputs.flags, field));
   }
@@ -167,7 +166,7 @@ export function registerRun(program: Command, catalog: Catalog): void {
       "your own key-value pair, kept on the run and searchable (repeatable)",
       keyValue,
     );
-  const inputs = withModelInput(cmd, catalog, RUN_OPTIONS);
+  const inputs = withModelInput(cmd, catalog);
   cmd.addHelpText(
     "after",
     "\nExamples:\n" +
@@ -189,7 +188,7 @@ export function registerRun(program: Command, catalog: Catalog): void {
     await uploadLocalFiles(client, model, input, resolved.local, io);
     let run: Run;
     try {
-      run = await client.submit(model.slug as ModelSlug, input as never, {
+      run = await client.submit(model.slug, input, {
         webhookUrl: values.webhookUrl as string | undefined,
         metadata: values.metadata as Record<string, string> | undefined,
       });
@@ -218,7 +217,7 @@ export function registerPrice(program: Command, catalog: Catalog): void {
         "of reference are given, not on the files.",
     )
     .argument("<model>", "the model: its short name (model-d) or full slug");
-  const inputs = withModelInput(cmd, catalog, []);
+  const inputs = withModelInput(cmd, catalog);
   cmd.action(async (name: string, values: InputValues, command: Command) => {
     const io = createOutput(command.optsWithGlobals());
     const {

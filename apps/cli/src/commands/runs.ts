@@ -1,11 +1,11 @@
 /** `refvid runs get|cancel|list|watch|download`. */
-import { isTerminal, type ModelSlug, type Run, type RunStatus, TERMINAL_STATUSES } from "@refvid/client";
+import { isTerminal, type Run, type RunStatus, TERMINAL_STATUSES } from "@refvid/client";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { instant, keyValue, positiveInteger } from "../args.js";
 import { saveVideo } from "../download.js";
 import { EXIT_RUN_FAILED, UsageError } from "../errors.js";
 import { runDetails, runOutcome, runRows, table, videoUrl } from "../format.js";
-import { findModel } from "../model-flags.js";
+import { findModel, unknownModel } from "../model-flags.js";
 import { follow } from "../progress.js";
 import { session } from "../session.js";
 
@@ -88,19 +88,17 @@ export function registerRuns(program: Command): void {
       const { io, client: connect } = await session(command);
       const client = connect();
       let endpoint: string | undefined = options.model;
-      if (endpoint && !endpoint.includes("/")) {
+      // A slug is searched as it is; any other word that names a model, as that model's slug.
+      if (endpoint && endpoint.split("/").length !== 3) {
         const models = (await client.listModels()).data;
         const model = findModel(models, endpoint);
-        if (!model)
-          throw new UsageError(
-            `--model: unknown model "${endpoint}"; models: ${models.map((m) => m.name).join(", ")}`,
-          );
+        if (!model) throw new UsageError(`--model: ${unknownModel(models, endpoint)}`);
         endpoint = model.slug;
       }
       const found: Run[] = [];
       const filters = {
         status: options.status,
-        endpoint: endpoint as ModelSlug | undefined,
+        endpoint,
         created_after: options.since,
         created_before: options.until,
         metadata: options.metadata,

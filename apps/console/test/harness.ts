@@ -1,0 +1,144 @@
+/**
+ * What the console's browser tests start from: a real refvid server (the built apps/server, in
+ * memory, simulated provider, plus whatever `env` adds, such as a catalog file), its admin API, and
+ * a Chromium page that may reach 127.0.0.1 only.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { launchTestBrowser } from "@refvid/test-browser";
+import type { Browser, Page } from "playwright-core";
+
+export const ROOT = resolve(import.meta.dirname, "../../..");
+export const ADMIN_TOKEN = "console-test-admin-token-0123456789";
+
+export interface TestServer {
+  url: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once("error", fail);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => done(port));
+    });
+  });
+}
+
+/** Starts the server; resolves once it answers `/healthz`, rejects if it exits first. */
+export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const dataDir = await mkdtemp(join(tmpdir(), "refvid-console-"));
+  const server = spawn(process.execPath, [join(ROOT, "apps/server/dist/main.js")], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      REFVID_PUBLIC_URL: url,
+      REFVID_STORE: "memory",
+      REFVID_ADMIN_TOKEN: ADMIN_TOKEN,
+      REFVID_PROVIDER: "simulated",
+      REFVID_SIMULATED_LATENCY_MS: "800",
+      REFVID_SEED_DEMO: "false",
+      REFVID_DATA_DIR: dataDir,
+      LOG_LEVEL: "silent",
+      ...env,
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const exited = new Promise<never>((_, fail) =>
+    server.once("exit", (code) => fail(new Error(`the server exited with ${code} before it was healthy`))),
+  );
+  const healthy = (async () => {
+    for (;;) {
+      const ok = await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  await Promise.race([healthy, exited]);
+  server.removeAllListeners("exit");
+  return {
+    url,
+    process: server,
+    stop: async () => {
+      server.kill();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An admin API call to the server at `url`: a POST with `body`, or a GET without. */
+export async function adminCall(url: string, path: string, body?: unknown): Promise<any> {
+  const method = body === undefined ? "GET" : "POST";
+  const res = await fetch(`${url}/admin/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** A new organization with `balance` USD and a live key made with `key`. */
+export async function createTenant(
+  url: string,
+  balance: string,
+  key: Record<string, unknown> = {},
+  name = "Console test org",
+): Promise<{ key: string; organizationId: string }> {
+  const org = await adminCall(url, "/organizations", { name });
+  await adminCall(url, `/organizations/${org.organization_id}/top-ups`, { amount_usd: balance });
+  const created = await adminCall(url, `/organizations/${org.organization_id}/api-keys`, {
+    environment: "live",
+    ...key,
+  });
+  return { key: created.key, organizationId: org.organization_id };
+}
+
+export interface TestPage {
+  browser: Browser;
+  page: Page;
+  /** Requests the page tried to make off 127.0.0.1 (each refused). */
+  blocked: string[];
+  /** Errors thrown in the page. */
+  pageErrors: string[];
+}
+
+/** A Chromium page for the console at `url`, with the clipboard allowed and only 127.0.0.1 reachable. */
+export async function openPage(url: string): Promise<TestPage> {
+  const blocked: string[] = [];
+  const pageErrors: string[] = [];
+  const browser = await launchTestBrowser();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: url });
+  await context.route(
+    (u) => u.hostname !== "127.0.0.1",
+    (route) => {
+      blocked.push(route.request().url());
+      return route.abort("blockedbyclient");
+    },
+  );
+  const page = await context.newPage();
+  page.on("pageerror", (error) => pageErrors.push(String(error)));
+  return { browser, page, blocked, pageErrors };
+}
+
+/** Signs the page in to the console with an API key, signing out whoever was in. */
+export async function signIn(page: Page, url: string, key: string): Promise<void> {
+  await page.goto(`${url}/console`);
+  const signOut = page.getByRole("button", { name: "Sign out" });
+  if (await signOut.isVisible()) await signOut.click();
+  await page.getByLabel("API key").fill(key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Playground" }).waitFor();
+}
