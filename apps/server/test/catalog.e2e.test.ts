@@ -101,8 +101,9 @@ async function catalogDocument(seedancePrice720 = "0.40"): Promise<Record<string
       required: ["prompt"],
       properties: {
         prompt: { type: "string", minLength: 1 },
-        seconds: { type: "integer", minimum: 1, maximum: 8, default: 4 },
+        seconds: { $ref: "#/$defs/Seconds", default: 4 },
       },
+      $defs: { Seconds: { type: "integer", minimum: 1, maximum: 8 } },
     },
     fields: { prompt: "prompt", duration: "seconds" },
     max_duration_seconds: 8,
@@ -185,6 +186,9 @@ describe("catalog models on each vendor type", () => {
       },
     });
     expect(one.body.input_schema.properties.duration.enum).toContain("15");
+    // A catalog schema is shown as the operator wrote it, its own references intact.
+    const clip = await tenant.call("GET", `/v1/models/${CLIP}`);
+    expect(clip.body.input_schema.properties.seconds).toEqual({ $ref: "#/$defs/Seconds", default: 4 });
   });
 
   it("fal: the input goes as the vendor's schema wants it, and the video at video.url is billed", async () => {
@@ -233,6 +237,9 @@ describe("catalog models on each vendor type", () => {
   });
 
   it("Cog: the box gets its own fields, computed by the map", async () => {
+    const tooLong = await tenant.call("POST", `/v1/run/${CLIP}`, { input: { prompt: "waves", seconds: 9 } });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error.fields[0].field).toBe("body.input.seconds");
     const res = await tenant.call("POST", `/v1/run/${CLIP}`, { input: { prompt: "waves" }, sync: true });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({

@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -180,6 +180,91 @@ describe("start-up in production", () => {
     expect(p.output()).toMatch(/migrations applied/);
   });
 });
+
+describe("the catalog file", () => {
+  /** A catalog with one model whose only route costs `cost` a second where the price is 0.10. */
+  const catalog = async (name: string, cost: string, extra = "") => {
+    const file = join(dir, name);
+    await writeFile(
+      file,
+      [
+        "providers:",
+        "  box: { type: cog, url: http://127.0.0.1:9 }",
+        "models:",
+        "  acme/clip/text-to-video:",
+        "    name: Clip",
+        "    summary: Text to video.",
+        "    input_schema: { type: object, required: [prompt], properties: { prompt: { type: string } } }",
+        "    fields: { prompt: prompt }",
+        "    max_duration_seconds: 5",
+        '    pricing: [{ usd_per_second: "0.10" }]',
+        `    routes: [{ provider: box, cost: { usd_per_second: "${cost}" }${extra} }]`,
+        "",
+      ].join("\n"),
+    );
+    return file;
+  };
+
+  it("stops a production server whose route costs more than its price, naming both", async () => {
+    const file = await catalog("losing.yaml", "0.25");
+    const output = await expectExit(
+      await launch({ ...production, REFVID_ADMIN_TOKEN: ADMIN_TOKEN, REFVID_CATALOG_FILE: file }),
+      2,
+    );
+    expect(output).toMatch(
+      /acme\/clip\/text-to-video route box costs 0\.25 USD\/s where the price \(every input\) is 0\.10 USD\/s/,
+    );
+    expect(output).toMatch(/allow_loss: true/);
+    expect(output).not.toMatch(/at .*\.js:\d+/);
+  });
+
+  it("serves it with allow_loss: true, and warns of it outside production", async () => {
+    const allowed = await launch({
+      ...production,
+      REFVID_ADMIN_TOKEN: ADMIN_TOKEN,
+      REFVID_CATALOG_FILE: await catalog("allowed.yaml", "0.25", ", allow_loss: true"),
+    });
+    await expectReady(allowed);
+    const warned = await launch({
+      REFVID_STORE: "memory",
+      REFVID_CATALOG_FILE: await catalog("warned.yaml", "0.25"),
+    });
+    await expectReady(warned);
+    expect(warned.output()).toMatch(/a route loses money: acme\/clip\/text-to-video route box costs 0\.25/);
+  });
+
+  it("reads the file again on SIGHUP, and keeps the catalog in service when the new one is bad", async () => {
+    const file = await catalog("reloaded.yaml", "0.05");
+    const p = await launch({ REFVID_STORE: "memory", REFVID_CATALOG_FILE: file, LOG_LEVEL: "info" });
+    await expectReady(p);
+    const logged = (msg: string) =>
+      p
+        .output()
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as { msg: string; models?: string[]; err?: string })
+        .filter((line) => line.msg === msg);
+    await writeFile(file, (await readFile(file, "utf8")).replace("acme/clip/", "acme/clip-2/"));
+    p.child.kill("SIGHUP");
+    await eventually(() => logged("catalog reloaded").length > 0);
+    expect(logged("catalog reloaded")[0]?.models).toContain("acme/clip-2/text-to-video");
+    await writeFile(file, "models: [");
+    p.child.kill("SIGHUP");
+    await eventually(() => logged("catalog reload refused; the catalog in service stays").length > 0);
+    expect(logged("catalog reload refused; the catalog in service stays")[0]?.err).toMatch(
+      /is not valid YAML/,
+    );
+    expect(p.child.exitCode).toBeNull();
+  });
+});
+
+async function eventually(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 describe("one PGlite directory, one process", () => {
   it("refuses a second process on the directory, and takes over the lock of a killed one", async () => {

@@ -35,14 +35,12 @@ export function getModel(deps: Pick<AppDeps, "catalog">, slug: string): Model {
 function describeModel(served: ServedModel, schemas: Record<string, unknown>): Model {
   const { model } = served;
   const slug = model.slug as Model["slug"];
-  const inputSchema = served.input?.schema ?? schemas[`${model.schemaName}Input`];
-  if (!inputSchema) throw new Error(`the spec has no ${model.schemaName}Input schema for ${slug}`);
   return {
     slug,
     name: model.name,
     summary: model.summary,
     run_path: `/v1/run/${slug}`,
-    input_schema: resolveRefs(inputSchema, schemas, []) as Record<string, unknown>,
+    input_schema: inputSchemaOf(served, schemas),
     limits: {
       max_duration_seconds: model.maxDurationSeconds,
       max_total_references: model.maxTotalReferences ?? null,
@@ -69,6 +67,17 @@ function describeModel(served: ServedModel, schemas: Record<string, unknown>): M
       })),
     },
   };
+}
+
+/**
+ * A catalog model's input schema as the operator wrote it (its own `$defs` and `$ref`s intact);
+ * a built-in model's from the spec, with the spec's references resolved.
+ */
+function inputSchemaOf(served: ServedModel, schemas: Record<string, unknown>): Record<string, unknown> {
+  if (served.input) return served.input.schema;
+  const name = `${served.model.schemaName}Input`;
+  if (!schemas[name]) throw new Error(`the spec has no ${name} schema for ${served.model.slug}`);
+  return resolveRefs(schemas[name], schemas, []) as Record<string, unknown>;
 }
 
 /** A copy of `schema` with each `#/components/schemas/…` reference replaced by what it names. */
