@@ -6,7 +6,7 @@
  */
 import { Catalog, MODELS, type ModelDefinition, NotFoundError } from "@refvid/core";
 import type { Provider } from "../providers/types.js";
-import { CatalogError, type CatalogFile, type RouteLoss } from "./catalog-file.js";
+import { CatalogError, type CatalogFile } from "./catalog-file.js";
 import type { InputSchema } from "./input-schema.js";
 import { buildRoutes, type ProviderRoute, type RegistryDeps, type RoutesConfig } from "./routes.js";
 
