@@ -4,7 +4,15 @@
  * request reads one version from start to end. Routes a reload removed stay known to this process
  * (`route`), so a run already on one finishes there rather than being sent to a vendor again.
  */
-import { Catalog, formatUsd, MODELS, type ModelDefinition, NotFoundError } from "@refvid/core";
+import {
+  amountFor,
+  Catalog,
+  formatUsd,
+  MODELS,
+  type ModelDefinition,
+  NotFoundError,
+  type UnitPrice,
+} from "@refvid/core";
 import type { Provider } from "../providers/types.js";
 import { CatalogError, type CatalogFile, type RouteLoss } from "./catalog-file.js";
 import type { InputSchema } from "./input-schema.js";
@@ -80,9 +88,19 @@ export function catalogVersion(
   return new CatalogVersion(models.map((served) => ({ ...served, routes: routes[served.model.slug] ?? [] })));
 }
 
-/** One line per route that costs more than its model's price: `… route fal costs 0.30 USD/s …`. */
+/**
+ * One line per route that costs more than its model's price: `… route fal costs 0.30 USD/s …`,
+ * or, when cost and price count in different units, both for the run length they were compared at.
+ */
 export function describeLoss(loss: RouteLoss): string {
-  return `${loss.slug} route ${loss.route} costs ${formatUsd(loss.cost)} USD/s where the price (${loss.tier}) is ${formatUsd(loss.price)} USD/s${loss.allowed ? " (allow_loss: true)" : ""}`;
+  const rate = (p: UnitPrice) =>
+    p.unit === "second" ? `${formatUsd(p.unitPrice)} USD/s` : `${formatUsd(p.unitPrice)} USD a run`;
+  const { seconds } = loss;
+  const at = (p: UnitPrice) =>
+    seconds === null || p.unit === "run"
+      ? rate(p)
+      : `${formatUsd(amountFor(p, seconds))} USD for a ${seconds} s run (${rate(p)})`;
+  return `${loss.slug} route ${loss.route} costs ${at(loss.cost)} where the price (${loss.tier}) is ${at(loss.price)}${loss.allowed ? " (allow_loss: true)" : ""}`;
 }
 
 /**
