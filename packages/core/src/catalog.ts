@@ -27,9 +27,11 @@ export type {
   ModelSlug,
   NormalizedRequest,
   PriceTier,
+  PriceUnit,
   ReferenceKind,
+  UnitPrice,
 } from "./models/definition.js";
-export { REFERENCE_KINDS, tiersByResolution } from "./models/definition.js";
+export { PRICE_UNITS, REFERENCE_KINDS, tiersByResolution } from "./models/definition.js";
 
 /** The four models of the interface, as it defines them. */
 export const MODELS: { readonly [S in BuiltInModelSlug]: BuiltInModel<S> } = {

@@ -1,7 +1,24 @@
 import { describe, expect, it } from "vitest";
-import { MODELS, type ModelInput, type BuiltInModelSlug as ModelSlug, normalizeInput } from "./catalog.js";
+import {
+  MODELS,
+  type ModelInput,
+  type BuiltInModelSlug as ModelSlug,
+  type NormalizedRequest,
+  normalizeInput,
+  type PriceTier,
+  type UnitPrice,
+} from "./catalog.js";
 import { formatUsd } from "./money.js";
-import { chargeFor, priceOf } from "./pricing.js";
+import {
+  amountFor,
+  type CostComparison,
+  chargeFor,
+  chargeForRun,
+  compareCostWithPrice,
+  priceOf,
+  priceRequest,
+  unitOfTable,
+} from "./pricing.js";
 
 const A = "lab-a/model-a/reference-to-video";
 const B = "lab-b/model-b/reference-to-video";
@@ -99,6 +116,7 @@ const cases: [string, ModelSlug, ModelInput, string, number, string][] = [
 describe("priceRequest", () => {
   it.each(cases)("%s", (_name, slug, input, unit, seconds, amount) => {
     const price = priceOf(MODELS[slug], normalizeInput(slug, input));
+    expect(price.unit).toBe("second");
     expect(formatUsd(price.unitPrice)).toBe(unit);
     expect(price.billableSeconds).toBe(seconds);
     expect(formatUsd(price.amount)).toBe(amount);
@@ -117,5 +135,154 @@ describe("chargeFor", () => {
     const charge = chargeFor(price, delivered);
     expect(charge.billableSeconds).toBe(seconds);
     expect(charge.amount).toBe(162_000 * seconds);
+  });
+});
+
+/** A catalog model priced per run: 1.25 USD at 720p, 2.00 USD at 1080p, up to 15 s. */
+const flatFee = {
+  name: "flat-fee",
+  maxDurationSeconds: 15,
+  priceTable: [
+    { tier: "720p", when: { resolution: "720p" }, unit: "run", unitPrice: 1_250_000 },
+    { tier: "1080p", when: { resolution: "1080p" }, unit: "run", unitPrice: 2_000_000 },
+  ] satisfies PriceTier[],
+};
+const request = (resolution: string, duration: number | "auto"): NormalizedRequest => ({
+  slug: "acme/flat-fee/text-to-video",
+  prompt: "p",
+  duration,
+  resolution,
+  aspectRatio: "",
+  generateAudio: false,
+  references: { image: [], video: [], audio: [] },
+});
+
+describe("priceRequest, per run", () => {
+  it.each<
+    [string, NormalizedRequest, { unitPrice: number; billableSeconds: number; amount: number; tier: string }]
+  >([
+    [
+      "a duration asked",
+      request("720p", 5),
+      { unitPrice: 1_250_000, billableSeconds: 5, amount: 1_250_000, tier: "720p" },
+    ],
+    [
+      "the longest asked",
+      request("720p", 15),
+      { unitPrice: 1_250_000, billableSeconds: 15, amount: 1_250_000, tier: "720p" },
+    ],
+    [
+      "auto: the model's longest",
+      request("1080p", "auto"),
+      { unitPrice: 2_000_000, billableSeconds: 15, amount: 2_000_000, tier: "1080p" },
+    ],
+  ])("reserves the run's price whatever its length: %s", (_name, given, want) => {
+    expect(priceRequest(flatFee, given)).toEqual({ unit: "run", ...want });
+  });
+
+  it("refuses an input no tier applies to, as per second", () => {
+    expect(priceRequest(flatFee, request("4k", 5))).toMatchObject({
+      field: "body.input.resolution",
+      rule: "price",
+    });
+  });
+});
+
+describe("chargeFor, per run", () => {
+  const price = priceOf(flatFee, request("720p", 10));
+  it.each([
+    ["a whole length", 10, 10],
+    ["a shorter video", 4.2, 5],
+    ["under a second", 0.4, 1],
+    ["past the reservation", 12, 10],
+  ])("charges the run's price for %s, and counts its seconds as per second", (_name, delivered, seconds) => {
+    expect(chargeFor(price, delivered)).toEqual({ billableSeconds: seconds, amount: 1_250_000 });
+  });
+
+  it("charges a run at the unit it was admitted with", () => {
+    const run = { priceUnit: "run", unitPrice: 1_250_000, reservedSeconds: 10 } as const;
+    expect(chargeForRun(run, 3)).toEqual({ billableSeconds: 3, amount: 1_250_000 });
+    expect(chargeForRun({ ...run, priceUnit: "second", unitPrice: 100_000 }, 3)).toEqual({
+      billableSeconds: 3,
+      amount: 300_000,
+    });
+  });
+});
+
+describe("amountFor", () => {
+  it.each<[string, UnitPrice, number, number]>([
+    ["per second, times the seconds", { unit: "second", unitPrice: 30_240 }, 3, 90_720],
+    ["per second, no seconds", { unit: "second", unitPrice: 30_240 }, 0, 0],
+    ["per run, whatever the seconds", { unit: "run", unitPrice: 400_000 }, 3, 400_000],
+    ["per run, a long run", { unit: "run", unitPrice: 400_000 }, 600, 400_000],
+  ])("%s", (_name, price, seconds, want) => {
+    expect(amountFor(price, seconds)).toBe(want);
+  });
+});
+
+describe("compareCostWithPrice", () => {
+  const perSecond = (unitPrice: number): UnitPrice => ({ unit: "second", unitPrice });
+  const perRun = (unitPrice: number): UnitPrice => ({ unit: "run", unitPrice });
+  // [name, cost, price, the model's longest run, what is compared]
+  it.each<[string, UnitPrice, UnitPrice, number, CostComparison]>([
+    [
+      "per second against per second",
+      perSecond(300_000),
+      perSecond(250_000),
+      15,
+      { cost: 300_000, price: 250_000, seconds: null },
+    ],
+    [
+      "per run against per run",
+      perRun(400_000),
+      perRun(1_250_000),
+      15,
+      { cost: 400_000, price: 1_250_000, seconds: null },
+    ],
+    [
+      "per second against per run: the longest run",
+      perSecond(100_000),
+      perRun(1_250_000),
+      15,
+      { cost: 1_500_000, price: 1_250_000, seconds: 15 },
+    ],
+    [
+      "per run against per second: the shortest run billed",
+      perRun(400_000),
+      perSecond(100_000),
+      15,
+      { cost: 400_000, price: 100_000, seconds: 1 },
+    ],
+  ])("%s", (_name, cost, price, maxSeconds, want) => {
+    expect(compareCostWithPrice(cost, price, maxSeconds)).toEqual(want);
+  });
+});
+
+describe("unitOfTable", () => {
+  it.each<[string, UnitPrice[], string]>([
+    [
+      "per second",
+      [
+        { unit: "second", unitPrice: 1 },
+        { unit: "second", unitPrice: 2 },
+      ],
+      "second",
+    ],
+    ["per run", [{ unit: "run", unitPrice: 1 }], "run"],
+  ])("gives a table's one unit: %s", (_name, table, want) => {
+    expect(unitOfTable(table)).toBe(want);
+  });
+
+  it.each<[string, UnitPrice[]]>([
+    [
+      "a mix",
+      [
+        { unit: "second", unitPrice: 1 },
+        { unit: "run", unitPrice: 2 },
+      ],
+    ],
+    ["no tier", []],
+  ])("throws on %s", (_name, table) => {
+    expect(() => unitOfTable(table)).toThrow(RangeError);
   });
 });

@@ -1,17 +1,28 @@
 /**
- * Prices per second of output (interface, "Prices"). Each model carries its price table (the
- * built-in ones in their files under models/, the catalog file's from the file); this module turns
- * a request into what admission reserves and a delivery into a charge.
+ * Prices per second of output (interface, "Prices"), or per run for a catalog model whose file
+ * says so (docs/decisions.md, "Model catalog"). Each model carries its price table (the built-in
+ * ones in their files under models/, the catalog file's from the file); this module turns a
+ * request into what admission reserves and a delivery into a charge, and compares a vendor's cost
+ * with a price.
  */
-import type { ModelDefinition, NormalizedRequest, PriceTier } from "./catalog.js";
+import {
+  assertNever,
+  type ModelDefinition,
+  type NormalizedRequest,
+  type PriceTier,
+  type PriceUnit,
+  type UnitPrice,
+} from "./catalog.js";
 import type { FieldProblem } from "./model-rules.js";
 import type { Micros } from "./money.js";
 
-export interface Price {
-  /** Micro-USD per second of output. */
-  unitPrice: Micros;
-  /** Whole seconds reserved at admission: the requested duration, or the model maximum for `auto`. */
+export interface Price extends UnitPrice {
+  /**
+   * Whole seconds reserved at admission: the requested duration, or the model maximum for `auto`.
+   * A per-run price does not depend on them; they are still the most the run may deliver.
+   */
   billableSeconds: number;
+  /** What admission reserves: the unit price times the seconds, or the run's price. */
   amount: Micros;
   /** The tier that applies, for people: "720p, with video input". */
   tier: string;
@@ -45,13 +56,38 @@ export function priceTierFor<T extends Pick<PriceTier, "when">>(
   return tiers.find((tier) => tierApplies(tier.when, facts));
 }
 
-/** The per-second price and its tier label for a normalized request; undefined when no tier applies. */
+/** The price, its unit and its tier label for a normalized request; undefined when no tier applies. */
 export function unitPriceOf(
   model: Pick<ModelDefinition, "priceTable">,
   request: NormalizedRequest,
-): { unitPrice: Micros; tier: string } | undefined {
+): (UnitPrice & { tier: string }) | undefined {
   const tier = priceTierFor(model.priceTable, request);
-  return tier && { unitPrice: tier.unitPrice, tier: tier.tier };
+  return tier && { unit: tier.unit, unitPrice: tier.unitPrice, tier: tier.tier };
+}
+
+/** The one unit a price table counts in: the catalog file refuses a table that mixes units. */
+export function unitOfTable(table: readonly UnitPrice[]): PriceUnit {
+  const units = [...new Set(table.map((tier) => tier.unit))];
+  const [unit] = units;
+  if (units.length !== 1 || unit === undefined) {
+    throw new RangeError(`a price table counts in one unit; this one has ${units.join(" and ") || "none"}`);
+  }
+  return unit;
+}
+
+/**
+ * What a price comes to for a run of `seconds`: the unit price times the seconds, or the run's
+ * price whatever its length. The client's charge and a route's vendor cost are both this.
+ */
+export function amountFor(price: UnitPrice, seconds: number): Micros {
+  switch (price.unit) {
+    case "second":
+      return price.unitPrice * seconds;
+    case "run":
+      return price.unitPrice;
+    default:
+      return assertNever(price.unit);
+  }
 }
 
 /**
@@ -78,9 +114,10 @@ export function priceRequest(
   }
   const billableSeconds = request.duration === "auto" ? model.maxDurationSeconds : request.duration;
   return {
+    unit: found.unit,
     unitPrice: found.unitPrice,
     billableSeconds,
-    amount: found.unitPrice * billableSeconds,
+    amount: amountFor(found, billableSeconds),
     tier: found.tier,
   };
 }
@@ -95,23 +132,59 @@ export function priceOf(model: Parameters<typeof priceRequest>[0], request: Norm
 /** Container and codec padding (an AAC priming frame, say) that does not count as a second. */
 export const DURATION_TOLERANCE_SECONDS = 0.05;
 
+/** The fewest seconds a delivered video is billed: a shorter one still counts one. */
+export const MIN_BILLED_SECONDS = 1;
+
 /**
- * The charge for a delivered video: its length rounded up to whole seconds (ignoring padding up
- * to DURATION_TOLERANCE_SECONDS), at least one second, and never more than was reserved, so a
- * provider that overshoots does not cost the client more.
+ * The charge for a delivered video. Its seconds are its length rounded up to whole seconds
+ * (ignoring padding up to DURATION_TOLERANCE_SECONDS), at least one, and never more than were
+ * reserved, so a provider that overshoots does not cost the client more. Per second, the charge is
+ * the unit price times those seconds; per run, the run's price whatever its length (which is what
+ * was reserved).
  */
 export function chargeFor(
-  price: Pick<Price, "unitPrice" | "billableSeconds">,
+  price: Pick<Price, "unit" | "unitPrice" | "billableSeconds">,
   deliveredSeconds: number,
 ): { billableSeconds: number; amount: Micros } {
   const rounded = Math.ceil(deliveredSeconds - DURATION_TOLERANCE_SECONDS);
-  const seconds = Math.min(Math.max(rounded, 1), price.billableSeconds);
-  return { billableSeconds: seconds, amount: price.unitPrice * seconds };
+  const seconds = Math.min(Math.max(rounded, MIN_BILLED_SECONDS), price.billableSeconds);
+  return { billableSeconds: seconds, amount: amountFor(price, seconds) };
 }
 
-/** The charge for a run's delivered video, at the unit price and within the seconds it reserved. */
+/** The charge for a run's delivered video, at its own price and unit, within the seconds it reserved. */
 export const chargeForRun = (
-  run: { unitPrice: Micros; reservedSeconds: number },
+  run: { priceUnit: PriceUnit; unitPrice: Micros; reservedSeconds: number },
   deliveredSeconds: number,
 ): { billableSeconds: number; amount: Micros } =>
-  chargeFor({ unitPrice: run.unitPrice, billableSeconds: run.reservedSeconds }, deliveredSeconds);
+  chargeFor(
+    { unit: run.priceUnit, unitPrice: run.unitPrice, billableSeconds: run.reservedSeconds },
+    deliveredSeconds,
+  );
+
+/** A vendor's cost and a price, as `compareCostWithPrice` puts them side by side. */
+export interface CostComparison {
+  /** What the vendor takes: per unit when both count in one unit, else for a run of `seconds`. */
+  cost: Micros;
+  /** What the client pays, counted the same way. */
+  price: Micros;
+  /** The run length both were taken at when their units differ; null when compared unit for unit. */
+  seconds: number | null;
+}
+
+/**
+ * A route's cost beside a model's price, like with like, at the run length where the route does
+ * worst. In one unit, the unit prices (a per-second cost above a per-second price loses at every
+ * length). A per-second cost against a per-run price: the cost of the longest run the model makes
+ * (`maxDurationSeconds`) against the price. A per-run cost against a per-second price: the cost
+ * against the price of the shortest run billed (MIN_BILLED_SECONDS). The route loses money on
+ * some run when `cost > price`.
+ */
+export function compareCostWithPrice(
+  cost: UnitPrice,
+  price: UnitPrice,
+  maxDurationSeconds: number,
+): CostComparison {
+  if (cost.unit === price.unit) return { cost: cost.unitPrice, price: price.unitPrice, seconds: null };
+  const seconds = cost.unit === "second" ? maxDurationSeconds : MIN_BILLED_SECONDS;
+  return { cost: amountFor(cost, seconds), price: amountFor(price, seconds), seconds };
+}

@@ -15,6 +15,7 @@ export const queuedRun = (run: NewRun, environment: Environment): RunRecord => (
   input: copy(run.input),
   webhookUrl: run.webhookUrl,
   metadata: copy(run.metadata),
+  priceUnit: run.priceUnit,
   unitPrice: run.unitPrice,
   reservedSeconds: run.reservedSeconds,
   reserved: run.reserved,

@@ -11,6 +11,7 @@ import type {
   Environment,
   Micros,
   ModelSlug,
+  PriceUnit,
   RunError,
   RunStatus,
   Tier,
@@ -88,8 +89,13 @@ export interface RunRecord {
   status: RunStatus;
   webhookUrl: string | null;
   metadata: Record<string, string>;
-  /** The price ceiling, unitPrice x reservedSeconds: held from the wallet while a live run is in flight. */
+  /**
+   * The price ceiling, held from the wallet while a live run is in flight: unitPrice x
+   * reservedSeconds per second, unitPrice per run.
+   */
   reserved: Micros;
+  /** How `unitPrice` counts, fixed at admission: per second of output, or once for the run. */
+  priceUnit: PriceUnit;
   unitPrice: Micros;
   reservedSeconds: number;
   /** Set once terminal: the charge (0 unless succeeded; a test run's is never taken) and the seconds billed. */
@@ -134,9 +140,11 @@ export interface NewRun {
   input: Record<string, unknown>;
   webhookUrl: string | null;
   metadata: Record<string, string>;
+  /** How `unitPrice` counts: per second of output, or once for the run. */
+  priceUnit: PriceUnit;
   unitPrice: Micros;
   reservedSeconds: number;
-  /** unitPrice x reservedSeconds */
+  /** What admission reserves: unitPrice x reservedSeconds per second, unitPrice per run. */
   reserved: Micros;
   createdAt: Date;
 }

@@ -180,8 +180,8 @@ describe("the catalog file", () => {
       referenceFields: { image: "image_urls" },
       media: { image: { formats: ["jpeg", "png"] } },
       priceTable: [
-        { tier: "480p", when: { resolution: "480p" }, unitPrice: 100_000 },
-        { tier: "720p", when: { resolution: "720p" }, unitPrice: 200_000 },
+        { tier: "480p", when: { resolution: "480p" }, unit: "second", unitPrice: 100_000 },
+        { tier: "720p", when: { resolution: "720p" }, unit: "second", unitPrice: 200_000 },
       ],
     });
     const checked = added?.input.check({ prompt: "p", image_urls: ["https://example.com/a.png"] });
@@ -194,7 +194,7 @@ describe("the catalog file", () => {
     });
     expect(catalog.routes[SLUG]?.[0]).toMatchObject({
       name: "fal",
-      cost: [{ when: {}, unitPrice: 150_000 }],
+      cost: [{ when: {}, unit: "second", unitPrice: 150_000 }],
     });
   });
 
@@ -203,7 +203,15 @@ describe("the catalog file", () => {
       file({ routes: [{ provider: "fal", model: "m", cost: { usd_per_second: "0.15" } }] }),
     );
     expect(catalog.losses).toEqual([
-      { slug: SLUG, route: "fal", tier: "480p", price: 100_000, cost: 150_000, allowed: false },
+      {
+        slug: SLUG,
+        route: "fal",
+        tier: "480p",
+        price: { unit: "second", unitPrice: 100_000 },
+        cost: { unit: "second", unitPrice: 150_000 },
+        seconds: null,
+        allowed: false,
+      },
     ]);
     const allowed = parse(
       file({ routes: [{ provider: "fal", model: "m", cost: { usd_per_second: "0.15" }, allow_loss: true }] }),
@@ -220,8 +228,8 @@ describe("the catalog file", () => {
       },
     });
     expect(catalog.prices["lab-d/model-d/reference-to-video"]).toEqual([
-      { tier: "720p", when: { resolution: "720p" }, unitPrice: 90_000 },
-      { tier: "1080p", when: { resolution: "1080p" }, unitPrice: 106_000 },
+      { tier: "720p", when: { resolution: "720p" }, unit: "second", unitPrice: 90_000 },
+      { tier: "1080p", when: { resolution: "1080p" }, unit: "second", unitPrice: 106_000 },
     ]);
   });
 

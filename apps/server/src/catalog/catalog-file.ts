@@ -8,19 +8,18 @@
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import {
+  amountFor,
   type BuiltInModelSlug,
   formatUsd,
   isBuiltInModelSlug,
   type MediaLimits,
-  type Micros,
   MODELS,
   type ModelDefinition,
   type NormalizedRequest,
   type PriceTier,
-  parseUsd,
   REFERENCE_KINDS,
   type ReferenceKind,
-  tierApplies,
+  type UnitPrice,
 } from "@refvid/core";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
@@ -31,7 +30,19 @@ import {
   type VendorSchema,
   vendorSchemaFrom,
 } from "../providers/upstream/vendor-schema.js";
+import {
+  type CostTier,
+  costSchema,
+  costTiers,
+  priceTable,
+  priceTiersSchema,
+  type RouteLoss,
+  repriceBuiltIn,
+  routeLosses,
+} from "./file-prices.js";
 import { compileInputSchema, type InputSchema } from "./input-schema.js";
+
+export type { CostTier, RouteLoss } from "./file-prices.js";
 
 export const UPSTREAM_TYPES = ["fal", "replicate", "cog"] as const;
 export type UpstreamType = (typeof UPSTREAM_TYPES)[number];
@@ -75,22 +86,6 @@ const providerSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("simulated"), max_concurrency: cap.optional() }),
 ]);
 
-/** A USD amount: a decimal string ("0.30") or a YAML number, read exactly into micro-USD. */
-const usd = z.union([z.string(), z.number()]).transform((value, ctx) => {
-  const micros = parseUsd(String(value));
-  if (micros === null || micros < 0) {
-    ctx.addIssue({ code: "custom", message: 'must be an amount of USD, such as "0.30"' });
-    return z.NEVER;
-  }
-  return micros;
-});
-const when = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
-const tierSchema = z.strictObject({
-  when: when.default({}),
-  usd_per_second: usd,
-  tier: z.string().min(1).max(100).optional(),
-});
-const tiers = z.array(tierSchema).min(1, "must list at least one price");
 const schemaSource = z.union([z.string().min(1), z.record(z.string(), z.unknown())]);
 
 const fieldList = z.array(z.string().min(1)).min(1);
@@ -101,7 +96,7 @@ const routeSchema = z.strictObject({
   map: z.string().min(1).optional(),
   output: z.string().min(1).optional(),
   vendor_schema: schemaSource.optional(),
-  cost: z.union([z.strictObject({ usd_per_second: usd }), tiers]).optional(),
+  cost: costSchema.optional(),
   allow_loss: z.boolean().optional(),
   input: z.record(z.string(), z.unknown()).optional(),
   rename: z.record(z.string(), z.string().min(1)).optional(),
@@ -142,12 +137,12 @@ const modelSchema = z.strictObject({
   max_total_references: z.number().int().positive().optional(),
   audio_needs_visual: z.boolean().default(false),
   citations: z.enum(["at", "none"]).default("none"),
-  pricing: tiers,
+  pricing: priceTiersSchema,
   routes: routeList.optional(),
 });
 
 /** What a file may say of a built-in model: its routes and the prices of its existing tiers. */
-const builtInSchema = z.strictObject({ pricing: tiers.optional(), routes: routeList.optional() });
+const builtInSchema = z.strictObject({ pricing: priceTiersSchema.optional(), routes: routeList.optional() });
 
 const fileSchema = z.strictObject({
   providers: z.record(name, providerSchema).default({}),
@@ -168,12 +163,6 @@ export interface ProviderEntry {
   maxConcurrency?: number;
 }
 
-/** A vendor's price per second of output, and the input that selects it. */
-export interface CostTier {
-  when: PriceTier["when"];
-  unitPrice: Micros;
-}
-
 export interface RouteEntry {
   /** Unique within its model; the provider's name unless the file names it. */
   name: string;
@@ -185,7 +174,7 @@ export interface RouteEntry {
   output?: CompiledExpression;
   /** The vendor's published input schema: a mapped input it refuses never reaches the vendor. */
   vendorSchema?: VendorSchema;
-  /** What the vendor charges per second, by input; absent when the file does not say. */
+  /** What the vendor charges, per second or per run, by input; absent when the file does not say. */
   cost?: CostTier[];
   allowLoss: boolean;
   input?: Record<string, unknown>;
@@ -199,16 +188,6 @@ export interface RouteEntry {
 export interface FileModel {
   model: ModelDefinition;
   input: InputSchema;
-}
-
-/** A route that costs more than the model's price for some tier. */
-export interface RouteLoss {
-  slug: string;
-  route: string;
-  tier: string;
-  price: Micros;
-  cost: Micros;
-  allowed: boolean;
 }
 
 export interface CatalogFile {
@@ -282,7 +261,9 @@ export function parseCatalogFile(raw: unknown, source: CatalogSource): CatalogFi
     if (isBuiltInModelSlug(slug)) {
       const builtIn = reader.parse(builtInSchema, spec, where);
       if (!builtIn) continue;
-      if (builtIn.pricing) catalog.prices[slug] = reader.reprice(slug, builtIn.pricing, where);
+      if (builtIn.pricing) {
+        catalog.prices[slug] = repriceBuiltIn(slug, builtIn.pricing, `${where}.pricing`, reader.problem);
+      }
       if (builtIn.routes) catalog.routes[slug] = reader.routes(builtIn.routes, providers, `${where}.routes`);
       continue;
     }
@@ -310,7 +291,11 @@ export function parseCatalogFile(raw: unknown, source: CatalogSource): CatalogFi
     catalog.routes[slug] = reader.routes(list, providers, where);
   }
   reader.throwIfProblems();
-  catalog.losses = losses(catalog);
+  catalog.losses = routeLosses(catalog.routes, (slug) =>
+    isBuiltInModelSlug(slug)
+      ? { ...MODELS[slug], priceTable: catalog.prices[slug] ?? MODELS[slug].priceTable }
+      : catalog.models.find(({ model }) => model.slug === slug)?.model,
+  );
   return catalog;
 }
 
@@ -323,9 +308,9 @@ class Reader {
     this.#dir = dirname(resolve(source.file));
   }
 
-  problem(path: string, message: string): void {
+  readonly problem = (path: string, message: string): void => {
     this.#problems.push(`${path || "(the file)"}: ${message}`);
-  }
+  };
 
   error(): CatalogError {
     return new CatalogError(
@@ -383,21 +368,6 @@ class Reader {
     return providers;
   }
 
-  /** A built-in model's table with the prices the file gives for its tiers. */
-  reprice(slug: BuiltInModelSlug, given: z.output<typeof tiers>, where: string): PriceTier[] {
-    const table = MODELS[slug].priceTable.map((tier) => ({ ...tier }));
-    given.forEach((tier, i) => {
-      const found = table.find((t) => sameWhen(t.when, tier.when));
-      if (!found) {
-        this.problem(
-          `${where}.pricing[${i}].when`,
-          `${MODELS[slug].name} has no such tier; its tiers: ${table.map((t) => JSON.stringify(t.when)).join(", ")}`,
-        );
-      } else found.unitPrice = tier.usd_per_second;
-    });
-    return table;
-  }
-
   model(slug: string, spec: z.output<typeof modelSchema>, where: string): FileModel | undefined {
     const schema = this.schema(spec.input_schema, `${where}.input_schema`);
     if (!schema) return undefined;
@@ -451,11 +421,7 @@ class Reader {
       media,
       outputFileDetails: true,
       normalize: (values) => normalizeFileInput(slug, fields, referenceFields, values),
-      priceTable: spec.pricing.map((tier) => ({
-        tier: tier.tier ?? tierLabel(tier.when),
-        when: tier.when,
-        unitPrice: tier.usd_per_second,
-      })),
+      priceTable: priceTable(spec.pricing, `${where}.pricing`, this.problem),
     };
     return { model: model as ModelDefinition, input };
   }
@@ -493,11 +459,7 @@ class Reader {
       const vendorSchema = route.vendor_schema
         ? this.vendorSchema(route.vendor_schema, `${at}.vendor_schema`)
         : undefined;
-      const cost = route.cost
-        ? Array.isArray(route.cost)
-          ? route.cost.map((tier) => ({ when: tier.when, unitPrice: tier.usd_per_second }))
-          : [{ when: {}, unitPrice: route.cost.usd_per_second }]
-        : undefined;
+      const cost = route.cost ? costTiers(route.cost, `${at}.cost`, this.problem) : undefined;
       entries.push({
         name: routeName,
         provider,
@@ -599,60 +561,6 @@ function durationOf(value: unknown): number | "auto" {
   return Number.isFinite(number) && number > 0 ? Math.ceil(number) : "auto";
 }
 
-/** `{resolution: 720p, video_references: false}` → "720p, no video input". */
-function tierLabel(when: PriceTier["when"]): string {
-  const parts = Object.entries(when).map(([key, value]) => {
-    const kind = /^(image|video|audio)_references$/.exec(key)?.[1];
-    if (kind) return value === true || value === "true" ? `with ${kind} input` : `no ${kind} input`;
-    return String(value);
-  });
-  return parts.join(", ") || "every input";
-}
-
-const sameWhen = (a: PriceTier["when"], b: PriceTier["when"]) =>
-  Object.keys(a).length === Object.keys(b).length &&
-  Object.entries(a).every(([key, value]) => key in b && String(b[key]) === String(value));
-
-/**
- * Every route whose cost is above its model's price for some price tier: for each tier, the
- * dearest cost tier that can apply beside it (none of their values differ).
- */
-function losses(catalog: CatalogFile): RouteLoss[] {
-  const found: RouteLoss[] = [];
-  const tablesOf = (slug: string): readonly PriceTier[] =>
-    catalog.prices[slug as BuiltInModelSlug] ??
-    (isBuiltInModelSlug(slug)
-      ? MODELS[slug].priceTable
-      : catalog.models.find((m) => m.model.slug === slug)?.model.priceTable) ??
-    [];
-  for (const [slug, routes] of Object.entries(catalog.routes)) {
-    for (const route of routes ?? []) {
-      if (!route.cost) continue;
-      for (const tier of tablesOf(slug)) {
-        const costs = route.cost.filter((cost) => compatible(cost.when, tier.when)).map((c) => c.unitPrice);
-        const cost = Math.max(...costs);
-        if (costs.length > 0 && cost > tier.unitPrice) {
-          found.push({
-            slug,
-            route: route.name,
-            tier: tier.tier,
-            price: tier.unitPrice,
-            cost,
-            allowed: route.allowLoss,
-          });
-        }
-      }
-    }
-  }
-  return found;
-}
-
-const compatible = (a: PriceTier["when"], b: PriceTier["when"]) =>
-  tierApplies(
-    Object.fromEntries(Object.entries(a).filter(([key]) => key in b)),
-    b as Record<string, string | number | boolean>,
-  );
-
 function join(where: string, path: readonly PropertyKey[]): string {
   return path.reduce<string>(
     (acc, part) =>
@@ -667,8 +575,11 @@ function messageOf(issue: z.core.$ZodIssue): string {
     if (issue.path[0] === "providers") {
       return `type must be one of ${[...UPSTREAM_TYPES, "preview", "simulated"].join(", ")}`;
     }
-    if (last === "cost") return 'must be { usd_per_second: "0.30" } or a list of { when, usd_per_second }';
-    if (last === "usd_per_second") return 'must be an amount of USD, such as "0.30"';
+    if (last === "cost") {
+      return 'must be { usd_per_second: "0.30" }, { usd_per_run: "0.50" }, or a list of { when, usd_per_second or usd_per_run }';
+    }
+    if (last === "usd_per_second" || last === "usd_per_run")
+      return 'must be an amount of USD, such as "0.30"';
     if (last === "input_schema" || last === "vendor_schema") {
       return "must be a path to a JSON Schema file or an inline JSON Schema";
     }
@@ -678,9 +589,19 @@ function messageOf(issue: z.core.$ZodIssue): string {
   return issue.message;
 }
 
-/** One line per route that costs more than its model's price: `… route fal costs 0.30 USD/s …`. */
+/**
+ * One line per route that costs more than its model's price: `… route fal costs 0.30 USD/s …`,
+ * or, when cost and price count in different units, both for the run length they were compared at.
+ */
 export function describeLoss(loss: RouteLoss): string {
-  return `${loss.slug} route ${loss.route} costs ${formatUsd(loss.cost)} USD/s where the price (${loss.tier}) is ${formatUsd(loss.price)} USD/s${loss.allowed ? " (allow_loss: true)" : ""}`;
+  const rate = (p: UnitPrice) =>
+    p.unit === "second" ? `${formatUsd(p.unitPrice)} USD/s` : `${formatUsd(p.unitPrice)} USD a run`;
+  const { seconds } = loss;
+  const at = (p: UnitPrice) =>
+    seconds === null || p.unit === "run"
+      ? rate(p)
+      : `${formatUsd(amountFor(p, seconds))} USD for a ${seconds} s run (${rate(p)})`;
+  return `${loss.slug} route ${loss.route} costs ${at(loss.cost)} where the price (${loss.tier}) is ${at(loss.price)}${loss.allowed ? " (allow_loss: true)" : ""}`;
 }
 
 /**

@@ -33,7 +33,7 @@ export interface ProviderRoute {
   map?: CompiledExpression;
   /** The vendor's input schema: a run whose mapped input it refuses never takes this route. */
   vendorSchema?: VendorSchema;
-  /** What the vendor charges per second of output, by input. */
+  /** What the vendor charges, per second of output or per run, by input. */
   cost?: CostTier[];
 }
 

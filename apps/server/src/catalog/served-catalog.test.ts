@@ -1,7 +1,14 @@
-import { MODELS } from "@refvid/core";
+import { MODELS, type UnitPrice } from "@refvid/core";
 import { describe, expect, it } from "vitest";
 import type { Provider } from "../providers/types.js";
-import { CatalogError, type CatalogFile, checkLosses, parseCatalogFile } from "./catalog-file.js";
+import {
+  CatalogError,
+  type CatalogFile,
+  checkLosses,
+  describeLoss,
+  parseCatalogFile,
+  type RouteLoss,
+} from "./catalog-file.js";
 import { CatalogVersion, ServedCatalog } from "./served-catalog.js";
 
 const SLUG = "acme/video-1/text-to-video";
@@ -27,7 +34,15 @@ const losing = (allowLoss: boolean): CatalogFile =>
 describe("routes that lose money", () => {
   it("are warnings outside production, naming the route, its cost and the price", () => {
     expect(checkLosses(losing(false), false, "REFVID_CATALOG_FILE")).toEqual([
-      { slug: SLUG, route: "box", tier: "every input", price: 100_000, cost: 250_000, allowed: false },
+      {
+        slug: SLUG,
+        route: "box",
+        tier: "every input",
+        price: { unit: "second", unitPrice: 100_000 },
+        cost: { unit: "second", unitPrice: 250_000 },
+        seconds: null,
+        allowed: false,
+      },
     ]);
   });
 
@@ -37,6 +52,37 @@ describe("routes that lose money", () => {
       `${SLUG} route box costs 0.25 USD/s where the price (every input) is 0.10 USD/s`,
     );
     expect(checkLosses(losing(true), true, "REFVID_CATALOG_FILE")).toHaveLength(1);
+  });
+});
+
+describe("describeLoss", () => {
+  const loss = (price: UnitPrice, cost: UnitPrice, seconds: number | null): RouteLoss => ({
+    slug: SLUG,
+    route: "box",
+    tier: "every input",
+    price,
+    cost,
+    seconds,
+    allowed: false,
+  });
+  it.each<[string, RouteLoss, string]>([
+    [
+      "per run against per run",
+      loss({ unit: "run", unitPrice: 1_250_000 }, { unit: "run", unitPrice: 1_300_000 }, null),
+      "costs 1.30 USD a run where the price (every input) is 1.25 USD a run",
+    ],
+    [
+      "per second against per run, at the longest run",
+      loss({ unit: "run", unitPrice: 1_250_000 }, { unit: "second", unitPrice: 90_000 }, 15),
+      "costs 1.35 USD for a 15 s run (0.09 USD/s) where the price (every input) is 1.25 USD a run",
+    ],
+    [
+      "per run against per second, at the shortest run",
+      loss({ unit: "second", unitPrice: 100_000 }, { unit: "run", unitPrice: 400_000 }, 1),
+      "costs 0.40 USD a run where the price (every input) is 0.10 USD for a 1 s run (0.10 USD/s)",
+    ],
+  ])("names both in their units: %s", (_name, given, want) => {
+    expect(describeLoss(given)).toBe(`${SLUG} route box ${want}`);
   });
 });
 

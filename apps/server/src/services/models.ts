@@ -5,7 +5,7 @@
  */
 import type { components } from "@refvid/api-types";
 import { loadOpenapiDocument } from "@refvid/api-types/document";
-import { formatUsd } from "@refvid/core";
+import { formatUsd, unitOfTable } from "@refvid/core";
 import type { CatalogVersion, ServedModel } from "../catalog/served-catalog.js";
 import type { AppDeps } from "../deps.js";
 
@@ -59,11 +59,13 @@ function describeModel(served: ServedModel, schemas: Record<string, unknown>): M
     },
     pricing: {
       currency: "usd",
-      unit: "second",
+      unit: unitOfTable(model.priceTable),
       tiers: model.priceTable.map((tier) => ({
         tier: tier.tier,
         when: { ...tier.when },
-        usd_per_second: formatUsd(tier.unitPrice),
+        ...(tier.unit === "run"
+          ? { usd_per_run: formatUsd(tier.unitPrice) }
+          : { usd_per_second: formatUsd(tier.unitPrice) }),
       })),
     },
   };

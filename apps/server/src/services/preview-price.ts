@@ -2,6 +2,7 @@
 import type { PricePreview } from "@refvid/api-types";
 import { formatUsd } from "@refvid/core";
 import type { AppDeps } from "../deps.js";
+import { unitField } from "../views/price-unit.js";
 import { readRunRequest } from "./run-request.js";
 
 export async function previewPrice(
@@ -15,6 +16,7 @@ export async function previewPrice(
     unit_price: formatUsd(price.unitPrice),
     billable_seconds: price.billableSeconds,
     amount: formatUsd(price.amount),
+    ...unitField(price.unit),
     price_tier: price.tier,
   };
 }

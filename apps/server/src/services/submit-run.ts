@@ -77,6 +77,7 @@ export async function submitRun(
     input,
     webhookUrl: body.webhook_url ?? null,
     metadata: body.metadata ?? {},
+    priceUnit: price.unit,
     unitPrice: price.unitPrice,
     reservedSeconds: price.billableSeconds,
     reserved: price.amount,

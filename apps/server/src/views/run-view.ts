@@ -3,6 +3,7 @@ import type { components, Run } from "@refvid/api-types";
 import { formatUsd, isBuiltInModelSlug, MODELS } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
 import type { FileUrlSigner } from "../files/signed-urls.js";
+import { unitField } from "./price-unit.js";
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
@@ -37,6 +38,7 @@ export function toApiRun(run: RunRecord, signer: FileUrlSigner, now: Date): Run 
           currency: "usd",
           unit_price: formatUsd(run.unitPrice),
           billable_seconds: run.billableSeconds ?? 0,
+          ...unitField(run.priceUnit),
         }
       : null,
     metadata: run.metadata,

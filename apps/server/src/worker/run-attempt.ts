@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chargeForRun, priceTierFor } from "@refvid/core";
+import { amountFor, chargeForRun, priceTierFor } from "@refvid/core";
 import { type CompleteResult, isConnectionLost, type RunOutcome, type RunRecord } from "@refvid/store";
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
@@ -137,8 +137,8 @@ async function complete(
 }
 
 /**
- * The run's video from its route plan, stored in the blob store, and its charge: the run's own unit
- * price for the delivered length, within what it reserved.
+ * The run's video from its route plan, stored in the blob store, and its charge: the run's own
+ * price and unit for the delivered length, within what it reserved.
  */
 async function generate(
   deps: AppDeps,
@@ -167,12 +167,13 @@ async function generate(
   const fileId = newFileId();
   await deps.blobs.put(fileId, result.path);
   const charge = chargeForRun(run, result.durationSeconds);
-  // What the vendor charges for the same seconds, at the route's cost for this input.
+  // What the vendor charges at the route's cost for this input: per run as it is, per second for
+  // the same seconds the client is billed.
   const cost = route.cost && priceTierFor(route.cost, request);
   return {
     status: "succeeded",
     route: route.name,
-    ...(cost ? { vendorCost: cost.unitPrice * charge.billableSeconds } : {}),
+    ...(cost ? { vendorCost: amountFor(cost, charge.billableSeconds) } : {}),
     output: {
       fileId,
       fileName: `${run.id}.mp4`,

@@ -1064,6 +1064,14 @@ export interface components {
          */
         Money: string;
         /**
+         * PriceUnit
+         * @description How a price counts. `second`: per second of output, as every built-in model is priced. `run`:
+         *     once for the whole run whatever its length, for a model of the operator's catalog priced per run.
+         * @example run
+         * @enum {string}
+         */
+        PriceUnit: "second" | "run";
+        /**
          * Billing
          * @description What a terminal run cost. Failed, timed-out and cancelled runs cost `"0.00"`.
          */
@@ -1071,9 +1079,18 @@ export interface components {
             amount: components["schemas"]["Money"];
             /** @enum {string} */
             currency: "usd";
+            /** @description The price per second of output, or the run's price when `unit` is `run`. */
             unit_price?: components["schemas"]["Money"];
-            /** @description Whole seconds charged (the delivered length, rounded up); `0` unless succeeded. */
+            /**
+             * @description Whole seconds of video delivered, rounded up, at most those reserved; `0` unless succeeded. A
+             *     price per second is charged for them; a price per run does not depend on them.
+             */
             billable_seconds?: number;
+            /**
+             * @description `run` when the run was priced per run: `unit_price` is the run's price, and a success is
+             *     charged it whatever its length. Absent when priced per second, as every built-in model is.
+             */
+            unit?: components["schemas"]["PriceUnit"];
         };
         /**
          * Run
@@ -1445,14 +1462,19 @@ export interface components {
         };
         /**
          * ModelPricing
-         * @description Per-second prices. A run reserves the price of the requested seconds at admission and is charged
-         *     for the seconds delivered; `POST /v1/pricing/preview` prices one input exactly.
+         * @description The model's prices, all in one `unit`. Per `second`, as every built-in model is priced: a run
+         *     reserves the price of the requested seconds at admission and is charged for the seconds
+         *     delivered. Per `run`, for a model of the operator's catalog: a run reserves its price and a
+         *     success is charged it whatever its length. `POST /v1/pricing/preview` prices one input exactly.
          */
         ModelPricing: {
             /** @enum {string} */
             currency: "usd";
-            /** @enum {string} */
-            unit: "second";
+            /**
+             * @description The unit of every tier: each gives `usd_per_second` when it is `second`, `usd_per_run` when
+             *     it is `run`.
+             */
+            unit: components["schemas"]["PriceUnit"];
             /** @description Every price the model has, with the input that selects it. */
             tiers: {
                 /**
@@ -1470,7 +1492,10 @@ export interface components {
                 when: {
                     [key: string]: unknown;
                 };
-                usd_per_second: components["schemas"]["Money"];
+                /** @description The price per second of output, when the pricing's `unit` is `second`. */
+                usd_per_second?: components["schemas"]["Money"];
+                /** @description The price of one run whatever its length, when the pricing's `unit` is `run`. */
+                usd_per_run?: components["schemas"]["Money"];
             }[];
         };
         /**
@@ -1661,16 +1686,27 @@ export interface components {
         /**
          * PricePreview
          * @description What a run with this input would reserve at admission. For model-a with `duration: "auto"`
-         *     that is the 30 s maximum; the run is then charged for the seconds delivered.
+         *     that is the 30 s maximum; the run is then charged for the seconds delivered. A model priced per
+         *     run (`unit: run`) reserves its price whatever the duration, and a success is charged that price.
          */
         PricePreview: {
             endpoint: components["schemas"]["ModelSlug"];
             /** @enum {string} */
             currency: "usd";
+            /** @description The price per second of output, or the run's price when `unit` is `run`. */
             unit_price: components["schemas"]["Money"];
-            /** @description Whole seconds priced. */
+            /**
+             * @description Whole seconds reserved: the duration asked for, or the model's longest. A price per run does
+             *     not depend on them.
+             */
             billable_seconds: number;
+            /** @description What admission reserves; the run's price when `unit` is `run`. */
             amount: components["schemas"]["Money"];
+            /**
+             * @description `run` when the model is priced per run: `unit_price` and `amount` are then both the run's
+             *     price. Absent when priced per second, as every built-in model is.
+             */
+            unit?: components["schemas"]["PriceUnit"];
             /**
              * @description The price tier that applies.
              * @example 720p, with video input

@@ -38,8 +38,22 @@ export interface NormalizedRequest {
   values?: Readonly<Record<string, string | number | boolean>>;
 }
 
-/** One per-second price and the input that selects it. */
-export interface PriceTier {
+/**
+ * How a price counts: by the second of output (every built-in model's), or once for the whole run
+ * whatever its length (a catalog model's, when its file says `usd_per_run`).
+ */
+export type PriceUnit = "second" | "run";
+export const PRICE_UNITS: readonly PriceUnit[] = ["second", "run"];
+
+/** A price and the unit it counts in. */
+export interface UnitPrice {
+  unit: PriceUnit;
+  /** Micro-USD per second of output, or for the run. */
+  unitPrice: Micros;
+}
+
+/** One price and the input that selects it. */
+export interface PriceTier extends UnitPrice {
   /** The label price preview shows: "720p, no video input". */
   tier: string;
   /**
@@ -47,7 +61,6 @@ export interface PriceTier {
    * are given (`video_references`). Empty: every input.
    */
   when: Readonly<Record<string, string | number | boolean>>;
-  unitPrice: Micros;
 }
 
 export interface ModelDefinition<Input = unknown> {
@@ -82,8 +95,8 @@ export interface ModelDefinition<Input = unknown> {
   /** Reads a schema-valid input into a NormalizedRequest, filling in the defaults. */
   normalize(input: Input): NormalizedRequest;
   /**
-   * Every per-second price the model has and what selects it; a request pays the first tier whose
-   * `when` it meets (`pricing.ts`).
+   * Every price the model has and what selects it; a request pays the first tier whose `when` it
+   * meets (`pricing.ts`). All of a table's tiers count in one unit (the catalog file checks it).
    */
   priceTable: readonly PriceTier[];
 }
@@ -93,7 +106,7 @@ export type BuiltInModel<S extends BuiltInModelSlug> = ModelDefinition<ModelInpu
 
 export const MB = 1024 * 1024;
 
-/** A price table with one tier per resolution. */
+/** A per-second price table with one tier per resolution. */
 export const tiersByResolution = (
   table: Readonly<Record<string, Micros>>,
   extra: { label?: string; when?: PriceTier["when"] } = {},
@@ -101,5 +114,6 @@ export const tiersByResolution = (
   Object.entries(table).map(([resolution, unitPrice]) => ({
     tier: extra.label ? `${resolution}, ${extra.label}` : resolution,
     when: { resolution, ...extra.when },
+    unit: "second",
     unitPrice,
   }));

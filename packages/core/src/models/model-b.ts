@@ -36,5 +36,5 @@ export const modelB: BuiltInModel<"lab-b/model-b/reference-to-video"> = {
       audio: b.reference_audio_urls ?? [],
     },
   }),
-  priceTable: [{ tier: "all resolutions", when: {}, unitPrice: PRICE }],
+  priceTable: [{ tier: "all resolutions", when: {}, unit: "second", unitPrice: PRICE }],
 };

@@ -26,6 +26,10 @@ describe.each(MODEL_SLUGS)("%s", (slug) => {
     expect(sorted(documented)).toEqual(sorted(MODELS[slug].priceTable.map((t) => t.unitPrice)));
   });
 
+  it("is priced per second, as the interface prices it", () => {
+    expect(new Set(MODELS[slug].priceTable.map((tier) => tier.unit))).toEqual(new Set(["second"]));
+  });
+
   it("prices an input the way its price table says", () => {
     const model = MODELS[slug];
     const base = normalizeInput(slug, MINIMAL[slug]);
@@ -38,7 +42,11 @@ describe.each(MODEL_SLUGS)("%s", (slug) => {
           video: tier.when.video_references ? ["https://example.com/v.mp4"] : [],
         },
       };
-      expect(unitPriceOf(model, request), tier.tier).toEqual({ unitPrice: tier.unitPrice, tier: tier.tier });
+      expect(unitPriceOf(model, request), tier.tier).toEqual({
+        unit: "second",
+        unitPrice: tier.unitPrice,
+        tier: tier.tier,
+      });
     }
   });
 });

@@ -212,6 +212,15 @@ export type ApiRunError = {
 export type ApiMoney = string;
 
 /**
+ * PriceUnit
+ *
+ * How a price counts. `second`: per second of output, as every built-in model is priced. `run`:
+ * once for the whole run whatever its length, for a model of the operator's catalog priced per run.
+ *
+ */
+export type ApiPriceUnit = 'second' | 'run';
+
+/**
  * Billing
  *
  * What a terminal run cost. Failed, timed-out and cancelled runs cost `"0.00"`.
@@ -219,11 +228,22 @@ export type ApiMoney = string;
 export type ApiBilling = {
     amount: ApiMoney;
     currency: 'usd';
+    /**
+     * The price per second of output, or the run's price when `unit` is `run`.
+     */
     unit_price?: ApiMoney;
     /**
-     * Whole seconds charged (the delivered length, rounded up); `0` unless succeeded.
+     * Whole seconds of video delivered, rounded up, at most those reserved; `0` unless succeeded. A
+     * price per second is charged for them; a price per run does not depend on them.
+     *
      */
     billable_seconds?: number;
+    /**
+     * `run` when the run was priced per run: `unit_price` is the run's price, and a success is
+     * charged it whatever its length. Absent when priced per second, as every built-in model is.
+     *
+     */
+    unit?: ApiPriceUnit;
 };
 
 /**
@@ -639,13 +659,20 @@ export type ApiModelLimits = {
 /**
  * ModelPricing
  *
- * Per-second prices. A run reserves the price of the requested seconds at admission and is charged
- * for the seconds delivered; `POST /v1/pricing/preview` prices one input exactly.
+ * The model's prices, all in one `unit`. Per `second`, as every built-in model is priced: a run
+ * reserves the price of the requested seconds at admission and is charged for the seconds
+ * delivered. Per `run`, for a model of the operator's catalog: a run reserves its price and a
+ * success is charged it whatever its length. `POST /v1/pricing/preview` prices one input exactly.
  *
  */
 export type ApiModelPricing = {
     currency: 'usd';
-    unit: 'second';
+    /**
+     * The unit of every tier: each gives `usd_per_second` when it is `second`, `usd_per_run` when
+     * it is `run`.
+     *
+     */
+    unit: ApiPriceUnit;
     /**
      * Every price the model has, with the input that selects it.
      */
@@ -660,7 +687,14 @@ export type ApiModelPricing = {
         when: {
             [key: string]: unknown;
         };
-        usd_per_second: ApiMoney;
+        /**
+         * The price per second of output, when the pricing's `unit` is `second`.
+         */
+        usd_per_second?: ApiMoney;
+        /**
+         * The price of one run whatever its length, when the pricing's `unit` is `run`.
+         */
+        usd_per_run?: ApiMoney;
     }>;
 };
 
@@ -895,18 +929,33 @@ export type ApiPricePreviewRequest = {
  * PricePreview
  *
  * What a run with this input would reserve at admission. For model-a with `duration: "auto"`
- * that is the 30 s maximum; the run is then charged for the seconds delivered.
+ * that is the 30 s maximum; the run is then charged for the seconds delivered. A model priced per
+ * run (`unit: run`) reserves its price whatever the duration, and a success is charged that price.
  *
  */
 export type ApiPricePreview = {
     endpoint: ApiModelSlug;
     currency: 'usd';
+    /**
+     * The price per second of output, or the run's price when `unit` is `run`.
+     */
     unit_price: ApiMoney;
     /**
-     * Whole seconds priced.
+     * Whole seconds reserved: the duration asked for, or the model's longest. A price per run does
+     * not depend on them.
+     *
      */
     billable_seconds: number;
+    /**
+     * What admission reserves; the run's price when `unit` is `run`.
+     */
     amount: ApiMoney;
+    /**
+     * `run` when the model is priced per run: `unit_price` and `amount` are then both the run's
+     * price. Absent when priced per second, as every built-in model is.
+     *
+     */
+    unit?: ApiPriceUnit;
     /**
      * The price tier that applies.
      */

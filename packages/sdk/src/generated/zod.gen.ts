@@ -199,6 +199,15 @@ export const zRunError = z.object({
 export const zMoney = z.string().regex(/^-?[0-9]+\.[0-9]{2,6}$/);
 
 /**
+ * PriceUnit
+ *
+ * How a price counts. `second`: per second of output, as every built-in model is priced. `run`:
+ * once for the whole run whatever its length, for a model of the operator's catalog priced per run.
+ *
+ */
+export const zPriceUnit = z.enum(['second', 'run']);
+
+/**
  * Billing
  *
  * What a terminal run cost. Failed, timed-out and cancelled runs cost `"0.00"`.
@@ -207,7 +216,8 @@ export const zBilling = z.object({
     amount: zMoney,
     currency: z.enum(['usd']),
     unit_price: zMoney.optional(),
-    billable_seconds: z.int().gte(0).optional()
+    billable_seconds: z.int().gte(0).optional(),
+    unit: zPriceUnit.optional()
 });
 
 /**
@@ -475,17 +485,20 @@ export const zModelLimits = z.object({
 /**
  * ModelPricing
  *
- * Per-second prices. A run reserves the price of the requested seconds at admission and is charged
- * for the seconds delivered; `POST /v1/pricing/preview` prices one input exactly.
+ * The model's prices, all in one `unit`. Per `second`, as every built-in model is priced: a run
+ * reserves the price of the requested seconds at admission and is charged for the seconds
+ * delivered. Per `run`, for a model of the operator's catalog: a run reserves its price and a
+ * success is charged it whatever its length. `POST /v1/pricing/preview` prices one input exactly.
  *
  */
 export const zModelPricing = z.object({
     currency: z.enum(['usd']),
-    unit: z.enum(['second']),
+    unit: zPriceUnit,
     tiers: z.array(z.object({
         tier: z.string(),
         when: z.record(z.string(), z.unknown()),
-        usd_per_second: zMoney
+        usd_per_second: zMoney.optional(),
+        usd_per_run: zMoney.optional()
     }))
 });
 
@@ -629,7 +642,8 @@ export const zPricePreviewRequest = z.object({
  * PricePreview
  *
  * What a run with this input would reserve at admission. For model-a with `duration: "auto"`
- * that is the 30 s maximum; the run is then charged for the seconds delivered.
+ * that is the 30 s maximum; the run is then charged for the seconds delivered. A model priced per
+ * run (`unit: run`) reserves its price whatever the duration, and a success is charged that price.
  *
  */
 export const zPricePreview = z.object({
@@ -638,6 +652,7 @@ export const zPricePreview = z.object({
     unit_price: zMoney,
     billable_seconds: z.int().gte(1),
     amount: zMoney,
+    unit: zPriceUnit.optional(),
     price_tier: z.string()
 });
 

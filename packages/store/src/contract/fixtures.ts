@@ -1,6 +1,6 @@
 /** Builders shared by the contract suite and the property tests. */
 import { createHash, randomUUID } from "node:crypto";
-import type { Micros } from "@refvid/core";
+import { amountFor, type Micros, type PriceUnit } from "@refvid/core";
 import type { Environment, NewRun, Store } from "../types.js";
 
 export const T0 = new Date("2026-11-22T10:00:00.000Z");
@@ -75,10 +75,11 @@ export async function addKey(
 
 let sequence = 0;
 
-/** A queued run of `tenant` reserving `seconds` x `unitPrice`. */
+/** A queued run of `tenant` reserving `seconds` x `unitPrice` (per second), or `unitPrice` (per run). */
 export function newRun(
   tenant: Tenant,
   options: {
+    priceUnit?: PriceUnit;
     unitPrice?: Micros;
     seconds?: number;
     createdAt?: Date;
@@ -87,6 +88,7 @@ export function newRun(
     endpoint?: NewRun["endpoint"];
   } = {},
 ): NewRun {
+  const priceUnit = options.priceUnit ?? "second";
   const unitPrice = options.unitPrice ?? 100_000;
   const seconds = options.seconds ?? 5;
   sequence += 1;
@@ -98,9 +100,10 @@ export function newRun(
     input: { prompt: `run ${sequence}` },
     webhookUrl: options.webhookUrl ?? null,
     metadata: options.metadata ?? {},
+    priceUnit,
     unitPrice,
     reservedSeconds: seconds,
-    reserved: unitPrice * seconds,
+    reserved: amountFor({ unit: priceUnit, unitPrice }, seconds),
     createdAt: options.createdAt ?? at(sequence),
   };
 }

@@ -12,6 +12,7 @@ import { environmentsContract } from "./environments.contract.js";
 import { eventsContract } from "./events.contract.js";
 import { invariantsContract } from "./invariants.contract.js";
 import { lifecycleContract } from "./lifecycle.contract.js";
+import { priceUnitContract } from "./price-unit.contract.js";
 import { providersContract } from "./providers.contract.js";
 import { runCostsContract } from "./run-costs.contract.js";
 import { searchContract } from "./search.contract.js";
@@ -31,6 +32,7 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
     eventsContract(makeStore);
     lifecycleContract(makeStore);
     runCostsContract(makeStore);
+    priceUnitContract(makeStore);
     providersContract(makeStore);
     searchContract(makeStore);
     statsContract(makeStore);

@@ -52,6 +52,7 @@ describe("copy", () => {
       webhookUrl: "https://example.com/hook",
       metadata: { a: "b" },
       reserved: 284_000,
+      priceUnit: "second",
       unitPrice: 71_000,
       reservedSeconds: 4,
       charged: 0,

@@ -48,6 +48,7 @@ export function copyRun(run: RunRecord): RunRecord {
     webhookUrl: run.webhookUrl,
     metadata: copy(run.metadata),
     reserved: run.reserved,
+    priceUnit: run.priceUnit,
     unitPrice: run.unitPrice,
     reservedSeconds: run.reservedSeconds,
     charged: run.charged,

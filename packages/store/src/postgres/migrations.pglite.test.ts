@@ -125,3 +125,37 @@ describe("000007 webhook attempts", () => {
     });
   });
 });
+
+describe("000012 run price unit", () => {
+  it("keeps every run admitted before priced per second, and refuses any unit but second or run", async () => {
+    const db = await databaseAt("000011");
+    await db.query(
+      `insert into organizations (id, name, created_at, balance, reserved, tier, concurrency_limit, in_flight, webhook_secret)
+       values ('org_a', 'A', $1, 10000000, 500000, 'starter', 10, 1, 'whsec_x')`,
+      [T0],
+    );
+    await db.query(
+      `insert into api_keys (id, organization_id, environment, key_hash, key_prefix, max_concurrency, rate_limit_per_minute, in_flight, created_at)
+       values ('key_live', 'org_a', 'live', 'h1', 'sk-live-', 10, 120, 1, $1)`,
+      [T0],
+    );
+    await db.query(
+      `insert into runs (id, organization_id, api_key_id, environment, endpoint, input, status, reserved, unit_price, reserved_seconds, created_at)
+       values ('run_a', 'org_a', 'key_live', 'live', 'lab-d/model-d/reference-to-video', '{}', 'queued', 500000, 100000, 5, $1)`,
+      [T0],
+    );
+
+    expect(await migrate(db)).toContain("000012_run_price_unit.sql");
+
+    const store = new PostgresStore(db);
+    expect(await store.getRun("org_a", "run_a")).toMatchObject({
+      priceUnit: "second",
+      unitPrice: 100_000,
+      reservedSeconds: 5,
+      reserved: 500_000,
+    });
+    await expect(db.query("update runs set price_unit = 'minute' where id = 'run_a'")).rejects.toThrow(
+      /price_unit/,
+    );
+  });
+});

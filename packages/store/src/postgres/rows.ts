@@ -1,5 +1,5 @@
 /** Rows to records. Both drivers may hand back bigint columns as strings or bigints. */
-import type { Environment, IdempotencyRecord, ModelSlug, RunStatus, Tier } from "@refvid/core";
+import type { Environment, IdempotencyRecord, ModelSlug, PriceUnit, RunStatus, Tier } from "@refvid/core";
 import type {
   ApiKeyRecord,
   OrganizationRecord,
@@ -30,6 +30,11 @@ function exactInt(v: unknown, column: string, unit = ""): number {
 }
 const microsOrNull = (v: unknown, column: string): number | null =>
   v === null || v === undefined ? null : micros(v, column);
+/** The run's price unit; the column's CHECK allows only these two. */
+function priceUnit(v: unknown): PriceUnit {
+  if (v === "second" || v === "run") return v;
+  throw new RangeError(`price_unit holds ${String(v)}, not second or run`);
+}
 const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : date(v));
 
@@ -85,6 +90,7 @@ export function toRun(r: Row): RunRecord {
     webhookUrl: (r.webhook_url as string | null) ?? null,
     metadata: (r.metadata as Record<string, string>) ?? {},
     reserved: micros(r.reserved, "reserved"),
+    priceUnit: priceUnit(r.price_unit),
     unitPrice: micros(r.unit_price, "unit_price"),
     reservedSeconds: num(r.reserved_seconds),
     charged: microsOrNull(r.charged, "charged"),

@@ -144,15 +144,15 @@ async function insertRuns(
          k as (update api_keys k set in_flight = d.in_flight from unnest($5::text[], $6::int[]) as d (id, in_flight)
            where k.id = d.id),
          r as (insert into runs (id, organization_id, api_key_id, environment, endpoint, input, status, webhook_url, metadata,
-             reserved, unit_price, reserved_seconds, created_at)
+             reserved, price_unit, unit_price, reserved_seconds, created_at)
            select id, organization_id, api_key_id, environment, endpoint, input, 'queued', webhook_url, metadata, reserved,
-             unit_price, reserved_seconds, created_at
+             price_unit, unit_price, reserved_seconds, created_at
            from unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::jsonb[], $13::text[], $14::jsonb[],
-             $15::bigint[], $16::bigint[], $17::int[], $18::timestamptz[])
-             as n (id, organization_id, api_key_id, environment, endpoint, input, webhook_url, metadata, reserved, unit_price,
-               reserved_seconds, created_at)
+             $15::bigint[], $16::text[], $17::bigint[], $18::int[], $19::timestamptz[])
+             as n (id, organization_id, api_key_id, environment, endpoint, input, webhook_url, metadata, reserved, price_unit,
+               unit_price, reserved_seconds, created_at)
            returning ${RUN_COLUMNS}),
-         notified as (select pg_notify($19, $20))
+         notified as (select pg_notify($20, $21))
      select r.*, (select count(*) from notified) as notified from r`,
     [
       [...orgs.keys()],
@@ -170,6 +170,7 @@ async function insertRuns(
       runs.map((r) => r.webhookUrl),
       runs.map((r) => json(r.metadata)),
       runs.map((r) => r.reserved),
+      runs.map((r) => r.priceUnit),
       runs.map((r) => r.unitPrice),
       runs.map((r) => r.reservedSeconds),
       runs.map((r) => r.createdAt),
