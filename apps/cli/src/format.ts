@@ -94,10 +94,32 @@ export function runRows(runs: readonly Run[], c: Colors): Cell[][] {
   ]);
 }
 
-/** `0.071–0.106 USD/s`: the range of a model's per-second prices. */
+type Tier = Model["pricing"]["tiers"][number];
+
+/** A tier's price in its unit: `0.071 USD/s`, or `0.50 USD a run` for a model priced per run. */
+export function tierPrice(tier: Tier): string {
+  return tier.usd_per_run !== undefined ? `${tier.usd_per_run} USD a run` : `${tier.usd_per_second} USD/s`;
+}
+
+/** `0.071–0.106 USD/s` (or `USD a run`): the range of a model's prices. */
 export function priceRange(model: Model): string {
-  const prices = model.pricing.tiers.map((t) => Number(t.usd_per_second));
-  const low = model.pricing.tiers[prices.indexOf(Math.min(...prices))]?.usd_per_second;
-  const high = model.pricing.tiers[prices.indexOf(Math.max(...prices))]?.usd_per_second;
-  return low === high ? `${low} USD/s` : `${low}–${high} USD/s`;
+  const perRun = model.pricing.unit === "run";
+  const amountOf = (t: Tier) => (perRun ? t.usd_per_run : t.usd_per_second);
+  const prices = model.pricing.tiers.map((t) => Number(amountOf(t)));
+  const low = amountOf(model.pricing.tiers[prices.indexOf(Math.min(...prices))] as Tier);
+  const high = amountOf(model.pricing.tiers[prices.indexOf(Math.max(...prices))] as Tier);
+  const unit = perRun ? "USD a run" : "USD/s";
+  return low === high ? `${low} ${unit}` : `${low}–${high} ${unit}`;
+}
+
+/** What a price preview or a run's billing says: `4.16 USD for 8 s at 0.52 USD/s`, or a run's price. */
+export function chargeText(price: {
+  amount: string;
+  billable_seconds: number;
+  unit_price: string;
+  unit?: string;
+}): string {
+  return price.unit === "run"
+    ? `${price.amount} USD a run (${price.billable_seconds} s)`
+    : `${price.amount} USD for ${price.billable_seconds} s at ${price.unit_price} USD/s`;
 }

@@ -52,7 +52,7 @@ const CATALOG = {
       references: { image: { field: "start_frames" } },
       pricing: [{ when: { style: "anime" }, usd_per_second: "0.20" }, { usd_per_second: "0.10" }],
     },
-    // One reference given as a single URL rather than a list, as a catalog model's may be.
+    // One reference given as a single URL rather than a list, as a catalog model's may be; a price per run.
     [STILL]: {
       name: "still",
       summary: "A clip from one image.",
@@ -64,7 +64,7 @@ const CATALOG = {
       fields: { prompt: "prompt" },
       max_duration_seconds: 4,
       references: { image: { field: "image_url" } },
-      pricing: [{ usd_per_second: "0.05" }],
+      pricing: [{ usd_per_run: "0.25" }],
     },
   },
 };
@@ -101,6 +101,14 @@ describe("a catalog model", () => {
     expect(help).toContain('--fps <n> (choices: "24", "30")');
     expect(help).toContain("--seed <n> (at least 0)");
     expect(help).toContain("0.20 USD/s anime");
+  });
+
+  it("shows a price per run as one", async () => {
+    const price = await refvid(["price", "still", "--prompt", "p", "--image", IMAGE]);
+    expect(price.code, price.stderr).toBe(0);
+    expect(price.stdout).toMatch(/amount\s+0\.25 USD\n[^]*unit price\s+0\.25 USD a run/);
+    const models = await refvid(["models"]);
+    expect(models.stdout).toMatch(/still\s+│ acme\/still\/image-to-video\s+│ 0\.25 USD a run /);
   });
 
   it("prices an input given with its flags", async () => {

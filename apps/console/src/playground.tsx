@@ -168,7 +168,12 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
     const controller = new AbortController();
     const timer = setTimeout(() => {
       client.previewPrice(model.slug, JSON.parse(inputKey), { signal: controller.signal }).then(
-        (p) => setPrice(`$${p.amount} (${p.billable_seconds} s at $${p.unit_price}/s, ${p.price_tier})`),
+        (p) =>
+          setPrice(
+            p.unit === "run"
+              ? `$${p.amount} a run (${p.price_tier})`
+              : `$${p.amount} (${p.billable_seconds} s at $${p.unit_price}/s, ${p.price_tier})`,
+          ),
         (e) => controller.signal.aborted || setPrice(`No price: ${describeError(e)}`),
       );
     }, PRICE_DEBOUNCE_MS);

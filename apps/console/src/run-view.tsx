@@ -46,7 +46,13 @@ export function RunView({ run }: { run: Run }) {
         <dt>Billing</dt>
         <dd>
           {run.billing
-            ? `$${run.billing.amount}${run.billing.billable_seconds ? ` (${run.billing.billable_seconds} s at $${run.billing.unit_price}/s)` : ""}`
+            ? `$${run.billing.amount}${
+                run.billing.unit === "run"
+                  ? " (a run)"
+                  : run.billing.billable_seconds
+                    ? ` (${run.billing.billable_seconds} s at $${run.billing.unit_price}/s)`
+                    : ""
+              }`
             : "— (in flight)"}
         </dd>
         {run.error ? (

@@ -10,7 +10,7 @@ import {
 import type { Command } from "commander";
 import { DEFAULT_PROFILE, readConfigFile, saveProfile } from "../config.js";
 import { UsageError } from "../errors.js";
-import { details, priceRange, table } from "../format.js";
+import { details, priceRange, table, tierPrice } from "../format.js";
 import type { Output } from "../io.js";
 import { findModel, modelInputOptions, unknownModel } from "../model-flags.js";
 import { session } from "../session.js";
@@ -54,7 +54,7 @@ function modelDetails(io: Output, model: Model, models: readonly Model[]): strin
       ["summary", model.summary],
       ["longest", `${model.limits.max_duration_seconds} s`],
       ["references", references.join("\n")],
-      ["prices", model.pricing.tiers.map((t) => `${t.usd_per_second} USD/s  ${t.tier}`).join("\n")],
+      ["prices", model.pricing.tiers.map((t) => `${tierPrice(t)}  ${t.tier}`).join("\n")],
     ]),
     "",
     table(c, ["FLAG", "TYPE", "CHOICES", "DEFAULT"], rows),

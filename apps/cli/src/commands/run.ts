@@ -8,7 +8,7 @@ import { jsonObject, keyValue } from "../args.js";
 import type { Config } from "../config.js";
 import { saveVideo } from "../download.js";
 import { EXIT_RUN_FAILED, UsageError, withFieldFlags } from "../errors.js";
-import { details, runOutcome, videoUrl } from "../format.js";
+import { chargeText, details, runOutcome, tierPrice, videoUrl } from "../format.js";
 import { createOutput, type GlobalOptions, type Output } from "../io.js";
 import { checkLocalFiles, type LocalFile, placeLocalFiles, uploadLocalFiles } from "../local-files.js";
 import {
@@ -64,7 +64,7 @@ function withModelInput(cmd: Command, catalog: Catalog): ModelInputOptions | und
   }
   const inputs = modelInputOptions(catalog.model, cmd);
   for (const option of inputs.options) cmd.addOption(option);
-  const tiers = catalog.model.pricing.tiers.map((t) => `  ${t.usd_per_second} USD/s  ${t.tier}`).join("\n");
+  const tiers = catalog.model.pricing.tiers.map((t) => `  ${tierPrice(t)}  ${t.tier}`).join("\n");
   cmd.addHelpText("after", `\n${catalog.model.name}: ${catalog.model.summary}\nPrices:\n${tiers}`);
   return inputs;
 }
@@ -95,7 +95,7 @@ async function resolveInput(
 
 function priceLine(price: PricePreview, config: Config | undefined): string {
   const test = config?.apiKey?.startsWith("sk-test-") ? " (test key: priced, never charged)" : "";
-  return `Price: ${price.amount} USD for ${price.billable_seconds} s at ${price.unit_price} USD/s (${price.price_tier})${test}`;
+  return `Price: ${chargeText(price)} (${price.price_tier})${test}`;
 }
 
 async function preview(
@@ -240,7 +240,7 @@ export function registerPrice(program: Command, catalog: Catalog): void {
         ["model", price.endpoint],
         ["amount", `${price.amount} USD`],
         ["seconds", price.billable_seconds],
-        ["unit price", `${price.unit_price} USD/s`],
+        ["unit price", price.unit === "run" ? `${price.unit_price} USD a run` : `${price.unit_price} USD/s`],
         ["tier", price.price_tier],
       ]),
     );
