@@ -106,7 +106,7 @@ describe("a catalog model", () => {
   it("shows a price per run as one", async () => {
     const price = await refvid(["price", "still", "--prompt", "p", "--image", IMAGE]);
     expect(price.code, price.stderr).toBe(0);
-    expect(price.stdout).toMatch(/amount\s+0\.25 USD\n[^]*unit price\s+0\.25 USD a run/);
+    expect(price.stdout).toMatch(/amount\s+0\.25 USD\n[\s\S]*unit price\s+0\.25 USD a run/);
     const models = await refvid(["models"]);
     expect(models.stdout).toMatch(/still\s+│ acme\/still\/image-to-video\s+│ 0\.25 USD a run /);
   });
