@@ -251,7 +251,7 @@ export class HeldPrediction {
   }
 
   /** POST /predictions/{id}/cancel: one try with a short time limit; 404 when nothing runs. */
-  private async cancel(): Promise<void> {
+  async cancel(): Promise<void> {
     try {
       const answer = await vendorFetch(
         { ...this.call(AbortSignal.timeout(CANCEL_TIMEOUT_MS)), attemptTimeoutMs: CANCEL_TIMEOUT_MS },

@@ -5,6 +5,7 @@ import {
   ProviderError,
   type ProviderJob,
   type ProviderResult,
+  type UpstreamJob,
   type VendorProviderOptions,
 } from "./types.js";
 import { vendorInput } from "./upstream/input.js";
@@ -25,6 +26,11 @@ export class CogProvider implements Provider {
     if (!URL.canParse(options.url)) {
       throw new Error(`Cog provider "${options.name}" needs the container's URL, e.g. http://10.0.0.5:5000`);
     }
+  }
+
+  async cancelUpstream(job: UpstreamJob): Promise<void> {
+    const context = { signal: new AbortController().signal, onProgress: () => {}, upstream: job };
+    await new HeldPrediction(this.options, job.id, context, this.options.logger).cancel();
   }
 
   async run(job: ProviderJob, context: ProviderContext): Promise<ProviderResult> {

@@ -242,6 +242,10 @@ export class FalProvider implements Provider {
     }
   }
 
+  async cancelUpstream(job: UpstreamJob): Promise<void> {
+    await this.cancel(this.resumable(job), this.options.logger);
+  }
+
   /** PUT cancel_url: one try with a short time limit; fal may have finished already. */
   private async cancel(request: UpstreamJob & { urls: FalUrls }, log: Logger | undefined): Promise<void> {
     await this.client.cancelOnce(

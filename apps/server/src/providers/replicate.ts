@@ -301,6 +301,10 @@ export class ReplicateProvider implements Provider {
     };
   }
 
+  async cancelUpstream(job: UpstreamJob): Promise<void> {
+    await this.cancel(this.resumable(job), this.options.logger);
+  }
+
   /** POST urls.cancel: one try with a short time limit; the prediction may have ended already. */
   private async cancel(prediction: Followed, log: Logger | undefined): Promise<void> {
     await this.client.cancelOnce(

@@ -58,6 +58,11 @@ export interface Provider {
   /** Whether the provider reads the references; if so the worker downloads and checks them first. */
   readonly usesReferences: boolean;
   run(job: ProviderJob, context: ProviderContext): Promise<ProviderResult>;
+  /**
+   * Cancels a vendor job recorded on a run that no worker follows (its worker died and the
+   * sweeper ended the run): one try, never throwing; the job may have ended already.
+   */
+  cancelUpstream?(job: UpstreamJob): Promise<void>;
 }
 
 /** What every vendor adapter is built with, from its route in the routing file. */

@@ -1,8 +1,12 @@
 /**
  * Ends runs whose time ran out while queued (no worker took them) and recovers runs whose worker
- * died (their lease expired): those go back to the queue, or fail after `maxAttempts` claims.
+ * died (their lease expired): those go back to the queue, or fail after `maxAttempts` claims. A
+ * run it ends that has a vendor job recorded gets that job cancelled: its worker may be gone, and
+ * the vendor would otherwise run (and bill) the job to its end. A live worker cancels it too; a
+ * second cancel of a job is harmless.
  */
 import { type RunError, runErrors, statusOfRunError } from "@refvid/core";
+import type { RunRecord, UpstreamRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 import { PeriodicTask } from "../periodic-task.js";
 
@@ -51,10 +55,28 @@ export class Sweeper {
   }
 
   private async end(runId: string, error: RunError) {
-    await this.deps.store.completeRun({
+    const ended = await this.deps.store.completeRun({
       runId,
       outcome: { status: statusOfRunError(error.type), error },
       now: this.deps.clock.now(),
     });
+    if (ended.kind === "completed" && ended.run.upstream) {
+      await this.cancelUpstream(ended.run, ended.run.upstream);
+    }
+  }
+
+  /** The vendor job of a run the sweeper ended, cancelled on the route that recorded it. */
+  private async cancelUpstream(run: RunRecord, upstream: UpstreamRecord): Promise<void> {
+    const route = this.deps.catalog.route(run.endpoint, upstream.provider);
+    const log = this.deps.logger.child({ runId: run.id, upstreamId: upstream.id });
+    if (!route?.provider.cancelUpstream) {
+      log.warn({ route: upstream.provider }, "no route here can cancel the run's vendor job");
+      return;
+    }
+    try {
+      await route.provider.cancelUpstream(upstream);
+    } catch (err) {
+      log.warn({ err }, "could not cancel the vendor job of a run the sweeper ended");
+    }
   }
 }
