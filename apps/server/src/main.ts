@@ -44,8 +44,18 @@ async function main() {
     process.stderr.write(`refvid cannot start:\n${findings.errors.map((e) => `  - ${e}\n`).join("")}`);
     process.exit(2);
   }
+  // SIGHUP reads the catalog file again (a bad one is logged, the catalog in service stays). It is
+  // taken from the start: Node's default for SIGHUP ends the process, and /readyz answers before
+  // start-up has returned.
+  let reload = () => {};
+  process.on("SIGHUP", () => reload());
   const refvid = await startRefvid(config, { host: process.env.HOST ?? "0.0.0.0" });
   const { logger } = refvid.deps;
+  reload = () => {
+    try {
+      reloadCatalog(refvid.deps);
+    } catch {}
+  };
   for (const warning of findings.warnings) {
     logger.warn(warning);
     process.stderr.write(`warning: ${warning}\n`);
@@ -85,12 +95,6 @@ async function main() {
     await refvid.close();
     process.exit(0);
   };
-  // Reads the catalog file again; a bad one is logged and the catalog in service stays.
-  process.on("SIGHUP", () => {
-    try {
-      reloadCatalog(refvid.deps);
-    } catch {}
-  });
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
 }

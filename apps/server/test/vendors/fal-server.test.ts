@@ -110,7 +110,7 @@ async function downloadedSeconds(videoUrl: string, name: string): Promise<number
 
 describe("fal queue: happy path", () => {
   it("queues, runs with progress logs, completes, and serves a playable MP4 of the requested length", async () => {
-    Object.assign(fal.knobs, { queueMs: 80, latencyMs: 120 });
+    Object.assign(fal.knobs, { queueMs: 400, latencyMs: 120 });
     const before = fal.stats.submits;
     const res = await submit({ prompt: "a dolly shot", duration: "1", image_urls: ["https://x/y.png"] });
     expect(res.status).toBe(200);
