@@ -24,11 +24,13 @@ export const FFPROBE = binary("@ffprobe-installer/ffprobe", "ffprobe");
 export interface RunOptions {
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Each piece of standard output as it arrives (ffmpeg's `-progress pipe:1` reports). */
+  onStdout?: (chunk: string) => void;
 }
 
-function run(file: string, args: string[], { timeoutMs, signal }: RunOptions): Promise<string> {
+function run(file: string, args: string[], { timeoutMs, signal, onStdout }: RunOptions): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(
+    const child = execFile(
       file,
       args,
       { timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 16 * 1024 * 1024, signal, encoding: "utf8" },
@@ -45,11 +47,42 @@ function run(file: string, args: string[], { timeoutMs, signal }: RunOptions): P
         } else resolve(stdout);
       },
     );
+    if (onStdout) child.stdout?.on("data", (chunk: Buffer | string) => onStdout(String(chunk)));
   });
 }
 
 export const ffmpeg = (args: string[], options: RunOptions) =>
   run(FFMPEG, ["-hide_banner", "-nostdin", "-y", ...args], options);
+
+/**
+ * ffmpeg writing `seconds` of output, reporting how far it has got as a fraction (0 to 1) from its
+ * `-progress` reports (about two a second): the output time written over `seconds`.
+ */
+export function ffmpegWithProgress(
+  args: string[],
+  seconds: number,
+  options: RunOptions & { onFraction: (fraction: number) => void },
+): Promise<string> {
+  const { onFraction, ...rest } = options;
+  const lines = progressLines((outSeconds) => onFraction(Math.min(1, Math.max(0, outSeconds / seconds))));
+  return ffmpeg(["-progress", "pipe:1", "-nostats", ...args], { ...rest, onStdout: lines });
+}
+
+/**
+ * Reads ffmpeg's `-progress` output, `key=value` lines in pieces that may split a line, and calls
+ * `onTime` with each `out_time_us` (or the older `out_time_ms`, also microseconds) in seconds.
+ */
+export function progressLines(onTime: (seconds: number) => void): (chunk: string) => void {
+  let rest = "";
+  return (chunk) => {
+    const lines = (rest + chunk).split("\n");
+    rest = lines.pop() ?? "";
+    for (const line of lines) {
+      const time = /^out_time_(?:us|ms)=(\d+)\s*$/.exec(line);
+      if (time) onTime(Number(time[1]) / 1_000_000);
+    }
+  };
+}
 
 /** Container duration in seconds, from ffprobe. */
 export async function probeDuration(path: string, options: RunOptions): Promise<number> {

@@ -228,3 +228,36 @@ describe("PreviewProvider renders what was asked", () => {
     120_000,
   );
 });
+
+describe("PreviewProvider's progress", () => {
+  it("follows the render: a 20 s video reports fractions that rise as ffmpeg writes it", async () => {
+    const workDir = await mkdtemp(join(tmpdir(), "preview-progress-"));
+    const reported: number[] = [];
+    const started = performance.now();
+    await new PreviewProvider().run(
+      {
+        runId: "run_preview_progress",
+        request: normalizeInput("lab-a/model-a/reference-to-video", {
+          prompt: "a slow pan",
+          image_urls: ["https://example.com/land.png", "https://example.com/port.jpg"],
+          duration: "20",
+          resolution: "1080p",
+        }),
+        input: {},
+        workDir,
+        references: [ref("image", landscape), ref("image", portrait)],
+        maxDurationSeconds: 30,
+      },
+      { signal: new AbortController().signal, onProgress: (fraction) => reported.push(fraction) },
+    );
+    expect(reported[0]).toBe(0.1);
+    expect(reported.at(-1)).toBe(0.95);
+    for (let i = 1; i < reported.length; i++) expect(reported[i]).toBeGreaterThan(reported[i - 1] as number);
+    // Reports from the render itself, between the start and the end marks: ffmpeg writes one about
+    // every half second, so a render that took longer brings more (five here, where it takes ~4 s).
+    const halfSeconds = Math.floor((performance.now() - started) / 500);
+    expect(reported.filter((f) => f > 0.1 && f < 0.95).length).toBeGreaterThanOrEqual(
+      Math.max(1, Math.min(5, halfSeconds - 2)),
+    );
+  }, 120_000);
+});

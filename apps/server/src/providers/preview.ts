@@ -7,7 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ffmpeg, probeDuration, probeSize } from "../media/ffmpeg.js";
+import { ffmpegWithProgress, probeDuration, probeSize } from "../media/ffmpeg.js";
 import type { LocalReference } from "../media/local-reference.js";
 import { autoSeconds, outputSize } from "./preview-layout.js";
 import type { Provider, ProviderContext, ProviderJob, ProviderResult } from "./types.js";
@@ -77,7 +77,13 @@ export class PreviewProvider implements Provider {
     }
     const out = join(workDir, "preview.mp4");
     onProgress(0.1);
-    await ffmpeg(
+    // The render's own progress, from 0.1 to 0.95 (the probe and the store take the rest).
+    let reported = 0.1;
+    const onFraction = (fraction: number) => {
+      const progress = 0.1 + 0.85 * fraction;
+      if (progress > reported) onProgress((reported = progress));
+    };
+    await ffmpegWithProgress(
       [
         ...args,
         "-filter_complex",
@@ -101,9 +107,10 @@ export class PreviewProvider implements Provider {
         "+faststart",
         out,
       ],
-      { timeoutMs: Math.max(60_000, seconds * 20_000), signal },
+      seconds,
+      { timeoutMs: Math.max(60_000, seconds * 20_000), signal, onFraction },
     );
-    onProgress(0.95);
+    if (reported < 0.95) onProgress(0.95);
     return { path: out, durationSeconds: await probeDuration(out, { timeoutMs: 20_000, signal }) };
   }
 }
