@@ -8,6 +8,7 @@ const ready = {
   DATABASE_URL: "postgres://db/refvid",
   REFVID_ADMIN_TOKEN: token,
   REFVID_PUBLIC_URL: "https://videos.example.com",
+  REFVID_METRICS_TOKEN: "scrape-0123456789abcdef",
 };
 const findings = (env: Record<string, string | undefined>) => startupFindings(loadConfig(env));
 
@@ -22,6 +23,12 @@ describe("startupFindings", () => {
 
   it("finds nothing in a production set-up on Postgres with an https public URL", () => {
     expect(findings(ready)).toEqual({ errors: [], warnings: [] });
+  });
+
+  it("warns that /metrics is open without REFVID_METRICS_TOKEN in production", () => {
+    const { errors, warnings } = findings({ ...ready, REFVID_METRICS_TOKEN: undefined });
+    expect(errors).toEqual([]);
+    expect(warnings).toEqual([expect.stringMatching(/^GET \/metrics is open .*REFVID_METRICS_TOKEN/)]);
   });
 
   it.each(["all", "api"])("needs REFVID_ADMIN_TOKEN for role %s in production", (role) => {

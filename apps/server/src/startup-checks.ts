@@ -44,6 +44,13 @@ export function startupFindings(config: Config): StartupFindings {
     );
   }
 
+  if (!config.metricsToken) {
+    warnings.push(
+      "GET /metrics is open to anyone who can reach this port (queue depths, tenants' run counts, " +
+        "vendor names): set REFVID_METRICS_TOKEN and give it to the scraper as a bearer token.",
+    );
+  }
+
   if (config.store.kind === "pglite") {
     warnings.push(
       `embedded store (PGlite in ${config.store.dir}): one process only, no scale-out; set DATABASE_URL ` +
