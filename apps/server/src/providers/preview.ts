@@ -81,7 +81,9 @@ export class PreviewProvider implements Provider {
     let reported = 0.1;
     const onFraction = (fraction: number) => {
       const progress = 0.1 + 0.85 * fraction;
-      if (progress > reported) onProgress((reported = progress));
+      if (progress <= reported) return;
+      reported = progress;
+      onProgress(progress);
     };
     await ffmpegWithProgress(
       [
