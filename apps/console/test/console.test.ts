@@ -345,7 +345,17 @@ describe("the console", () => {
     await expect(detail.getByRole("cell", { name: "7", exact: true }).count()).resolves.toBe(1);
   });
 
-  it("made no request off the machine and threw no page errors", () => {
+  it("is served with a Content-Security-Policy, never framed, sending no referrer", async () => {
+    const res = await fetch(`${url}/console/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-security-policy")).toMatch(
+      /default-src 'self'; script-src 'self'; style-src 'self';.*frame-ancestors 'none'/,
+    );
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+  });
+
+  it("made no request off the machine, threw no page errors and broke no Content-Security-Policy rule", () => {
     expect(blocked).toEqual([]);
     expect(pageErrors).toEqual([]);
   });

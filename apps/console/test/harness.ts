@@ -130,6 +130,12 @@ export async function openPage(url: string): Promise<TestPage> {
   );
   const page = await context.newPage();
   page.on("pageerror", (error) => pageErrors.push(String(error)));
+  // What the page's Content-Security-Policy refused: the console must need nothing it forbids.
+  page.on("console", (message) => {
+    if (message.type() === "error" && /Content Security Policy/i.test(message.text())) {
+      pageErrors.push(message.text());
+    }
+  });
   return { browser, page, blocked, pageErrors };
 }
 

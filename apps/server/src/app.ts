@@ -13,6 +13,7 @@ import { docsHtmlPath } from "@refvid/docs";
 import type { ListenHealth } from "@refvid/store";
 import express, { type Express } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
+import type { Config } from "./config.js";
 import type { AppDeps } from "./deps.js";
 import { authenticate, authenticateAdmin } from "./http/auth.js";
 import { errorHandler } from "./http/error-handler.js";
@@ -93,8 +94,13 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   if (docs) app.use("/docs", express.static(docs, { index: "index.html" }));
   // The web console (apps/console), when built: its files, and its page for any other path under it.
   if (existsSync(consoleHtmlPath)) {
+    const headers = consoleHeaders(deps.config);
     app.use(
       "/console",
+      (_req, res, next) => {
+        res.set(headers);
+        next();
+      },
       express.static(dirname(consoleHtmlPath), { index: "index.html" }),
       (req, res, next) =>
         req.method === "GET" || req.method === "HEAD" ? res.sendFile(consoleHtmlPath) : next(),
@@ -132,4 +138,32 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
 /** The built API reference (apps/docs), when it has been built. */
 function docsDirectory(): string | null {
   return existsSync(docsHtmlPath) ? dirname(docsHtmlPath) : null;
+}
+
+/**
+ * The console's page may run only its own files and call only this origin; it is never framed
+ * (clickjacking) and sends no referrer (its video links are signed bearer URLs). Videos play from
+ * this origin, or from the S3 server that presigns them.
+ */
+function consoleHeaders(config: Config): Record<string, string> {
+  const store = config.blobStore;
+  const s3 = store.kind === "s3" && store.presign ? (store.location.endpoint ?? "https:") : "";
+  const media = ["'self'", "blob:", ...(s3 ? [s3 === "https:" ? s3 : new URL(s3).origin] : [])].join(" ");
+  return {
+    "Content-Security-Policy": [
+      "default-src 'self'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "img-src 'self' data:",
+      `media-src ${media}`,
+      "connect-src 'self'",
+      "object-src 'none'",
+      "base-uri 'self'",
+      "form-action 'self'",
+      "frame-ancestors 'none'",
+    ].join("; "),
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+  };
 }
