@@ -27,6 +27,7 @@ import { RunQueue } from "./memory/run-queue.js";
 import { serviceStatsOf } from "./memory/stats.js";
 import { MemoryUploads } from "./memory/uploads.js";
 import { tallyUsage } from "./memory/usage.js";
+import { MemoryVendorLog } from "./memory/vendor-log.js";
 import { queuedRun } from "./queued-run.js";
 import { StoreEventHub } from "./store-events.js";
 import type * as T from "./types.js";
@@ -63,6 +64,11 @@ export class MemoryStore implements Store {
   /** Runs queued or processing, so the sweeper's scans cost O(in flight), not O(history). */
   private readonly inFlight = new Map<string, RunRecord>();
   private readonly events = new StoreEventHub();
+  private readonly vendorLog = new MemoryVendorLog((runId) => this.events.emit({ kind: "vendor", runId }));
+  readonly addVendorEvent = this.vendorLog.addVendorEvent;
+  readonly listVendorEvents = this.vendorLog.listVendorEvents;
+  /** Which run recorded each vendor job, by `provider\0id`. */
+  private readonly upstreamOwners = new Map<string, string>();
   private closed = false;
 
   async countRequest(apiKeyId: string, limit: number, now: Date) {
@@ -123,6 +129,11 @@ export class MemoryStore implements Store {
   async getRun(organizationId: string, runId: string) {
     const run = this.runs.get(runId);
     return run && run.organizationId === organizationId ? copyRun(run) : null;
+  }
+
+  async getRunById(runId: string) {
+    const run = this.runs.get(runId);
+    return run ? copyRun(run) : null;
   }
 
   async searchRuns(search: T.RunSearch) {
@@ -207,7 +218,12 @@ export class MemoryStore implements Store {
     const run = this.heldBy(runId, workerId);
     if (!run) return false;
     run.upstream = copy(upstream);
+    this.upstreamOwners.set(`${upstream.provider}\u0000${upstream.id}`, runId);
     return true;
+  }
+
+  async findRunByUpstream({ provider, upstreamId }: Parameters<T.Store["findRunByUpstream"]>[0]) {
+    return this.upstreamOwners.get(`${provider}\u0000${upstreamId}`) ?? null;
   }
 
   async setProgress(runId: string, progress: number) {

@@ -32,6 +32,7 @@ import type {
   WebhookDeliveryLog,
   WebhookDeliverySearch,
 } from "./types.js";
+import type { VendorLogStore } from "./vendor-types.js";
 
 /** Organizations, their keys and wallets (the admin API and authentication). */
 export interface AccountStore {
@@ -231,7 +232,8 @@ export interface Store
     OutboxStore,
     AdminStore,
     StatsStore,
-    UploadStore {
+    UploadStore,
+    VendorLogStore {
   /**
    * Calls `listener` once for each run queued (`queued`), started or moved on (`changed`) or ended
    * (`ended`), by this store right after the change and, on a shared database, by any other process;

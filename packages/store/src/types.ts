@@ -293,6 +293,8 @@ export type StoreEvent =
   | { kind: "ended"; runId: string }
   /** Runs a worker started, or whose progress moved: live event streams send them on. */
   | { kind: "changed"; runIds: string[] }
+  /** A vendor webhook for the run verified: its worker looks at the vendor job now. */
+  | { kind: "vendor"; runId: string }
   /**
    * The subscription itself: "reconnecting" once its connection is lost (events are missed
    * until it is back), "ok" once it listens again; then re-check whatever may have been missed.
@@ -334,6 +336,7 @@ export interface ServiceStats {
 
 export type * from "./admin-types.js";
 export type * from "./ports.js";
+export type * from "./vendor-types.js";
 
 /** A reference file a client uploaded (`POST /v1/files`); its bytes are in the blob store under `id`. */
 export interface UploadRecord {

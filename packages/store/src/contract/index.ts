@@ -19,6 +19,7 @@ import { searchContract } from "./search.contract.js";
 import { statsContract } from "./stats.contract.js";
 import { uploadsContract } from "./uploads.contract.js";
 import { usageContract } from "./usage.contract.js";
+import { vendorLogContract } from "./vendor-log.contract.js";
 import { webhookLogContract } from "./webhook-log.contract.js";
 import { webhooksContract } from "./webhooks.contract.js";
 
@@ -38,6 +39,7 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
     statsContract(makeStore);
     webhooksContract(makeStore);
     webhookLogContract(makeStore);
+    vendorLogContract(makeStore);
     invariantsContract(makeStore);
     adminListsContract(makeStore);
     usageContract(makeStore);

@@ -118,6 +118,11 @@ export class BatchedStatements {
     return run && run.organizationId === organizationId ? run : null;
   }
 
+  /** The run, whichever organization's (the service's own reads: vendor webhooks). */
+  getRunById(runId: string): Promise<T.RunRecord | null> {
+    return this.runs.load(runId);
+  }
+
   admitRun(input: q.AdmitInput): Promise<T.AdmitResult> {
     return this.admissions.load(input);
   }

@@ -53,6 +53,7 @@ export class PostgresStore implements T.Store {
   readonly hasIdempotencyKey: T.Store["hasIdempotencyKey"] = (...args) =>
     q.hasIdempotencyKey(this.db, ...args);
   readonly getRun: T.Store["getRun"] = (...args) => this.batched.getRun(...args);
+  readonly getRunById: T.Store["getRunById"] = (...args) => this.batched.getRunById(...args);
   readonly searchRuns: T.Store["searchRuns"] = (...args) => q.searchRuns(this.db, ...args);
   readonly claimRuns: T.Store["claimRuns"] = async (input) => {
     const runs = await q.claimRuns(this.db, this.origin, input);
@@ -63,6 +64,13 @@ export class PostgresStore implements T.Store {
   readonly acquireProvider: T.Store["acquireProvider"] = (...args) => q.acquireProvider(this.db, ...args);
   readonly releaseRun: T.Store["releaseRun"] = (...args) => q.releaseRun(this.db, ...args);
   readonly recordUpstream: T.Store["recordUpstream"] = (...args) => q.recordUpstream(this.db, ...args);
+  readonly addVendorEvent: T.Store["addVendorEvent"] = async (event) => {
+    await q.addVendorEvent(this.db, this.origin, event);
+    if (event.kind === "hook") this.events.emit({ kind: "vendor", runId: event.runId });
+  };
+  readonly listVendorEvents: T.Store["listVendorEvents"] = (...args) => q.listVendorEvents(this.db, ...args);
+  readonly findRunByUpstream: T.Store["findRunByUpstream"] = (...args) =>
+    q.findRunByUpstream(this.db, ...args);
   readonly setProgress: T.Store["setProgress"] = async (runId, progress) => {
     if (await q.setProgress(this.db, this.origin, runId, progress)) {
       this.events.emit({ kind: "changed", runIds: [runId] });
@@ -142,7 +150,7 @@ export class PostgresStore implements T.Store {
   }
 }
 
-const KINDS = new Set<string>(["queued", "ended", "changed", "subscription"]);
+const KINDS = new Set<string>(["queued", "ended", "changed", "vendor", "subscription"]);
 
 /** A notification's event, without its origin; null for this store's own echo or a stranger's payload. */
 function fromNotification(payload: string, ownOrigin: string): T.StoreEvent | null {
