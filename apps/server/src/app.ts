@@ -25,6 +25,7 @@ import { apiRouter } from "./http/routes/api.js";
 import { filesRouter } from "./http/routes/files.js";
 import { metricsRoute } from "./http/routes/metrics.js";
 import { uploadRoute } from "./http/routes/uploads.js";
+import { vendorHooksRoute } from "./http/routes/vendor-hooks.js";
 import { refuseUnstorableText } from "./http/text-guard.js";
 import { cacheValidatorRouteLookup } from "./http/validator-route-cache.js";
 import { httpMetrics } from "./metrics/http-metrics.js";
@@ -108,6 +109,10 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   }
 
   app.use(filesRouter(deps));
+  // Vendors' webhooks: no API key (the URL's token and the vendor's signature instead).
+  const hooks = express.Router();
+  vendorHooksRoute(hooks, deps);
+  app.use(hooks);
   app.use("/admin/v1", authenticateAdmin(deps));
   app.use("/v1", authenticate(deps));
   // Streams its body itself, so before the JSON reader; answers in the spec's terms (FileUpload).

@@ -3,6 +3,7 @@
  * variables, parsed and checked once at boot. A bad value stops the process with a message
  * naming the variable.
  */
+import { isIP } from "node:net";
 import { join } from "node:path";
 import { type BuiltInModelSlug, MODEL_SLUGS } from "@refvid/core";
 import { z } from "zod";
@@ -16,6 +17,7 @@ import {
 import { MAX_UPLOAD_TTL_HOURS } from "./files/retention.js";
 import { parseS3Url, type S3Location } from "./files/s3-location.js";
 import { MAX_PRESIGN_SECONDS } from "./files/s3-presign.js";
+import { FAL_JWKS_URL } from "./providers/upstream/hook-signatures.js";
 
 export type ProviderName = "simulated" | "preview";
 
@@ -42,6 +44,17 @@ export interface Config {
   catalogSource: CatalogSource | null;
   /** How often a vendor job's status is polled. */
   upstreamPollMs: number;
+  /**
+   * REFVID_VENDOR_WEBHOOKS: vendors post their jobs' webhooks to this service; on unless the public
+   * URL is a loopback address (no vendor can reach it).
+   */
+  vendorWebhooks: boolean;
+  /** REFVID_VENDOR_POLL_BACKSTOP_MS: the wait between status calls while webhooks are on. */
+  vendorBackstopMs: number;
+  /** REFVID_VENDOR_ADOPT_WINDOW_MS: the longest wait for the webhook of a job whose create answer was lost. */
+  vendorAdoptWindowMs: number;
+  /** REFVID_FAL_JWKS_URL: where fal publishes the keys that sign its webhooks. */
+  falJwksUrl: string;
   simulatedLatencyMs: number;
   runTimeoutMs: number;
   allowLocalUrls: boolean;
@@ -106,6 +119,10 @@ const schema = z.object({
   REFVID_PROVIDERS_FILE: z.string().min(1).optional(),
   REFVID_CATALOG_FILE: z.string().min(1).optional(),
   REFVID_UPSTREAM_POLL_MS: int(10, 60_000).default(1000),
+  REFVID_VENDOR_WEBHOOKS: flag.optional(),
+  REFVID_VENDOR_POLL_BACKSTOP_MS: int(10, 3_600_000).default(30_000),
+  REFVID_VENDOR_ADOPT_WINDOW_MS: int(0).default(600_000),
+  REFVID_FAL_JWKS_URL: z.string().url().default(FAL_JWKS_URL),
   REFVID_SIMULATED_LATENCY_MS: int(0).default(2000),
   REFVID_RUN_TIMEOUT_MS: int(1).default(900_000),
   REFVID_ALLOW_LOCAL_URLS: flag.optional(),
@@ -179,6 +196,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     : e.REFVID_PROVIDERS_FILE
       ? { file: e.REFVID_PROVIDERS_FILE, variable: "REFVID_PROVIDERS_FILE", env }
       : null;
+  const publicUrl = (e.REFVID_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "");
   return {
     production,
     port: e.PORT,
@@ -186,12 +204,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     role: e.REFVID_ROLE,
     adminToken: e.REFVID_ADMIN_TOKEN ?? null,
     metricsToken: e.REFVID_METRICS_TOKEN ?? null,
-    publicUrl: (e.REFVID_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
+    publicUrl,
     providers: parseProviders(e.REFVID_PROVIDER),
     defaultProvider: e.REFVID_PROVIDER.includes("=") ? "simulated" : (e.REFVID_PROVIDER as ProviderName),
     catalog: catalogSource ? readCatalog(catalogSource, production) : null,
     catalogSource,
     upstreamPollMs: e.REFVID_UPSTREAM_POLL_MS,
+    vendorWebhooks: e.REFVID_VENDOR_WEBHOOKS ?? !isLoopbackUrl(publicUrl),
+    vendorBackstopMs: e.REFVID_VENDOR_POLL_BACKSTOP_MS,
+    vendorAdoptWindowMs: e.REFVID_VENDOR_ADOPT_WINDOW_MS,
+    falJwksUrl: e.REFVID_FAL_JWKS_URL,
     simulatedLatencyMs: e.REFVID_SIMULATED_LATENCY_MS,
     runTimeoutMs: e.REFVID_RUN_TIMEOUT_MS,
     allowLocalUrls: e.REFVID_ALLOW_LOCAL_URLS ?? !production,
@@ -321,4 +343,18 @@ function readCatalog(source: CatalogSource, production: boolean): CatalogFile {
     if (err instanceof CatalogError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
     throw err;
   }
+}
+
+const isLoopbackUrl = (url: string) => isLoopbackHost(new URL(url).hostname);
+
+/** Whether a host name is this machine only: localhost, 127.0.0.0/8, 0.0.0.0, ::1, ::. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.+$/, "")
+    .toLowerCase();
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  if (isIP(host) === 4) return host.startsWith("127.") || host.startsWith("0.");
+  if (isIP(host) === 6) return host === "::1" || host === "::" || /^::ffff:(7f|0:)/.test(host);
+  return false;
 }

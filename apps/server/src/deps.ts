@@ -13,6 +13,7 @@ import type { BlobStore } from "./files/blob-store.js";
 import type { FileUrlSigner } from "./files/signed-urls.js";
 import type { Metrics } from "./metrics/metrics.js";
 import type { Provider } from "./providers/types.js";
+import type { VendorHookUrls } from "./providers/upstream/hook-urls.js";
 
 export interface AppDeps {
   config: Config;
@@ -25,6 +26,8 @@ export interface AppDeps {
   logger: Logger;
   blobs: BlobStore;
   signer: FileUrlSigner;
+  /** The URLs vendors post a run's webhooks to, and their check. */
+  hookUrls: VendorHookUrls;
   /** The models served, with the providers that serve each, in order (the later ones fallbacks). */
   catalog: ServedCatalog;
   /** Where runs of test keys go instead of a model vendor: the simulated provider. */

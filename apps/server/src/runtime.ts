@@ -34,6 +34,7 @@ import { openStore } from "./open-store.js";
 import { PreviewProvider } from "./providers/preview.js";
 import { SimulatedProvider } from "./providers/simulated.js";
 import type { Provider } from "./providers/types.js";
+import { VendorHookUrls } from "./providers/upstream/hook-urls.js";
 import { StartupError } from "./startup-checks.js";
 import { WebhookDispatcher } from "./webhooks/dispatcher.js";
 import { Sweeper } from "./worker/sweeper.js";
@@ -103,6 +104,7 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
     logger,
     blobs,
     signer: new FileUrlSigner(signingSecret, config.publicUrl, config.fileUrlTtlSeconds, presign),
+    hookUrls: new VendorHookUrls(signingSecret, config.publicUrl),
     catalog,
     sandbox: simulated,
     events,

@@ -4,8 +4,8 @@
  * clients cannot reach, stops the start with a message naming the variable; a store that cannot
  * scale out, or plain-http file URLs, start with a warning.
  */
-import { isIP } from "node:net";
-import type { Config } from "./config.js";
+
+import { type Config, isLoopbackHost } from "./config.js";
 
 /** Start-up cannot go on; the message tells the operator what to change (printed without a stack). */
 export class StartupError extends Error {}
@@ -31,7 +31,7 @@ export function startupFindings(config: Config): StartupFindings {
   }
 
   const url = new URL(config.publicUrl);
-  if (isLoopback(url.hostname)) {
+  if (isLoopbackHost(url.hostname)) {
     errors.push(
       `REFVID_PUBLIC_URL is ${config.publicUrl} (unset, it is http://localhost:PORT): a loopback ` +
         "address, so the file URLs handed to clients would point at their own machine. " +
@@ -62,15 +62,4 @@ export function startupFindings(config: Config): StartupFindings {
     );
   }
   return { errors, warnings };
-}
-
-function isLoopback(hostname: string): boolean {
-  const host = hostname
-    .replace(/^\[|\]$/g, "")
-    .replace(/\.+$/, "")
-    .toLowerCase();
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  if (isIP(host) === 4) return host.startsWith("127.") || host.startsWith("0.");
-  if (isIP(host) === 6) return host === "::1" || host === "::" || /^::ffff:(7f|0:)/.test(host);
-  return false;
 }

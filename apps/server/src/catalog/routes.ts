@@ -49,6 +49,10 @@ export interface RoutesConfig {
   allowLocalUrls: boolean;
   /** REFVID_UPSTREAM_POLL_MS: how often a vendor job's status is polled. */
   upstreamPollMs: number;
+  /** REFVID_VENDOR_ADOPT_WINDOW_MS: the longest wait for a lost create's webhook. */
+  vendorAdoptWindowMs?: number;
+  /** REFVID_FAL_JWKS_URL: the keys fal signs its webhooks with. */
+  falJwksUrl?: string;
 }
 
 export interface RegistryDeps {
@@ -113,6 +117,7 @@ function make(route: RouteEntry, config: RoutesConfig, deps: RegistryDeps): Prov
     ...(route.output ? { output: route.output } : {}),
     allowLocalOutputs: config.allowLocalUrls,
     pollMs: config.upstreamPollMs,
+    ...(config.vendorAdoptWindowMs === undefined ? {} : { adoptWindowMs: config.vendorAdoptWindowMs }),
     scheduler: deps.scheduler,
     clock: deps.clock,
     logger: deps.logger.child({ provider: provider.name }),
@@ -122,6 +127,7 @@ function make(route: RouteEntry, config: RoutesConfig, deps: RegistryDeps): Prov
       return new FalProvider({
         ...common,
         ...(provider.url ? { url: provider.url } : {}),
+        ...(config.falJwksUrl ? { jwksUrl: config.falJwksUrl } : {}),
         model: route.model ?? "",
       });
     case "replicate":

@@ -45,6 +45,9 @@ export class RunEvents {
       case "changed":
         for (const runId of event.runIds) this.emitter.emit(`changed:${runId}`);
         break;
+      case "vendor":
+        this.emitter.emit(`vendor:${event.runId}`);
+        break;
       case "ended":
         // A local worker still on the run stops (its own end has detached it already); waiters wake.
         this.emitter.emit(`cancel:${event.runId}`);
@@ -90,6 +93,12 @@ export class RunEvents {
   onRunEnded(runId: string, listener: () => void): () => void {
     this.emitter.on(`ended:${runId}`, listener);
     return () => this.emitter.off(`ended:${runId}`, listener);
+  }
+
+  /** A vendor webhook for the run verified: the worker following its vendor job looks now. */
+  onVendorHook(runId: string, listener: () => void): () => void {
+    this.emitter.on(`vendor:${runId}`, listener);
+    return () => this.emitter.off(`vendor:${runId}`, listener);
   }
 
   /** The run ended by someone else's hand (a cancel, the sweeper, another process): stop working on it. */

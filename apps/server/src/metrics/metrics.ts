@@ -7,11 +7,13 @@
  * Label values come from small fixed sets: methods, route templates, statuses, models, provider
  * names, reasons. Never an organization, key or run id.
  */
+
 import type { ModelSlug } from "@refvid/core";
 import type { RunRecord, StatsStore } from "@refvid/store";
 import type { Logger } from "pino";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { Clock } from "../clock.js";
+import { VendorMetrics } from "./vendor-metrics.js";
 
 /** Why a submit was refused before a run existed. */
 const REJECTIONS = ["api_key", "organization", "balance", "rate_limit"] as const;
@@ -34,6 +36,8 @@ const STORE_TIMEOUT_MS = 2000;
 
 export class Metrics {
   readonly registry = new Registry();
+  /** Vendor webhooks and the runs' vendor logs. */
+  readonly vendor = new VendorMetrics(this.registry);
   private readonly httpDuration: Histogram<"method" | "route" | "status">;
   private readonly admitted: Counter<"model">;
   private readonly rejected: Counter<"reason">;

@@ -13,15 +13,19 @@
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
 import {
+  HookRefused,
   type Provider,
   type ProviderContext,
   ProviderError,
   type ProviderJob,
   type ProviderResult,
   type UpstreamJob,
+  type VendorHook,
   type VendorProviderOptions,
 } from "./types.js";
 import { followOrCancel } from "./upstream/cancel-on-abort.js";
+import { awaitHookedJob, createOnce, type Found, newHookedJob } from "./upstream/create-once.js";
+import { FAL_JWKS_URL, hookJson, verifyFalHook } from "./upstream/hook-signatures.js";
 import { progressFromLogs, vendorInput } from "./upstream/input.js";
 import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
 
@@ -29,7 +33,13 @@ import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
 type FalOutput = { video?: { url?: unknown } };
 
 import { VendorClient } from "./upstream/vendor-client.js";
-import { VendorError, type VendorResponse, vendorMessage, vendorUrl } from "./upstream/vendor-http.js";
+import {
+  UnansweredCreate,
+  VendorError,
+  type VendorResponse,
+  vendorMessage,
+  vendorUrl,
+} from "./upstream/vendor-http.js";
 
 /** fal's queue API. */
 export const FAL_QUEUE_URL = "https://queue.fal.run";
@@ -40,7 +50,19 @@ export interface FalProviderOptions extends VendorProviderOptions {
   url?: string;
   /** The fal endpoint id, e.g. `fal-ai/some-model/reference-to-video`. */
   model: string;
+  /** Where fal publishes the keys its webhooks are signed with; `FAL_JWKS_URL` by default. */
+  jwksUrl?: string;
 }
+
+type FalJob = UpstreamJob & { urls: FalUrls };
+
+/** Namespaces whose app id has three parts (`workflows/owner/app`); otherwise `owner/app`. */
+const NAMESPACES = new Set(["workflows", "comfy"]);
+/** The wait for a lost create's webhook is twice the route's slow jobs, at least this. */
+const MIN_ADOPT_WINDOW_MS = 30_000;
+const DEFAULT_ADOPT_WINDOW_MS = 600_000;
+/** Jobs whose length sets the wait. */
+const TIMED_JOBS = 50;
 
 /** The URLs a fal request is followed by, as fal names them in its submit answer. */
 const URL_NAMES = ["status_url", "response_url", "cancel_url"] as const;
@@ -61,6 +83,8 @@ export class FalProvider implements Provider {
   private readonly baseUrl: string;
   private readonly client: VendorClient;
   private readonly pollMs: number;
+  /** How long this route's recent jobs took, from the create to COMPLETED (ms). */
+  private readonly jobTimes: number[] = [];
 
   constructor(private readonly options: FalProviderOptions) {
     this.baseUrl = options.url ?? FAL_QUEUE_URL;
@@ -73,10 +97,27 @@ export class FalProvider implements Provider {
     signal.throwIfAborted();
     const deadline = context.deadline ?? Number.POSITIVE_INFINITY;
     const log = this.options.logger?.child({ runId: job.runId });
+    const startedAt = this.client.now();
     const resumed = context.upstream ? this.resumable(context.upstream) : null;
-    const request = resumed ?? (await this.submit(job, context, deadline));
-    if (resumed) log?.info({ upstreamId: request.id }, "resuming the fal request");
-    else log?.info({ upstreamId: request.id }, "fal accepted the request");
+    let request: FalJob;
+    let adopted = false;
+    if (resumed) {
+      request = resumed;
+      log?.info({ upstreamId: request.id }, "resuming the fal request");
+    } else {
+      ({ job: request, adopted } = await createOnce({
+        create: () => this.submit(job, context, deadline),
+        find: (_sentAt, findSignal) => this.findLost(context, deadline, findSignal),
+        idOf: (found) => found.id,
+        vendor: context.vendor,
+        now: () => this.client.now(),
+        deadline,
+        signal,
+        log,
+      }));
+      log?.info({ upstreamId: request.id }, "fal accepted the request");
+    }
+    const following = { request };
 
     const videoUrl = await followOrCancel(
       signal,
@@ -85,29 +126,95 @@ export class FalProvider implements Provider {
           signal.throwIfAborted();
           await context.recordUpstream?.(request);
         }
-        return this.follow(request, context, deadline, resumed !== null);
+        return this.follow(following, context, deadline, resumed !== null || adopted);
       },
-      () => this.cancel(request, log),
+      () => this.cancel(following.request, log),
     );
+    this.timeJob(this.client.now() - startedAt);
     return finishWithOutputVideo(videoUrl, job, context, this.options.allowLocalOutputs);
   }
 
-  /** POST {url}/{model}; a failure here means fal never took the job. */
-  private async submit(
-    job: ProviderJob,
+  async readHook(hook: VendorHook): Promise<{ upstreamId: string; status: string | null }> {
+    await verifyFalHook(hook, this.options.jwksUrl ?? FAL_JWKS_URL, () => this.client.now());
+    const body = hookJson(hook);
+    const id = body.request_id;
+    if (typeof id !== "string" || id === "" || id !== hook.headers["x-fal-webhook-request-id"]) {
+      throw new HookRefused("the fal webhook names no request, or another than it is signed for");
+    }
+    return { upstreamId: id, status: typeof body.status === "string" ? body.status : null };
+  }
+
+  /**
+   * After a lost submit answer: fal has no list of requests and no idempotency key, but every
+   * submit names the run in its webhook URL, so the request it made calls back when it ends. Waits
+   * for that webhook (twice the route's slow jobs, within the run's time); without webhooks there
+   * is no way to know, and the run says so.
+   */
+  private async findLost(
     context: ProviderContext,
     deadline: number,
-  ): Promise<UpstreamJob & { urls: FalUrls }> {
+    signal: AbortSignal,
+  ): Promise<Found<FalJob>> {
+    const vendor = context.vendor;
+    if (!vendor?.hookUrl) return { none: true, sure: false };
+    const windowMs = Math.min(this.adoptWindowMs(), Math.max(0, deadline - this.client.now()));
+    const id = await awaitHookedJob(vendor, {
+      windowMs,
+      skip: new Set(),
+      now: () => this.client.now(),
+      signal,
+    });
+    return id ? { job: this.requestOf(id) } : { none: true, sure: true };
+  }
+
+  /** How long to wait for a lost create's webhook: twice the route's slow (p90) jobs, bounded. */
+  private adoptWindowMs(): number {
+    const most = this.options.adoptWindowMs ?? DEFAULT_ADOPT_WINDOW_MS;
+    if (this.jobTimes.length < 5) return most;
+    const sorted = [...this.jobTimes].sort((a, b) => a - b);
+    const p90 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.9))] ?? most;
+    return Math.min(most, Math.max(MIN_ADOPT_WINDOW_MS, 2 * p90));
+  }
+
+  private timeJob(ms: number): void {
+    this.jobTimes.push(ms);
+    if (this.jobTimes.length > TIMED_JOBS) this.jobTimes.shift();
+  }
+
+  /** A request known only by its id: its URLs as fal builds them, under the endpoint's app id. */
+  private requestOf(id: string): FalJob {
+    const parts = this.options.model.split("/");
+    const app = parts.slice(0, NAMESPACES.has(parts[0] ?? "") ? 3 : 2).join("/");
+    const base = `${app}/requests/${encodeURIComponent(id)}`;
+    return {
+      provider: this.options.name,
+      id,
+      urls: this.falUrls(id, {
+        status_url: `${base}/status`,
+        response_url: base,
+        cancel_url: `${base}/cancel`,
+      }),
+    };
+  }
+
+  /** POST {url}/{model}; a failure here means fal never took the job. */
+  private async submit(job: ProviderJob, context: ProviderContext, deadline: number): Promise<FalJob> {
     let answer: VendorResponse;
+    const hookUrl = context.vendor?.hookUrl;
+    const url = hookUrl
+      ? `${this.options.model}?fal_webhook=${encodeURIComponent(hookUrl)}`
+      : this.options.model;
     try {
       answer = await this.client.call(context.signal, deadline, {
         method: "POST",
-        url: this.options.model,
+        url,
         body: vendorInput(job.input, this.options.mapping),
+        creates: true,
       });
     } catch (err) {
       if (!(err instanceof VendorError)) throw err;
-      throw new VendorError(`submit failed: ${err.message}`, err.status, err.retryable);
+      const Kind = err instanceof UnansweredCreate ? UnansweredCreate : VendorError;
+      throw new Kind(`submit failed: ${err.message}`, err.status, err.retryable);
     }
     const body = (answer.body ?? {}) as Record<string, unknown>;
     const id = body.request_id;
@@ -118,7 +225,7 @@ export class FalProvider implements Provider {
   }
 
   /** The fal request a previous worker started for this run. */
-  private resumable(upstream: UpstreamJob): UpstreamJob & { urls: FalUrls } {
+  private resumable(upstream: UpstreamJob): FalJob {
     if (upstream.provider !== this.options.name) {
       throw new VendorError(
         `the run's vendor job belongs to ${upstream.provider}, not ${this.options.name}`,
@@ -126,6 +233,8 @@ export class FalProvider implements Provider {
         false,
       );
     }
+    // A job known by its id alone (a webhook's) has its URLs built the way fal builds them.
+    if (!upstream.urls.status_url) return this.requestOf(upstream.id);
     return { ...upstream, urls: this.falUrls(upstream.id, upstream.urls) };
   }
 
@@ -142,20 +251,29 @@ export class FalProvider implements Provider {
     return urls;
   }
 
-  /** Polls the status until the request is COMPLETED; answers the result's video URL. */
+  /**
+   * Follows the request until it is COMPLETED; answers the result's video URL. Between status
+   * calls it waits the poll interval or, with webhooks on, the backstop, ending early when a
+   * webhook for the run arrives.
+   */
   private async follow(
-    request: UpstreamJob & { urls: FalUrls },
+    following: { request: FalJob },
     context: ProviderContext,
     deadline: number,
     resumed: boolean,
   ): Promise<unknown> {
-    const { signal } = context;
-    const statusUrl = new URL(request.urls.status_url);
-    statusUrl.searchParams.set("logs", "1");
+    const { signal, vendor } = context;
+    const interval = vendor?.hookUrl ? vendor.backstopMs : this.pollMs;
+    const seen = new Set([following.request.id]);
     let reported = 0;
     for (let first = true; ; first = false) {
-      if (!(first && resumed)) await sleep(this.options.scheduler, this.pollMs, signal);
+      if (!(first && resumed)) {
+        if (!vendor) await sleep(this.options.scheduler, interval, signal);
+        else if (await vendor.pause(interval, signal))
+          await this.takeOrphans(following, seen, context, deadline);
+      }
       signal.throwIfAborted();
+      const request = following.request;
       if (this.client.now() >= deadline) {
         throw new VendorError(
           `${this.options.name} request ${request.id} did not finish by the run's deadline`,
@@ -163,6 +281,8 @@ export class FalProvider implements Provider {
           true,
         );
       }
+      const statusUrl = new URL(request.urls.status_url);
+      statusUrl.searchParams.set("logs", "1");
       const { body } = await this.client.call(signal, deadline, { method: "GET", url: statusUrl.toString() });
       const status = (body ?? {}) as { status?: unknown; error?: unknown; logs?: unknown };
       if (status.status === "COMPLETED") {
@@ -181,12 +301,48 @@ export class FalProvider implements Provider {
     }
   }
 
-  /** GET response_url: the model's output, or its error. */
-  private async result(
-    request: UpstreamJob & { urls: FalUrls },
-    signal: AbortSignal,
+  /**
+   * Webhooks naming another request of this run: a lost create's, found after the run made
+   * another. fal calls back only once a request has ended, so an orphan that succeeded is done and
+   * paid: it becomes the run's request and the one followed so far is cancelled. One that failed
+   * is only logged; one still running (never, from fal) is cancelled.
+   */
+  private async takeOrphans(
+    following: { request: FalJob },
+    seen: Set<string>,
+    context: ProviderContext,
     deadline: number,
-  ): Promise<unknown> {
+  ): Promise<void> {
+    const vendor = context.vendor;
+    const log = this.options.logger;
+    for (
+      let id = vendor && (await newHookedJob(vendor, seen));
+      vendor && id;
+      id = await newHookedJob(vendor, seen)
+    ) {
+      seen.add(id);
+      await vendor.log("orphan", id, null);
+      const orphan = this.requestOf(id);
+      const answer = await this.client
+        .call(context.signal, deadline, { method: "GET", url: orphan.urls.status_url, once: true })
+        .catch(() => null);
+      const status = (answer?.body ?? {}) as { status?: unknown; error?: unknown };
+      if (status.status !== "COMPLETED") {
+        await this.cancel(orphan, log);
+        await vendor.log("cancelled", id, "the run follows another request");
+      } else if (status.error === undefined || status.error === null) {
+        const previous = following.request;
+        await this.cancel(previous, log);
+        await vendor.log("cancelled", previous.id, "another request of the run finished first");
+        following.request = orphan;
+        await context.recordUpstream?.(orphan);
+        await vendor.log("adopted", id, null);
+      }
+    }
+  }
+
+  /** GET response_url: the model's output, or its error. */
+  private async result(request: FalJob, signal: AbortSignal, deadline: number): Promise<unknown> {
     for (;;) {
       const answer = await this.client.call(signal, deadline, {
         method: "GET",
@@ -221,7 +377,7 @@ export class FalProvider implements Provider {
    * or the status's `error` when the result does not tell. One try: the status has said enough.
    */
   private async failure(
-    request: UpstreamJob & { urls: FalUrls },
+    request: FalJob,
     error: unknown,
     signal: AbortSignal,
     deadline: number,
@@ -247,7 +403,7 @@ export class FalProvider implements Provider {
   }
 
   /** PUT cancel_url: one try with a short time limit; fal may have finished already. */
-  private async cancel(request: UpstreamJob & { urls: FalUrls }, log: Logger | undefined): Promise<void> {
+  private async cancel(request: FalJob, log: Logger | undefined): Promise<void> {
     await this.client.cancelOnce(
       { method: "PUT", url: request.urls.cancel_url, accept: [400, 404] },
       { timeoutMs: CANCEL_TIMEOUT_MS, log, what: "fal request", upstreamId: request.id },

@@ -14,22 +14,28 @@
  * "Input validation failed" whose `invalid_fields` name each field (replicate.com/changelog/
  * 2024-05-01-improved-validation-for-api-prediction-payloads), and fails the run with those words.
  */
+import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
 import {
+  HookRefused,
   type Provider,
   type ProviderContext,
   ProviderError,
   type ProviderJob,
   type ProviderResult,
   type UpstreamJob,
+  type VendorHook,
   type VendorProviderOptions,
 } from "./types.js";
 import { followOrCancel } from "./upstream/cancel-on-abort.js";
+import { awaitHookedJob, createOnce, type Found, newHookedJob } from "./upstream/create-once.js";
+import { hookJson, ReplicateHookSecret } from "./upstream/hook-signatures.js";
 import { progressFromLogs, vendorInput } from "./upstream/input.js";
 import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
 import { VendorClient } from "./upstream/vendor-client.js";
 import {
+  UnansweredCreate,
   VendorError,
   type VendorRequest,
   type VendorResponse,
@@ -81,6 +87,14 @@ const CANCEL_TIMEOUT_MS = 3_000;
 /** Replicate refuses a `Cancel-After` shorter than this. */
 const MIN_CANCEL_AFTER_S = 5;
 const VIDEO_PATH = /\.(mp4|mov|m4v)$/i;
+/** Webhooks asked for: the start (which names a lost create's prediction early) and the end. */
+const HOOK_EVENTS = ["start", "completed"];
+/** The predictions list is searched this far around a lost create (clocks differ). */
+const LIST_MARGIN_MS = 120_000;
+/** Pages of the predictions list read at most while looking for a lost create's prediction. */
+const LIST_PAGES = 20;
+/** The wait for the webhook that tells which of several look-alike predictions is the run's. */
+const TELL_APART_MS = 60_000;
 
 export class ReplicateProvider implements Provider {
   /** Replicate fetches the reference URLs itself. */
@@ -89,12 +103,22 @@ export class ReplicateProvider implements Provider {
   private readonly client: VendorClient;
   private readonly pollMs: number;
   private readonly target: ReplicateTarget;
+  private readonly hookSecret: ReplicateHookSecret;
 
   constructor(private readonly options: ReplicateProviderOptions) {
     this.baseUrl = options.url ?? REPLICATE_API_URL;
     this.client = new VendorClient({ ...options, baseUrl: this.baseUrl, scheme: "Bearer" });
     this.pollMs = options.pollMs ?? 1000;
     this.target = replicateTarget(options.model);
+    this.hookSecret = new ReplicateHookSecret(this.baseUrl, options.token, () => this.client.now());
+  }
+
+  async readHook(hook: VendorHook): Promise<{ upstreamId: string; status: string | null }> {
+    await this.hookSecret.verify(hook);
+    const body = hookJson(hook);
+    if (typeof body.id !== "string" || body.id === "")
+      throw new HookRefused("the webhook names no prediction");
+    return { upstreamId: body.id, status: typeof body.status === "string" ? body.status : null };
   }
 
   async run(job: ProviderJob, context: ProviderContext): Promise<ProviderResult> {
@@ -109,9 +133,21 @@ export class ReplicateProvider implements Provider {
       prediction = this.resumable(context.upstream);
       log?.info({ upstreamId: prediction.id }, "resuming the Replicate prediction");
     } else {
-      ({ job: prediction, first } = await this.submit(job, signal, deadline));
+      const input = vendorInput(job.input, this.options.mapping);
+      const created = await createOnce({
+        create: () => this.submit(input, context, deadline),
+        find: (sentAt, findSignal) => this.findLost(input, sentAt, context, deadline, findSignal),
+        idOf: (found) => found.job.id,
+        vendor: context.vendor,
+        now: () => this.client.now(),
+        deadline,
+        signal,
+        log,
+      });
+      ({ job: prediction, first } = created.job);
       log?.info({ upstreamId: prediction.id }, "Replicate accepted the prediction");
     }
+    const following = { prediction };
 
     const finished = await followOrCancel(
       signal,
@@ -120,9 +156,9 @@ export class ReplicateProvider implements Provider {
           signal.throwIfAborted();
           await context.recordUpstream?.(prediction);
         }
-        return this.follow(prediction, first, context, deadline);
+        return this.follow(following, first, context, deadline);
       },
-      () => this.cancel(prediction, log),
+      () => this.cancel(following.prediction, log),
     );
     if (finished.dataRemoved) {
       throw new ProviderError(
@@ -135,29 +171,32 @@ export class ReplicateProvider implements Provider {
 
   /** Creates the prediction; a failure here means Replicate never took the job. */
   private async submit(
-    job: ProviderJob,
-    signal: AbortSignal,
+    input: Record<string, unknown>,
+    context: ProviderContext,
     deadline: number,
-  ): Promise<{ job: Followed; first: Prediction }> {
-    const input = vendorInput(job.input, this.options.mapping);
+  ): Promise<{ job: Followed; first: Prediction | null }> {
+    const { signal } = context;
+    const hookUrl = context.vendor?.hookUrl;
+    const hook = hookUrl ? { webhook: hookUrl, webhook_events_filter: HOOK_EVENTS } : {};
     const request: VendorRequest =
       this.target.kind === "model"
         ? {
             method: "POST",
             url: `v1/models/${encodeURIComponent(this.target.owner)}/${encodeURIComponent(this.target.name)}/predictions`,
-            body: { input },
+            body: { input, ...hook },
           }
-        : { method: "POST", url: "v1/predictions", body: { version: this.target.id, input } };
+        : { method: "POST", url: "v1/predictions", body: { version: this.target.id, input, ...hook } };
     const seconds = Math.floor((deadline - this.client.now()) / 1000);
     if (Number.isFinite(seconds) && seconds >= MIN_CANCEL_AFTER_S) {
       request.headers = { "cancel-after": `${seconds}s` };
     }
     let answer: VendorResponse;
     try {
-      answer = await this.client.call(signal, deadline, { ...request, accept: [422] });
+      answer = await this.client.call(signal, deadline, { ...request, accept: [422], creates: true });
     } catch (err) {
       if (!(err instanceof VendorError)) throw err;
-      throw new VendorError(`submit failed: ${err.message}`, err.status, err.retryable);
+      const Kind = err instanceof UnansweredCreate ? UnansweredCreate : VendorError;
+      throw new Kind(`submit failed: ${err.message}`, err.status, err.retryable);
     }
     if (answer.status === 422) throw this.refused(request, answer.body);
     const first = this.prediction(answer, "the submit");
@@ -218,14 +257,19 @@ export class ReplicateProvider implements Provider {
     return { provider: this.options.name, id, urls: { ...urls, get, cancel } };
   }
 
-  /** Polls `urls.get` until the prediction ends; answers it when it succeeded. */
+  /**
+   * Follows the prediction until it ends; answers it when it succeeded. Between status calls it
+   * waits the poll interval or, with webhooks on, the backstop, ending early on a webhook.
+   */
   private async follow(
-    prediction: Followed,
+    following: { prediction: Followed },
     first: Prediction | null,
     context: ProviderContext,
     deadline: number,
   ): Promise<Prediction> {
-    const { signal } = context;
+    const { signal, vendor } = context;
+    const interval = vendor?.hookUrl ? vendor.backstopMs : this.pollMs;
+    const seen = new Set([following.prediction.id]);
     let reported = 0;
     let current = first;
     for (;;) {
@@ -240,19 +284,113 @@ export class ReplicateProvider implements Provider {
         const left = deadline - this.client.now();
         if (left <= 0) {
           throw new VendorError(
-            `${this.options.name} prediction ${prediction.id} did not finish by the run's deadline`,
+            `${this.options.name} prediction ${following.prediction.id} did not finish by the run's deadline`,
             null,
             false,
           );
         }
-        await sleep(this.options.scheduler, Math.min(this.pollMs, left), signal);
+        if (!vendor) await sleep(this.options.scheduler, Math.min(interval, left), signal);
+        else if (await vendor.pause(Math.min(interval, left), signal)) {
+          await this.takeOrphans(following, current, seen, context, deadline);
+        }
         signal.throwIfAborted();
       }
       current = this.prediction(
-        await this.client.call(signal, deadline, { method: "GET", url: prediction.urls.get }),
+        await this.client.call(signal, deadline, { method: "GET", url: following.prediction.urls.get }),
         "the status call",
       );
     }
+  }
+
+  /**
+   * Webhooks naming another prediction of this run: a lost create's, found after the run made
+   * another. Whichever of the two has not started is cancelled, and the run follows the other;
+   * when both run, the orphan is cancelled and the run's vendor log says two ran.
+   */
+  private async takeOrphans(
+    following: { prediction: Followed },
+    current: Prediction,
+    seen: Set<string>,
+    context: ProviderContext,
+    deadline: number,
+  ): Promise<void> {
+    const vendor = context.vendor;
+    const log = this.options.logger;
+    for (
+      let id = vendor && (await newHookedJob(vendor, seen));
+      vendor && id;
+      id = await newHookedJob(vendor, seen)
+    ) {
+      seen.add(id);
+      await vendor.log("orphan", id, null);
+      const orphan = this.followed(id, {});
+      const answer = await this.client
+        .call(context.signal, deadline, { method: "GET", url: orphan.urls.get, once: true })
+        .catch(() => null);
+      const status = (answer?.body as { status?: unknown } | null)?.status;
+      if (status === "processing" && current.status === "starting") {
+        const previous = following.prediction;
+        await this.cancel(previous, log);
+        await vendor.log("cancelled", previous.id, "another prediction of the run started first");
+        following.prediction = orphan;
+        await context.recordUpstream?.(orphan);
+        await vendor.log("adopted", id, null);
+        continue;
+      }
+      if (status === "processing" || status === "succeeded") {
+        await vendor.log("uncertain", id, "two predictions of the run ran");
+      }
+      await this.cancel(orphan, log);
+      await vendor.log("cancelled", id, "the run follows another prediction");
+    }
+  }
+
+  /**
+   * After a lost create answer: the prediction it made, from the predictions list around the
+   * create (each with its model, version and input, not its webhook): the one whose target and
+   * input are what this run sent and that no other run holds. When several could be it, the
+   * webhook that names the run (sent at the prediction's start) tells which.
+   */
+  private async findLost(
+    input: Record<string, unknown>,
+    sentAt: number,
+    context: ProviderContext,
+    deadline: number,
+    signal: AbortSignal,
+  ): Promise<Found<{ job: Followed; first: Prediction | null }>> {
+    const vendor = context.vendor;
+    const after = new Date(sentAt - LIST_MARGIN_MS).toISOString();
+    const before = new Date(this.client.now() + LIST_MARGIN_MS).toISOString();
+    let url: string | null =
+      `v1/predictions?created_after=${encodeURIComponent(after)}&created_before=${encodeURIComponent(before)}`;
+    const candidates: Followed[] = [];
+    for (let page = 0; url && page < LIST_PAGES; page++) {
+      const { body } = await this.client.call(signal, deadline, { method: "GET", url });
+      const { results, next } = (body ?? {}) as { results?: unknown; next?: unknown };
+      for (const item of Array.isArray(results) ? results : []) {
+        const p = (item ?? {}) as Record<string, unknown>;
+        if (typeof p.id !== "string" || !this.sameTarget(p) || !isDeepStrictEqual(p.input, input)) continue;
+        if (vendor && (await vendor.heldByAnotherRun(p.id))) continue;
+        const urls = p.urls && typeof p.urls === "object" ? (p.urls as Record<string, unknown>) : {};
+        candidates.push(this.followed(p.id, urls));
+      }
+      url = typeof next === "string" && next !== "" ? next : null;
+    }
+    const [only] = candidates;
+    if (candidates.length === 1 && only) return { job: { job: only, first: null } };
+    if (candidates.length === 0) return { none: true, sure: true };
+    if (!vendor?.hookUrl) return { none: true, sure: false };
+    const others = new Set<string>();
+    const windowMs = Math.min(TELL_APART_MS, Math.max(0, deadline - this.client.now()));
+    const id = await awaitHookedJob(vendor, { windowMs, skip: others, now: () => this.client.now(), signal });
+    const named = candidates.find((candidate) => candidate.id === id);
+    return named ? { job: { job: named, first: null } } : { none: true, sure: false };
+  }
+
+  /** Whether a listed prediction is of this route's model or version. */
+  private sameTarget(prediction: Record<string, unknown>): boolean {
+    if (this.target.kind === "version") return prediction.version === this.target.id;
+    return prediction.model === `${this.target.owner}/${this.target.name}`;
   }
 
   /** `failed`, `canceled` and `aborted` end the run; `starting` and `processing` (or new states) go on. */

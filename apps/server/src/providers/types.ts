@@ -39,7 +39,41 @@ export interface ProviderContext {
   upstream?: UpstreamJob | null;
   /** Keeps the vendor job on the run; called once the vendor accepted it, before waiting on it. */
   recordUpstream?(job: UpstreamJob): Promise<void>;
+  /** What the vendor side of the run needs beyond that: webhooks, the vendor log, adoption. */
+  vendor?: VendorSide;
 }
+
+/**
+ * A run's vendor webhooks and vendor log, as the worker gives them to an adapter. Webhooks only
+ * wake the adapter: what a job's state is, it always asks the vendor's API, so a webhook that
+ * lies (forged or replayed) changes nothing.
+ */
+export interface VendorSide {
+  /** Where the vendor posts this run's webhooks; null when vendor webhooks are off. */
+  hookUrl: string | null;
+  /**
+   * Waits `ms`, or less when a verified vendor webhook for the run arrives meanwhile (resolves
+   * true then); rejects when `signal` aborts.
+   */
+  pause(ms: number, signal: AbortSignal): Promise<boolean>;
+  /** The vendor job ids that verified webhooks for the run named, oldest first, with the vendor's status word. */
+  hooks(): Promise<{ upstreamId: string; status: string | null }[]>;
+  /** Whether another run recorded this job of the route as its own. */
+  heldByAnotherRun(upstreamId: string): Promise<boolean>;
+  /** How long to wait between status calls while webhooks are on (the backstop). */
+  backstopMs: number;
+  /** Adds an entry to the run's vendor log (and counts it in the metrics). */
+  log(kind: VendorLogKind, upstreamId: string | null, detail: string | null): Promise<void>;
+}
+
+/** What an adapter writes to the run's vendor log (webhooks are written by the receiver). */
+export type VendorLogKind =
+  | "create_unanswered"
+  | "adopted"
+  | "created_again"
+  | "orphan"
+  | "cancelled"
+  | "uncertain";
 
 /**
  * What refvid keeps on a run about the vendor job serving it, so that whichever worker holds the
@@ -63,7 +97,22 @@ export interface Provider {
    * sweeper ended the run): one try, never throwing; the job may have ended already.
    */
   cancelUpstream?(job: UpstreamJob): Promise<void>;
+  /**
+   * Reads a webhook the vendor posted about one of this route's jobs, after checking it is the
+   * vendor's (its signature): the job it names and the vendor's status word. Throws
+   * `HookRefused` for one that does not verify.
+   */
+  readHook?(hook: VendorHook): Promise<{ upstreamId: string; status: string | null }>;
 }
+
+/** A vendor webhook as received: its headers (lower-case names) and its body's bytes. */
+export interface VendorHook {
+  headers: Record<string, string | undefined>;
+  body: Buffer;
+}
+
+/** A vendor webhook that did not verify (bad or missing signature, stale timestamp, unreadable body). */
+export class HookRefused extends Error {}
 
 /** What every vendor adapter is built with, from its route in the routing file. */
 export interface VendorProviderOptions {
@@ -81,6 +130,11 @@ export interface VendorProviderOptions {
   clock: Clock;
   /** Wait between status calls (probes for Cog); 1000 ms by default. */
   pollMs?: number;
+  /**
+   * The longest wait for the webhook of a job whose create answer was lost (fal, which has no
+   * list to look it up in); the wait is shorter once the route's jobs have shown how long they take.
+   */
+  adoptWindowMs?: number;
   logger?: Logger;
 }
 

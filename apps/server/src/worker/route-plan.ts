@@ -17,6 +17,7 @@ import { VendorError } from "../providers/upstream/vendor-http.js";
 import { progressReporter } from "./progress.js";
 import { providerJob } from "./provider-job.js";
 import { ProviderFull, RunStopped } from "./stops.js";
+import { vendorSide } from "./vendor-side.js";
 
 /** The routes a run may take, in order, and the index of the one to resume (-1: start at the first). */
 export function routePlan(
@@ -100,12 +101,14 @@ export async function callRoutes(
     }
     const job = await providerJob(deps, run, route, { model: served.model, request, workDir, signal });
     const called = deps.metrics.providerCall(run.id, route.slot);
+    const vendor = route.vendor ? vendorSide(deps, run.id, route) : undefined;
     try {
       result = await route.provider.run(job, {
         signal,
         onProgress,
         deadline,
         upstream,
+        ...(vendor ? { vendor } : {}),
         recordUpstream: async (upstreamJob) => {
           accepted = true;
           const kept = await deps.store.recordUpstream({ runId: run.id, workerId, upstream: upstreamJob });
@@ -125,6 +128,8 @@ export async function callRoutes(
         { provider: route.name, next: next.name, err: err.message },
         "vendor did not take the run; trying the next route",
       );
+    } finally {
+      vendor?.close();
     }
   }
   if (signal.aborted) throw signal.reason;

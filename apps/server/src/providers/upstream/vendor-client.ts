@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { Clock, Scheduler } from "../../clock.js";
 import {
   redactSecret,
+  UnansweredCreate,
   type VendorCall,
   VendorError,
   type VendorRequest,
@@ -44,8 +45,10 @@ export class VendorClient {
     try {
       return await vendorFetch({ ...this.callOf(signal, deadline), attemptTimeoutMs }, request);
     } catch (err) {
-      if (err instanceof VendorError)
-        throw new VendorError(this.redact(err.message), err.status, err.retryable);
+      if (err instanceof VendorError) {
+        const Kind = err instanceof UnansweredCreate ? UnansweredCreate : VendorError;
+        throw new Kind(this.redact(err.message), err.status, err.retryable);
+      }
       throw err;
     }
   }

@@ -10,7 +10,14 @@ import { ffmpeg } from "../../media/ffmpeg.js";
 import { ProviderError } from "../types.js";
 import { progressFromLogs, vendorInput } from "./input.js";
 import { fetchOutputVideo } from "./output.js";
-import { retryAfterMs, type VendorCall, VendorError, vendorFetch, vendorUrl } from "./vendor-http.js";
+import {
+  retryAfterMs,
+  UnansweredCreate,
+  type VendorCall,
+  VendorError,
+  vendorFetch,
+  vendorUrl,
+} from "./vendor-http.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 let handler: Handler = (_req, res) => res.end();
@@ -150,6 +157,48 @@ describe("vendorFetch", () => {
     const pending = vendorFetch(call({ signal: controller.signal }), { method: "GET", url: "/hang" });
     setTimeout(() => controller.abort(new Error("cancelled")), 20);
     await expect(pending).rejects.toThrow("cancelled");
+  });
+
+  it("never sends a create again after a failure that may have reached the vendor", async () => {
+    for (const answer of [
+      (_req: IncomingMessage, res: ServerResponse) => res.socket?.destroy(),
+      (_req: IncomingMessage, res: ServerResponse) => json(res, 502, { detail: "bad gateway" }),
+    ]) {
+      requests = 0;
+      handler = answer;
+      const failed = await vendorFetch(call(), {
+        method: "POST",
+        url: "/create",
+        body: {},
+        creates: true,
+      }).catch((err: unknown) => err);
+      expect(failed).toBeInstanceOf(UnansweredCreate);
+      expect(requests).toBe(1);
+    }
+  });
+
+  it("sends a create again after a 429 or a refused connection: neither reached the vendor", async () => {
+    let n = 0;
+    handler = (_req, res) =>
+      n++ === 0 ? json(res, 429, { detail: "slow down" }) : json(res, 201, { id: "j1" });
+    const created = await vendorFetch(call(), { method: "POST", url: "/create", body: {}, creates: true });
+    expect(created).toMatchObject({ status: 201, body: { id: "j1" } });
+    expect(requests).toBe(2);
+
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const refused = await vendorFetch(
+      call({ baseUrl: `http://127.0.0.1:${port}`, deadline: Date.now() + 200 }),
+      {
+        method: "POST",
+        url: "/create",
+        creates: true,
+      },
+    ).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(VendorError);
+    expect(refused).not.toBeInstanceOf(UnansweredCreate);
   });
 
   it("reads Retry-After as seconds or a date", () => {

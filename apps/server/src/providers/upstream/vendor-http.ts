@@ -38,8 +38,14 @@ export interface VendorRequest {
   headers?: Record<string, string>;
   /** Statuses that are answers, not failures (e.g. 409 for Cog, 404 for a cancel). */
   accept?: readonly number[];
-  /** Do not retry this call (a submit that is not idempotent, after it may have been accepted). */
+  /** Do not retry this call. */
   once?: boolean;
+  /**
+   * A create call, which the vendor cannot de-duplicate: it is sent again only when it cannot have
+   * reached the vendor (429, a refused connection). After any other failure it throws
+   * `UnansweredCreate`, and the adapter looks for the job before it creates one more.
+   */
+  creates?: boolean;
 }
 
 export interface VendorResponse {
@@ -65,7 +71,21 @@ export class VendorError extends RunFailure {
   }
 }
 
+/**
+ * A create that may have reached the vendor got no usable answer (no answer in time, the
+ * connection lost after the request went out, a 5xx): the job may exist and be billed.
+ */
+export class UnansweredCreate extends VendorError {}
+
 const RETRYABLE = (status: number) => status === 429 || status >= 500;
+
+/** Connection errors that mean the request never left this machine (nothing reached the vendor). */
+const NEVER_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ENETUNREACH", "EHOSTUNREACH"]);
+
+function neverSent(err: unknown): boolean {
+  const code = (err as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return typeof code === "string" && NEVER_SENT.has(code);
+}
 
 /** Resolves a vendor URL: relative paths join the base; absolute ones must share its origin. */
 export function vendorUrl(baseUrl: string, url: string): URL {
@@ -122,6 +142,8 @@ export async function vendorFetch(call: VendorCall, request: VendorRequest): Pro
     call.signal.throwIfAborted();
     let failure: VendorError;
     let wait: number | null = null;
+    /** The vendor can have taken this attempt's create: it answered 5xx, or did not answer. */
+    let mayHaveCreated = false;
     try {
       const response = await fetch(url, {
         method: request.method,
@@ -150,6 +172,7 @@ export async function vendorFetch(call: VendorCall, request: VendorRequest): Pro
         response.status,
         RETRYABLE(response.status),
       );
+      mayHaveCreated = response.status >= 500;
       wait = retryAfterMs(response.headers.get("retry-after"), call.now());
     } catch (err) {
       if (call.signal.aborted) throw call.signal.reason;
@@ -161,6 +184,10 @@ export async function vendorFetch(call: VendorCall, request: VendorRequest): Pro
         null,
         true,
       );
+      mayHaveCreated = !neverSent(err);
+    }
+    if (request.creates && mayHaveCreated) {
+      throw new UnansweredCreate(failure.message, failure.status, true);
     }
     if (!failure.retryable || request.once) throw failure;
     const step = Math.min(maxBackoff, backoff * 2 ** attempt);

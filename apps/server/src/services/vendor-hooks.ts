@@ -1,0 +1,58 @@
+/**
+ * A vendor's webhook about one of a run's jobs (`POST /v1/vendor-hooks/{route}/{run}/{token}`).
+ * It is taken only when the URL's token is the one refvid gave that vendor for that run and
+ * route, and the vendor's own signature verifies (fal, Replicate; Cog signs nothing, so its token
+ * is all). A taken webhook is written to the run's vendor log, which wakes the worker following
+ * the job; the worker then asks the vendor's API, so a webhook's claims never end a run by
+ * themselves. A webhook naming a job of a run that has ended and never followed that job is an
+ * orphan: it is logged and the job cancelled.
+ */
+import type { AppDeps } from "../deps.js";
+import { HookRefused, type VendorHook } from "../providers/types.js";
+
+export type VendorHookAnswer =
+  /** Taken (or nothing to do): the vendor stops retrying. */
+  | { status: 200 }
+  /** Not ours to take: an unknown run or route, a token or signature that does not verify. */
+  | { status: 404 | 401; message: string };
+
+export async function receiveVendorHook(
+  deps: AppDeps,
+  { route, runId, token, hook }: { route: string; runId: string; token: string; hook: VendorHook },
+): Promise<VendorHookAnswer> {
+  const metrics = deps.metrics.vendor;
+  if (!deps.hookUrls.verify(route, runId, token)) {
+    metrics.hook(route, "refused");
+    return { status: 404, message: "No such vendor webhook URL." };
+  }
+  const run = await deps.store.getRunById(runId);
+  const served = run && deps.catalog.route(run.endpoint, route);
+  if (!run || !served?.provider.readHook) {
+    metrics.hook(route, "unknown_run");
+    return { status: 404, message: "This run has no such vendor route." };
+  }
+  let said: { upstreamId: string; status: string | null };
+  try {
+    said = await served.provider.readHook(hook);
+  } catch (err) {
+    if (!(err instanceof HookRefused)) throw err;
+    metrics.hook(route, "refused");
+    deps.logger.warn({ runId, route, reason: err.message }, "refused a vendor webhook");
+    return { status: 401, message: `The webhook does not verify: ${err.message}` };
+  }
+  metrics.hook(route, "accepted");
+  const at = deps.clock.now();
+  const entry = { runId, provider: route, upstreamId: said.upstreamId, at };
+  await deps.store.addVendorEvent({ ...entry, kind: "hook", detail: said.status });
+  const ended = run.status !== "queued" && run.status !== "processing";
+  const followed = run.upstream?.provider === route && run.upstream.id === said.upstreamId;
+  if (ended && !followed && served.provider.cancelUpstream) {
+    // Nobody will follow this job: the run ended without it.
+    deps.metrics.vendor.log(route, "orphan");
+    await deps.store.addVendorEvent({ ...entry, kind: "orphan", detail: "the run had ended" });
+    await served.provider.cancelUpstream({ provider: route, id: said.upstreamId, urls: {} });
+    deps.metrics.vendor.log(route, "cancelled");
+    await deps.store.addVendorEvent({ ...entry, kind: "cancelled", detail: "the run had ended" });
+  }
+  return { status: 200 };
+}
