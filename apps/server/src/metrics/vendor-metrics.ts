@@ -1,14 +1,9 @@
 /** The vendor side of runs: webhooks received, and the run vendor logs' entries (adoptions, orphans, doubts). */
+import type { VendorEventKind } from "@refvid/store";
 import { Counter, type Registry } from "prom-client";
 
 export type VendorHookResult = "accepted" | "refused" | "unknown_run";
-export type VendorLogMetricKind =
-  | "create_unanswered"
-  | "adopted"
-  | "created_again"
-  | "orphan"
-  | "cancelled"
-  | "uncertain";
+export type VendorLogMetricKind = Exclude<VendorEventKind, "hook">;
 
 export class VendorMetrics {
   private readonly hooks: Counter<"provider" | "result">;

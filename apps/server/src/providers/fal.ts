@@ -24,7 +24,7 @@ import {
   type VendorProviderOptions,
 } from "./types.js";
 import { followOrCancel } from "./upstream/cancel-on-abort.js";
-import { awaitHookedJob, createOnce, type Found, newHookedJob } from "./upstream/create-once.js";
+import { awaitHookedJob, createOnce, type Found, forEachOrphan } from "./upstream/create-once.js";
 import { FAL_JWKS_URL, hookJson, verifyFalHook } from "./upstream/hook-signatures.js";
 import { progressFromLogs, vendorInput } from "./upstream/input.js";
 import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
@@ -313,15 +313,8 @@ export class FalProvider implements Provider {
     context: ProviderContext,
     deadline: number,
   ): Promise<void> {
-    const vendor = context.vendor;
     const log = this.options.logger;
-    for (
-      let id = vendor && (await newHookedJob(vendor, seen));
-      vendor && id;
-      id = await newHookedJob(vendor, seen)
-    ) {
-      seen.add(id);
-      await vendor.log("orphan", id, null);
+    await forEachOrphan(context.vendor, seen, async (id, vendor) => {
       const orphan = this.requestOf(id);
       const answer = await this.client
         .call(context.signal, deadline, { method: "GET", url: orphan.urls.status_url, once: true })
@@ -338,7 +331,7 @@ export class FalProvider implements Provider {
         await context.recordUpstream?.(orphan);
         await vendor.log("adopted", id, null);
       }
-    }
+    });
   }
 
   /** GET response_url: the model's output, or its error. */

@@ -29,7 +29,7 @@ import {
   type VendorProviderOptions,
 } from "./types.js";
 import { followOrCancel } from "./upstream/cancel-on-abort.js";
-import { awaitHookedJob, createOnce, type Found, newHookedJob } from "./upstream/create-once.js";
+import { awaitHookedJob, createOnce, type Found, forEachOrphan } from "./upstream/create-once.js";
 import { hookJson, ReplicateHookSecret } from "./upstream/hook-signatures.js";
 import { progressFromLogs, vendorInput } from "./upstream/input.js";
 import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
@@ -314,15 +314,8 @@ export class ReplicateProvider implements Provider {
     context: ProviderContext,
     deadline: number,
   ): Promise<void> {
-    const vendor = context.vendor;
     const log = this.options.logger;
-    for (
-      let id = vendor && (await newHookedJob(vendor, seen));
-      vendor && id;
-      id = await newHookedJob(vendor, seen)
-    ) {
-      seen.add(id);
-      await vendor.log("orphan", id, null);
+    await forEachOrphan(context.vendor, seen, async (id, vendor) => {
       const orphan = this.followed(id, {});
       const answer = await this.client
         .call(context.signal, deadline, { method: "GET", url: orphan.urls.get, once: true })
@@ -335,14 +328,14 @@ export class ReplicateProvider implements Provider {
         following.prediction = orphan;
         await context.recordUpstream?.(orphan);
         await vendor.log("adopted", id, null);
-        continue;
+        return;
       }
       if (status === "processing" || status === "succeeded") {
         await vendor.log("uncertain", id, "two predictions of the run ran");
       }
       await this.cancel(orphan, log);
       await vendor.log("cancelled", id, "the run follows another prediction");
-    }
+    });
   }
 
   /**

@@ -3,6 +3,7 @@
  * Which provider serves which model is configuration.
  */
 import { type NormalizedRequest, RunFailure } from "@refvid/core";
+import type { VendorEventKind } from "@refvid/store";
 import type { Logger } from "pino";
 import type { Clock, Scheduler } from "../clock.js";
 import type { LocalReference } from "../media/local-reference.js";
@@ -67,13 +68,7 @@ export interface VendorSide {
 }
 
 /** What an adapter writes to the run's vendor log (webhooks are written by the receiver). */
-export type VendorLogKind =
-  | "create_unanswered"
-  | "adopted"
-  | "created_again"
-  | "orphan"
-  | "cancelled"
-  | "uncertain";
+export type VendorLogKind = Exclude<VendorEventKind, "hook">;
 
 /**
  * What refvid keeps on a run about the vendor job serving it, so that whichever worker holds the

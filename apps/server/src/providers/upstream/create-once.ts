@@ -97,3 +97,20 @@ export async function newHookedJob(vendor: VendorSide, skip: ReadonlySet<string>
   }
   return null;
 }
+
+/**
+ * Hands each job the run's webhooks named that is not in `seen` and no other run holds to `take`,
+ * after writing it to the run's vendor log as an orphan; `seen` grows by each.
+ */
+export async function forEachOrphan(
+  vendor: VendorSide | undefined,
+  seen: Set<string>,
+  take: (id: string, vendor: VendorSide) => Promise<void>,
+): Promise<void> {
+  if (!vendor) return;
+  for (let id = await newHookedJob(vendor, seen); id; id = await newHookedJob(vendor, seen)) {
+    seen.add(id);
+    await vendor.log("orphan", id, null);
+    await take(id, vendor);
+  }
+}
