@@ -226,6 +226,13 @@ export class MemoryStore implements Store {
     return this.upstreamOwners.get(`${provider}\u0000${upstreamId}`) ?? null;
   }
 
+  async setQueuePosition(runId: string, position: number | null) {
+    const run = this.runs.get(runId);
+    if (run?.status !== "processing" || (run.queuePosition ?? null) === position) return;
+    run.queuePosition = position;
+    this.events.emit({ kind: "changed", runIds: [runId] });
+  }
+
   async setProgress(runId: string, progress: number) {
     const run = this.runs.get(runId);
     if (run?.status !== "processing") return;

@@ -129,6 +129,8 @@ export interface RunStore {
   /** Extends a lease; false when the run is no longer this worker's (it ended or was reclaimed). */
   renewLease(input: { runId: string; workerId: string; leaseMs: number; now: Date }): Promise<boolean>;
   setProgress(runId: string, progress: number): Promise<void>;
+  /** Where a processing run's job stands in its vendor's queue (null: out of it, or not said). */
+  setQueuePosition(runId: string, position: number | null): Promise<void>;
   /**
    * Keeps the vendor job serving a run, before the worker waits on it; false (and nothing kept)
    * when the worker no longer holds the run's lease.

@@ -104,6 +104,11 @@ export interface RunRecord {
   output: RunOutputFile | null;
   error: RunErrorRecord | null;
   progress: number | null;
+  /**
+   * While a vendor holds the run's job in its queue: how many jobs are ahead of it, as the vendor
+   * said (absent or null otherwise).
+   */
+  queuePosition?: number | null;
   createdAt: Date;
   startedAt: Date | null;
   completedAt: Date | null;

@@ -150,6 +150,29 @@ describeProviderContract(
 );
 
 describe("FalProvider: one request, end to end", () => {
+  it("passes on where the request stands in fal's queue, then that it left it", async () => {
+    fal.knobs.latencyMs = 60;
+    fal.knobs.queueMs = 600;
+    try {
+      const runs = await Promise.all(
+        [0, 1, 2].map(async () => {
+          const { ctx } = context({ deadlineInMs: 10_000 });
+          const positions: (number | null)[] = [];
+          ctx.onQueuePosition = (position) => positions.push(position);
+          await provider().run(await job(), ctx);
+          return positions;
+        }),
+      );
+      // Each saw a position while queued (how many jobs were ahead), and null once it ran.
+      for (const positions of runs) {
+        expect(positions.some((p) => typeof p === "number" && p >= 0)).toBe(true);
+        expect(positions.at(-1)).toBeNull();
+      }
+    } finally {
+      fal.knobs.queueMs = KNOBS.queueMs as number;
+    }
+  });
+
   it("submits the mapped input once, records the request before it finishes, reports progress, and brings home the video", async () => {
     fal.knobs.latencyMs = 500; // long enough for several status polls, even on a busy machine
     const submits = fal.stats.submits;

@@ -292,6 +292,11 @@ export class FalProvider implements Provider {
         return this.result(request, signal, deadline);
       }
       // IN_QUEUE or IN_PROGRESS (or a state fal adds later): keep following.
+      const position =
+        status.status === "IN_QUEUE" ? (body as { queue_position?: unknown }).queue_position : null;
+      context.onQueuePosition?.(
+        Number.isSafeInteger(position) && (position as number) >= 0 ? (position as number) : null,
+      );
       // Below 1 until the video is home.
       const fraction = status.status === "IN_PROGRESS" ? progressFromLogs(status.logs) : undefined;
       if (fraction !== undefined && Math.min(fraction, 0.99) > reported) {

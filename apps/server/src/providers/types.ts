@@ -34,6 +34,8 @@ export interface ProviderContext {
   signal: AbortSignal;
   /** Reports the fraction done (0 to 1). */
   onProgress(fraction: number): void;
+  /** Reports how many jobs are ahead of the run's in the vendor's queue; null once it left the queue. */
+  onQueuePosition?(position: number | null): void;
   /** When the run times out (ms since the epoch); a provider's retries stop there. */
   deadline?: number;
   /** The vendor job a previous worker started for this run: resume it, never submit another. */

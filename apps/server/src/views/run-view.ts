@@ -43,6 +43,9 @@ export function toApiRun(run: RunRecord, signer: FileUrlSigner, now: Date): Run 
       : null,
     metadata: run.metadata,
     progress: run.progress,
+    ...(run.status === "processing" && typeof run.queuePosition === "number"
+      ? { queue_position: run.queuePosition }
+      : {}),
     created_at: run.createdAt.toISOString(),
     started_at: iso(run.startedAt),
     completed_at: iso(run.completedAt),

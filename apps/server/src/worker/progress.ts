@@ -7,6 +7,22 @@ import type { AppDeps } from "../deps.js";
 
 const STEP = 0.05;
 
+/**
+ * Where the run's job stands in its vendor's queue, kept on the run: written when it changes, at
+ * most once a second, except leaving the queue (null), which is written at once.
+ */
+export function queueReporter(deps: Pick<AppDeps, "store" | "clock">, runId: string) {
+  let last: number | null = null;
+  let writtenAt = Number.NEGATIVE_INFINITY;
+  return (position: number | null) => {
+    const now = deps.clock.now().getTime();
+    if (position === last || (position !== null && now - writtenAt < 1000)) return;
+    last = position;
+    writtenAt = now;
+    void deps.store.setQueuePosition(runId, position).catch(() => {}); // advisory, like progress
+  };
+}
+
 export function progressReporter(deps: Pick<AppDeps, "store">, runId: string) {
   let last = 0;
   return (fraction: number) => {

@@ -14,7 +14,7 @@ import type { ServedModel } from "../catalog/served-catalog.js";
 import type { AppDeps } from "../deps.js";
 import { ProviderError, type ProviderResult } from "../providers/types.js";
 import { VendorError } from "../providers/upstream/vendor-http.js";
-import { progressReporter } from "./progress.js";
+import { progressReporter, queueReporter } from "./progress.js";
 import { providerJob } from "./provider-job.js";
 import { ProviderFull, RunStopped } from "./stops.js";
 import { vendorSide } from "./vendor-side.js";
@@ -81,6 +81,7 @@ export async function callRoutes(
     throw new ProviderError(`No route takes this input: ${refused[0]?.problems[0]?.message ?? ""}`);
   }
   const onProgress = progressReporter(deps, run.id);
+  const onQueuePosition = queueReporter(deps, run.id);
   let result: ProviderResult | undefined;
   let servedBy: ProviderRoute | undefined;
   for (let i = 0; i < routes.length && !result; i++) {
@@ -106,6 +107,7 @@ export async function callRoutes(
       result = await route.provider.run(job, {
         signal,
         onProgress,
+        onQueuePosition,
         deadline,
         upstream,
         ...(vendor ? { vendor } : {}),

@@ -1132,6 +1132,13 @@ export interface components {
             /** @description Fraction of the work done while `processing`, when the provider reports it; `1` when succeeded; otherwise `null`. */
             progress: number | null;
             /**
+             * @description refvid extension. While `processing` and the model's vendor holds the job in its own queue
+             *     (fal's queue, for one): how many jobs are ahead of it there, as the vendor last said
+             *     (updated at most once a second, also in the run's event stream). Absent otherwise: before a
+             *     worker takes the run, once the job runs, and with vendors that do not say.
+             */
+            queue_position?: number;
+            /**
              * Format: date-time
              * @description When the run was admitted (ISO 8601, UTC).
              */

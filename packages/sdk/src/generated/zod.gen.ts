@@ -241,6 +241,7 @@ export const zRun = z.object({
     billing: zBilling.nullable(),
     metadata: zMetadata,
     progress: z.number().gte(0).lte(1).nullable(),
+    queue_position: z.int().gte(0).optional(),
     created_at: z.iso.datetime(),
     started_at: z.iso.datetime().nullable(),
     completed_at: z.iso.datetime().nullable(),

@@ -66,5 +66,32 @@ export function vendorLogContract(makeStore: StoreFactory): void {
       expect((await store.getRunById(run.id))?.upstream).toEqual(upstream);
       expect(await store.getRunById("run_unknown")).toBeNull();
     });
+
+    it("keeps a processing run's vendor queue position, announcing each change", async () => {
+      const store = await makeStore();
+      const tenant = await makeTenant(store, { balance: 10_000_000 });
+      const run = newRun(tenant);
+      await store.admitRun({ run, now: at(0) });
+      await store.setQueuePosition(run.id, 3); // queued, not processing: nothing
+      expect((await store.getRunById(run.id))?.queuePosition ?? null).toBeNull();
+      await store.claimRuns({ workerId: "w1", limit: 1, leaseMs: 60_000, now: at(1) });
+      const heard: StoreEvent[] = [];
+      const unsubscribe = await store.subscribe((event) => {
+        if (event.kind !== "subscription") heard.push(event);
+      });
+      try {
+        await store.setQueuePosition(run.id, 3);
+        await store.setQueuePosition(run.id, 3);
+        expect((await store.getRunById(run.id))?.queuePosition).toBe(3);
+        await store.setQueuePosition(run.id, null);
+        expect((await store.getRunById(run.id))?.queuePosition).toBeNull();
+        expect(heard).toEqual([
+          { kind: "changed", runIds: [run.id] },
+          { kind: "changed", runIds: [run.id] },
+        ]);
+      } finally {
+        await unsubscribe();
+      }
+    });
   });
 }

@@ -56,6 +56,7 @@ export function copyRun(run: RunRecord): RunRecord {
     output: run.output && copy(run.output),
     error: run.error && copy(run.error),
     progress: run.progress,
+    queuePosition: run.queuePosition ?? null,
     createdAt: new Date(run.createdAt.getTime()),
     startedAt: copyDate(run.startedAt),
     completedAt: copyDate(run.completedAt),

@@ -71,6 +71,11 @@ export class PostgresStore implements T.Store {
   readonly listVendorEvents: T.Store["listVendorEvents"] = (...args) => q.listVendorEvents(this.db, ...args);
   readonly findRunByUpstream: T.Store["findRunByUpstream"] = (...args) =>
     q.findRunByUpstream(this.db, ...args);
+  readonly setQueuePosition: T.Store["setQueuePosition"] = async (runId, position) => {
+    if (await q.setQueuePosition(this.db, this.origin, runId, position)) {
+      this.events.emit({ kind: "changed", runIds: [runId] });
+    }
+  };
   readonly setProgress: T.Store["setProgress"] = async (runId, progress) => {
     if (await q.setProgress(this.db, this.origin, runId, progress)) {
       this.events.emit({ kind: "changed", runIds: [runId] });

@@ -98,6 +98,7 @@ export function toRun(r: Row): RunRecord {
     output: (r.output as RunRecord["output"]) ?? null,
     error: (r.error as RunRecord["error"]) ?? null,
     progress: numOrNull(r.progress),
+    queuePosition: numOrNull(r.queue_position),
     createdAt: date(r.created_at),
     startedAt: dateOrNull(r.started_at),
     completedAt: dateOrNull(r.completed_at),

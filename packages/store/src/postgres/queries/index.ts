@@ -33,7 +33,7 @@ export { searchAllRuns, searchAllRunsQuery } from "./search-all-runs.js";
 export { searchRuns, searchRunsQuery } from "./search-runs.js";
 export { searchWebhookDeliveries, searchWebhookDeliveriesQuery } from "./search-webhook-deliveries.js";
 export { serviceStats } from "./service-stats.js";
-export { setProgress } from "./set-progress.js";
+export { setProgress, setQueuePosition } from "./set-progress.js";
 export { updateApiKey } from "./update-api-key.js";
 export { createUpload, deleteExpiredUploads, deleteUpload, getUpload } from "./uploads.js";
 export { usage, usageQuery } from "./usage.js";
