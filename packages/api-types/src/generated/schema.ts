@@ -841,6 +841,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/runs/{run_id}/vendor-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A run's vendor log
+         * @description What refvid heard from and did about the vendor jobs behind a run, oldest first: vendor webhooks
+         *     that verified (`hook`, with the vendor's status word), a create call whose answer was lost
+         *     (`create_unanswered`) and how it was resolved (`adopted`: the job it made was found and is the
+         *     run's; `created_again`: none was found), jobs of the run that it does not follow (`orphan`),
+         *     jobs refvid cancelled (`cancelled`), and `uncertain` where refvid cannot tell whether the vendor
+         *     holds, or ran, one more job for the run. Entries are only ever added. Any organization's run.
+         */
+        get: operations["getRunVendorLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vendor-hooks/{route}/{run_id}/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A model vendor's webhook about a run's job
+         * @description Where the model vendors behind refvid post their jobs' webhooks; refvid gives each vendor job
+         *     this URL, naming the catalog route and the run, with a token of its own (an HMAC under
+         *     `REFVID_SIGNING_SECRET`). Not for clients. A webhook is taken only when the token matches and
+         *     the vendor's signature verifies: fal's ED25519 signature (keys from `REFVID_FAL_JWKS_URL`),
+         *     Replicate's Standard Webhooks signature (the account's secret from its API); Cog signs
+         *     nothing, so its token is all. A taken webhook wakes the worker following the job, which then
+         *     asks the vendor's API: a webhook never ends a run by itself, so a forged or replayed one
+         *     changes nothing. On when `REFVID_PUBLIC_URL` is reachable (not a loopback address) or
+         *     `REFVID_VENDOR_WEBHOOKS=on`.
+         */
+        post: operations["receiveVendorHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "run.terminal": {
@@ -3948,6 +4001,122 @@ export interface operations {
                      *       }
                      *     }
                      */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRunVendorLog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run's vendor log. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "run_id": "run_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41",
+                     *       "data": [
+                     *         {
+                     *           "at": "2026-11-25T16:00:01Z",
+                     *           "route": "fal-main",
+                     *           "upstream_id": null,
+                     *           "kind": "create_unanswered",
+                     *           "detail": "submit failed: fal-main: connection failed (POST /fal-ai/seedance)"
+                     *         },
+                     *         {
+                     *           "at": "2026-11-25T16:01:12Z",
+                     *           "route": "fal-main",
+                     *           "upstream_id": "024ca5b1-45d3-4afd-883e-ad3abe2a1c4d",
+                     *           "kind": "hook",
+                     *           "detail": "OK"
+                     *         },
+                     *         {
+                     *           "at": "2026-11-25T16:01:12Z",
+                     *           "route": "fal-main",
+                     *           "upstream_id": "024ca5b1-45d3-4afd-883e-ad3abe2a1c4d",
+                     *           "kind": "adopted",
+                     *           "detail": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        run_id: string;
+                        data: {
+                            /** Format: date-time */
+                            at: string;
+                            /** @description The catalog route (its provider's name) the job belongs to. */
+                            route: string;
+                            /** @description The vendor's id of the job, when known. */
+                            upstream_id: string | null;
+                            /** @enum {string} */
+                            kind: "hook" | "create_unanswered" | "adopted" | "created_again" | "orphan" | "cancelled" | "uncertain";
+                            detail: string | null;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminDisabled"];
+            404: components["responses"]["RunNotFound"];
+        };
+    };
+    receiveVendorHook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                route: string;
+                run_id: string;
+                token: string;
+            };
+            cookie?: never;
+        };
+        /** @description The vendor's own webhook body, read as bytes (signatures cover them exactly). */
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Taken. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        received: true;
+                    };
+                };
+            };
+            /** @description The vendor's signature does not verify (or is stale); nothing changed. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a URL refvid gave a vendor (wrong token, unknown run or route). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };

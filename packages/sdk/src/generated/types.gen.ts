@@ -3413,6 +3413,96 @@ export type ReloadCatalogResponses = {
 
 export type ReloadCatalogResponse = ReloadCatalogResponses[keyof ReloadCatalogResponses];
 
+export type GetRunVendorLogData = {
+    body?: never;
+    path: {
+        run_id: string;
+    };
+    query?: never;
+    url: '/admin/v1/runs/{run_id}/vendor-log';
+};
+
+export type GetRunVendorLogErrors = {
+    /**
+     * Missing or wrong admin token (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
+     */
+    403: ApiError;
+    /**
+     * No such run in the caller's organization (`run_not_found`). Another organization's run is reported the same way.
+     */
+    404: ApiError;
+};
+
+export type GetRunVendorLogError = GetRunVendorLogErrors[keyof GetRunVendorLogErrors];
+
+export type GetRunVendorLogResponses = {
+    /**
+     * VendorLog
+     *
+     * The run's vendor log.
+     */
+    200: {
+        run_id: string;
+        data: Array<{
+            at: string;
+            /**
+             * The catalog route (its provider's name) the job belongs to.
+             */
+            route: string;
+            /**
+             * The vendor's id of the job, when known.
+             */
+            upstream_id: string | null;
+            kind: 'hook' | 'create_unanswered' | 'adopted' | 'created_again' | 'orphan' | 'cancelled' | 'uncertain';
+            detail: string | null;
+        }>;
+    };
+};
+
+export type GetRunVendorLogResponse = GetRunVendorLogResponses[keyof GetRunVendorLogResponses];
+
+export type ReceiveVendorHookData = {
+    /**
+     * The vendor's own webhook body, read as bytes (signatures cover them exactly).
+     */
+    body: unknown;
+    path: {
+        route: string;
+        run_id: string;
+        token: string;
+    };
+    query?: never;
+    url: '/v1/vendor-hooks/{route}/{run_id}/{token}';
+};
+
+export type ReceiveVendorHookErrors = {
+    /**
+     * The vendor's signature does not verify (or is stale); nothing changed.
+     */
+    401: ApiError;
+    /**
+     * Not a URL refvid gave a vendor (wrong token, unknown run or route).
+     */
+    404: ApiError;
+};
+
+export type ReceiveVendorHookError = ReceiveVendorHookErrors[keyof ReceiveVendorHookErrors];
+
+export type ReceiveVendorHookResponses = {
+    /**
+     * Taken.
+     */
+    200: {
+        received: true;
+    };
+};
+
+export type ReceiveVendorHookResponse = ReceiveVendorHookResponses[keyof ReceiveVendorHookResponses];
+
 export type RunTerminalWebhookWebhookPayload = ApiWebhookEvent;
 
 export type RunTerminalWebhookWebhookRequest = {

@@ -1434,6 +1434,52 @@ export const zReloadCatalogResponse = z.object({
     reloaded_at: z.iso.datetime()
 });
 
+export const zGetRunVendorLogPath = z.object({
+    run_id: z.string().regex(/^run_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+});
+
+/**
+ * VendorLog
+ *
+ * The run's vendor log.
+ */
+export const zGetRunVendorLogResponse = z.object({
+    run_id: z.string(),
+    data: z.array(z.object({
+        at: z.iso.datetime(),
+        route: z.string(),
+        upstream_id: z.string().nullable(),
+        kind: z.enum([
+            'hook',
+            'create_unanswered',
+            'adopted',
+            'created_again',
+            'orphan',
+            'cancelled',
+            'uncertain'
+        ]),
+        detail: z.string().nullable()
+    }))
+});
+
+/**
+ * The vendor's own webhook body, read as bytes (signatures cover them exactly).
+ */
+export const zReceiveVendorHookBody = z.unknown();
+
+export const zReceiveVendorHookPath = z.object({
+    route: z.string(),
+    run_id: z.string(),
+    token: z.string()
+});
+
+/**
+ * Taken.
+ */
+export const zReceiveVendorHookResponse = z.object({
+    received: z.literal(true)
+});
+
 export const zRunTerminalWebhookWebhookRequest = z.object({
     body: zWebhookEvent,
     path: z.never().optional(),

@@ -1,4 +1,5 @@
 /** The admin API. Authenticated by `authenticateAdmin`. */
+
 import type { UsageGroupBy } from "@refvid/store";
 import type { Request, Router } from "express";
 import type { AppDeps } from "../../deps.js";
@@ -6,6 +7,7 @@ import * as admin from "../../services/admin.js";
 import { listApiKeys, listOrganizations, listTopUps, type PageQuery } from "../../services/admin-lists.js";
 import { adminSearchRuns } from "../../services/admin-runs.js";
 import { getUsage } from "../../services/admin-usage.js";
+import { adminVendorLog } from "../../services/admin-vendor-log.js";
 import { reloadCatalog } from "../../services/catalog.js";
 
 export function adminRoutes(router: Router, deps: AppDeps): void {
@@ -57,6 +59,9 @@ export function adminRoutes(router: Router, deps: AppDeps): void {
   });
   router.post("/admin/v1/catalog/reload", (_req, res) => {
     res.json(reloadCatalog(deps));
+  });
+  router.get("/admin/v1/runs/:run_id/vendor-log", async (req, res) => {
+    res.json(await adminVendorLog(deps, req.params.run_id as string));
   });
 }
 
