@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
+import { type CancelOutcome, cogBoxes } from "./cog-box.js";
 import { type HeldAnswer, putAndHold } from "./cog-held-request.js";
 import {
   type ProviderContext,
@@ -37,6 +38,8 @@ export interface HeldPredictionOptions
   acceptAfterMs?: number;
   /** Longest wait between tries while Cog is busy or failing; 10 000 ms by default. */
   maxBackoffMs?: number;
+  /** A prediction still running this long after Cog accepted its cancel is uncancellable; 30 s. */
+  cancelGraceMs?: number;
 }
 
 /** An input no model accepts: a probe with it can reattach to a prediction, never start one. */
@@ -53,6 +56,10 @@ export class HeldPrediction {
   /** A request of this run may have left a prediction in flight. */
   private mayRun: boolean;
   private ended = false;
+  /** The held request's answer while it is open. */
+  private holding: Promise<HeldAnswer> | null = null;
+  /** The held request was left open to the box, to tell when a prediction Cog may not cancel ends. */
+  private left = false;
   private recording: Promise<void> | null;
   private reported = 0;
   private readonly deadline: number;
@@ -110,12 +117,23 @@ export class HeldPrediction {
   /**
    * Cancels the prediction (if one may run), then stops the work with `reason`. An abort that
    * leaves the job running only drops the held request: coglet then cancels exactly this request's
-   * prediction, never one another worker started since under the same id.
+   * prediction, never one another worker started since under the same id. A cancelled prediction
+   * whose request is open is left on the box with it (cog-box.ts): Cog may run on.
    */
   private stop(reason: unknown): void {
     if (this.stopping) return;
     const cancel = this.mayRun && !this.ended && cancelsUpstream(this.context.signal);
-    const cancelling = cancel ? this.cancel() : Promise.resolve();
+    const { scheduler, clock, cancelGraceMs } = this.options;
+    const told =
+      cancel && this.holding
+        ? cogBoxes.leave(this.options.url, this.id, this.holding, {
+            clock,
+            scheduler,
+            graceMs: cancelGraceMs ?? 30_000,
+          })
+        : null;
+    this.left = told !== null;
+    const cancelling = cancel ? this.cancel().then((outcome) => told?.(outcome)) : Promise.resolve();
     this.stopping = cancelling.then(() => this.work.abort(reason));
   }
 
@@ -135,14 +153,20 @@ export class HeldPrediction {
       this.mayRun = true;
       const answered = new AbortController();
       const watching = this.watch(answered.signal);
+      const held = new AbortController();
+      const holding = putAndHold(url, payload, this.headers(), held.signal);
+      holding.catch(() => {});
+      this.holding = holding;
       let answer: HeldAnswer | null = null;
       try {
-        answer = await putAndHold(url, payload, this.headers(), work);
+        answer = await untilAborted(holding, work);
       } catch (err) {
         if (work.aborted) throw work.reason;
         if (err instanceof ProviderError) throw err;
         // The connection was lost: a prediction may run on (coglet cancels it).
       } finally {
+        this.holding = null;
+        if (!this.left) held.abort();
         answered.abort();
         await watching;
       }
@@ -250,17 +274,22 @@ export class HeldPrediction {
     this.recording.catch(() => {});
   }
 
-  /** POST /predictions/{id}/cancel: one try with a short time limit; 404 when nothing runs. */
-  async cancel(): Promise<void> {
+  /**
+   * POST /predictions/{id}/cancel: one try with a short time limit; 404 when nothing runs, or
+   * (Cog 0.12) once a held prediction ended. Accepted only when answered 200.
+   */
+  async cancel(): Promise<CancelOutcome> {
     try {
       const answer = await vendorFetch(
         { ...this.call(AbortSignal.timeout(CANCEL_TIMEOUT_MS)), attemptTimeoutMs: CANCEL_TIMEOUT_MS },
         { method: "POST", url: `${this.path}/cancel`, accept: [404], once: true },
       );
       this.log?.info({ status: answer.status }, "cancelled the Cog prediction");
+      return answer.status === 404 ? "refused" : "accepted";
     } catch (err) {
       const reason = redactSecret(err instanceof Error ? err.message : "unknown error", this.options.token);
       this.log?.warn({ reason }, "could not cancel the Cog prediction");
+      return "refused";
     }
   }
 
@@ -313,6 +342,16 @@ function refusalText(body: unknown): string {
     return field ? `${field}: ${String(msg)}` : String(msg);
   });
   return lines.length > 0 ? lines.join("; ").slice(0, 500) : vendorMessage(body);
+}
+
+/** `promise`'s outcome, or `signal`'s reason as soon as it aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 function headerOf(value: string | string[] | undefined): string | null {
