@@ -87,8 +87,8 @@ export interface CogStats {
   conflicts: number;
   /** The most predictions in flight at once (starting or running). */
   maxRunning: number;
-  /** Requests read and waiting while a held prediction blocks the server (0.12). */
-  waiting: number;
+  /** Requests read and waiting while a held prediction blocks the server (0.12), as "PUT /path". */
+  waiting: string[];
   /** Requests never served: their client left while a held prediction blocked the server (0.12). */
   unserved: number;
   jobs: CogJob[];

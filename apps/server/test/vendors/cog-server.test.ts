@@ -582,7 +582,7 @@ describe("Cog 0.12 (python-0.12): a held sync prediction blocks the server until
     const cancel = noting(order, "cancel", call(server, "POST", "/predictions/h1/cancel"));
     const health = noting(order, "health", call(server, "GET", "/health-check"));
     // Nothing is served while the model runs; the test ends it rather than waiting a minute.
-    await eventually(() => server.stats.waiting === 2);
+    await eventually(() => server.stats.waiting.length === 2);
     expect(server.stats.requests).toEqual([]);
     server.finishNow("h1");
     expect((await held).body).toMatchObject({ id: "h1", status: "succeeded" });
@@ -603,7 +603,7 @@ describe("Cog 0.12 (python-0.12): a held sync prediction blocks the server until
     // A client that leaves while the server is blocked is never served.
     const leave = new AbortController();
     const leaving = call(server, "PUT", "/predictions/h4", input(), {}, leave.signal);
-    await eventually(() => server.stats.waiting === 3);
+    await eventually(() => server.stats.waiting.length === 3);
     leave.abort();
     await expect(leaving).rejects.toThrow();
     server.finishNow("h2");

@@ -88,7 +88,7 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
     cancels: 0,
     conflicts: 0,
     maxRunning: 0,
-    waiting: 0,
+    waiting: [],
     unserved: 0,
     requests: [],
     jobs: [],
@@ -662,17 +662,18 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
   };
 
   /** Waits for the server's turn (0.12 only); false when the client left meanwhile. */
-  const admit = async (res: ServerResponse): Promise<boolean> => {
+  const admit = async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
     if (knobs.flavor !== "python-0.12" && !blocking) return true;
     const before = queue;
     let turnOver = () => {};
     queue = new Promise<void>((resolve) => {
       turnOver = resolve;
     });
-    stats.waiting++;
+    const request = `${req.method} ${req.url}`;
+    stats.waiting.push(request);
     await before;
     while (blocking) await blocking;
-    stats.waiting--;
+    stats.waiting.splice(stats.waiting.indexOf(request), 1);
     if (closed || res.destroyed) {
       stats.unserved++;
       turnOver();
@@ -687,7 +688,7 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
     // The kernel takes a request in while the server is blocked: its body is read at once.
     readBody(req)
       .then(async (text) => {
-        if (await admit(res)) await route(req, res, text);
+        if (await admit(req, res)) await route(req, res, text);
       })
       .catch((error: unknown) => send(res, 500, `Internal Server Error: ${String(error)}`));
   });
