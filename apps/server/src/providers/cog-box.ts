@@ -1,11 +1,11 @@
 /**
  * Predictions left running on a Cog box: a run stopped (cancelled, timed out) while its held
- * request was still open, and Cog did not cancel the prediction. Cog 0.12 cannot: its server serves
- * nothing while a held sync prediction runs, so the cancel goes unanswered, or is answered 404 once
- * the prediction ran to its end (see test/vendors/cog-server.ts); another Cog may accept a cancel
- * and run on. The held request is kept open: its answer says the prediction ended. Until then this
- * process starts no prediction on the box (the run waits in the queue) and `/readyz` shows the box
- * busy with it. Kept per process, by the box's URL.
+ * request was open, from the cancel until the prediction ended. Cog may not cancel it: Cog 0.12
+ * serves nothing while a held sync prediction runs, so the cancel goes unanswered, or is answered
+ * 404 once the prediction ran to its end (see test/vendors/cog-server.ts); another Cog may accept a
+ * cancel and run on. While one is left on a box, this process starts no prediction there (the run
+ * waits in the queue), and `/readyz` shows the box busy with one Cog did not cancel. Kept per
+ * process, by the box's URL.
  */
 import type { Clock, Scheduler } from "../clock.js";
 
@@ -15,8 +15,13 @@ export interface UncancellablePrediction {
   since: Date;
 }
 
-/** What the box is told of the cancel of a prediction left on it. */
-export type CancelOutcome = "accepted" | "refused";
+/** A prediction left on a box, until `ended`. */
+export interface LeftPrediction {
+  /** Cog did not cancel it: uncancellable now, or `afterMs` from now if it still runs then. */
+  uncancellable(afterMs?: number): void;
+  /** It ended (or the box went away): the box is free of it. */
+  ended(): void;
+}
 
 interface Left {
   id: string;
@@ -26,35 +31,27 @@ interface Left {
 export class CogBoxes {
   private readonly boxes = new Map<string, Set<Left>>();
 
-  /**
-   * Keeps `id` on the box until `ended` settles (the held request answered or broke). The
-   * returned function takes the cancel's outcome: refused, the prediction is uncancellable now;
-   * accepted, it is if it still runs `graceMs` later.
-   */
-  leave(
-    url: string,
-    id: string,
-    ended: Promise<unknown>,
-    time: { clock: Clock; scheduler: Scheduler; graceMs: number },
-  ): (outcome: CancelOutcome) => void {
+  /** Records `id` as running on the box until the returned handle's `ended`. */
+  leave(url: string, id: string, time: { clock: Clock; scheduler: Scheduler }): LeftPrediction {
     const key = boxKey(url);
     const left: Left = { id, uncancellable: null };
     const entries = this.boxes.get(key) ?? new Set<Left>();
     this.boxes.set(key, entries.add(left));
-    let offGrace = () => {};
-    const mark = () => {
-      left.uncancellable ??= time.clock.now();
-    };
-    const settled = () => {
-      offGrace();
-      entries.delete(left);
-      if (entries.size === 0 && this.boxes.get(key) === entries) this.boxes.delete(key);
-    };
-    ended.then(settled, settled);
-    return (outcome) => {
-      if (!entries.has(left)) return;
-      if (outcome === "refused") mark();
-      else offGrace = time.scheduler.setTimeout(mark, time.graceMs);
+    let offTimer = () => {};
+    return {
+      uncancellable: (afterMs = 0) => {
+        offTimer();
+        const mark = () => {
+          if (entries.has(left)) left.uncancellable ??= time.clock.now();
+        };
+        if (afterMs > 0) offTimer = time.scheduler.setTimeout(mark, afterMs);
+        else mark();
+      },
+      ended: () => {
+        offTimer();
+        entries.delete(left);
+        if (entries.size === 0 && this.boxes.get(key) === entries) this.boxes.delete(key);
+      },
     };
   }
 

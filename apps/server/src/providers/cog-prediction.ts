@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
-import { type CancelOutcome, cogBoxes } from "./cog-box.js";
+import { cogBoxes, type LeftPrediction } from "./cog-box.js";
+import { untilFree } from "./cog-health.js";
 import { type HeldAnswer, putAndHold } from "./cog-held-request.js";
 import {
   type ProviderContext,
@@ -56,9 +57,9 @@ export class HeldPrediction {
   /** A request of this run may have left a prediction in flight. */
   private mayRun: boolean;
   private ended = false;
-  /** The held request's answer while it is open. */
-  private holding: Promise<HeldAnswer> | null = null;
-  /** The held request was left open to the box, to tell when a prediction Cog may not cancel ends. */
+  /** The held request, while it is open. */
+  private held: OpenRequest | null = null;
+  /** Whether the prediction was left on the box: its held request is dropped only once Cog was heard. */
   private left = false;
   private recording: Promise<void> | null;
   private reported = 0;
@@ -117,24 +118,38 @@ export class HeldPrediction {
   /**
    * Cancels the prediction (if one may run), then stops the work with `reason`. An abort that
    * leaves the job running only drops the held request: coglet then cancels exactly this request's
-   * prediction, never one another worker started since under the same id. A cancelled prediction
-   * whose request is open is left on the box with it (cog-box.ts): Cog may run on.
+   * prediction, never one another worker started since under the same id. A prediction cancelled
+   * while its request is open is left on the box (cog-box.ts) until it is seen to end.
    */
   private stop(reason: unknown): void {
     if (this.stopping) return;
-    const cancel = this.mayRun && !this.ended && cancelsUpstream(this.context.signal);
-    const { scheduler, clock, cancelGraceMs } = this.options;
-    const told =
-      cancel && this.holding
-        ? cogBoxes.leave(this.options.url, this.id, this.holding, {
-            clock,
-            scheduler,
-            graceMs: cancelGraceMs ?? 30_000,
-          })
-        : null;
-    this.left = told !== null;
-    const cancelling = cancel ? this.cancel().then((outcome) => told?.(outcome)) : Promise.resolve();
-    this.stopping = cancelling.then(() => this.work.abort(reason));
+    if (!(this.mayRun && !this.ended && cancelsUpstream(this.context.signal))) {
+      this.stopping = Promise.resolve().then(() => this.work.abort(reason));
+      return;
+    }
+    const held = this.held;
+    const left = held && cogBoxes.leave(this.options.url, this.id, this.options);
+    this.left = left !== null;
+    this.stopping = this.cancel().then((accepted) => {
+      this.work.abort(reason);
+      if (held && left) this.follow(held, left, accepted);
+    });
+  }
+
+  /** Follows a prediction left on the box to its end. */
+  private follow(held: OpenRequest, left: LeftPrediction, accepted: boolean): void {
+    if (accepted) {
+      // Cog answers the held request once the prediction ended `canceled`.
+      left.uncancellable(this.options.cancelGraceMs ?? 30_000);
+      held.answer.then(left.ended, left.ended);
+      return;
+    }
+    // coglet cancels a sync prediction whose request drops; Cog 0.12 runs on, and answers nothing,
+    // its health-check neither, until the prediction ended.
+    left.uncancellable();
+    held.drop();
+    const { url, name, token, scheduler, clock } = this.options;
+    void untilFree(url, { name, token, scheduler, clock, pollMs: this.pollMs }).then(left.ended, left.ended);
   }
 
   /** Why the work stopped, once Cog was told to cancel: the run's abort reason first. */
@@ -153,20 +168,18 @@ export class HeldPrediction {
       this.mayRun = true;
       const answered = new AbortController();
       const watching = this.watch(answered.signal);
-      const held = new AbortController();
-      const holding = putAndHold(url, payload, this.headers(), held.signal);
-      holding.catch(() => {});
-      this.holding = holding;
+      const held = openRequest(url, payload, this.headers());
+      this.held = held;
       let answer: HeldAnswer | null = null;
       try {
-        answer = await untilAborted(holding, work);
+        answer = await untilAborted(held.answer, work);
       } catch (err) {
         if (work.aborted) throw work.reason;
         if (err instanceof ProviderError) throw err;
         // The connection was lost: a prediction may run on (coglet cancels it).
       } finally {
-        this.holding = null;
-        if (!this.left) held.abort();
+        this.held = null;
+        if (!this.left) held.drop();
         answered.abort();
         await watching;
       }
@@ -278,18 +291,18 @@ export class HeldPrediction {
    * POST /predictions/{id}/cancel: one try with a short time limit; 404 when nothing runs, or
    * (Cog 0.12) once a held prediction ended. Accepted only when answered 200.
    */
-  async cancel(): Promise<CancelOutcome> {
+  async cancel(): Promise<boolean> {
     try {
       const answer = await vendorFetch(
         { ...this.call(AbortSignal.timeout(CANCEL_TIMEOUT_MS)), attemptTimeoutMs: CANCEL_TIMEOUT_MS },
         { method: "POST", url: `${this.path}/cancel`, accept: [404], once: true },
       );
       this.log?.info({ status: answer.status }, "cancelled the Cog prediction");
-      return answer.status === 404 ? "refused" : "accepted";
+      return answer.status !== 404;
     } catch (err) {
       const reason = redactSecret(err instanceof Error ? err.message : "unknown error", this.options.token);
       this.log?.warn({ reason }, "could not cancel the Cog prediction");
-      return "refused";
+      return false;
     }
   }
 
@@ -342,6 +355,19 @@ function refusalText(body: unknown): string {
     return field ? `${field}: ${String(msg)}` : String(msg);
   });
   return lines.length > 0 ? lines.join("; ").slice(0, 500) : vendorMessage(body);
+}
+
+/** A held request and the way to drop it. */
+interface OpenRequest {
+  answer: Promise<HeldAnswer>;
+  drop(): void;
+}
+
+function openRequest(url: URL, payload: string, headers: Record<string, string>): OpenRequest {
+  const controller = new AbortController();
+  const answer = putAndHold(url, payload, headers, controller.signal);
+  answer.catch(() => {});
+  return { answer, drop: () => controller.abort() };
 }
 
 /** `promise`'s outcome, or `signal`'s reason as soon as it aborts. */

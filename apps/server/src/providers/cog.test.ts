@@ -671,6 +671,17 @@ describe("a Cog server that ignores cancel of a held prediction (like Cog 0.12)"
     expect(cogBoxes.uncancellable(server.url)).toBeNull();
   });
 
+  it("coglet: a cancel that fails drops the held request, so coglet cancels; the box is free once READY", async () => {
+    const server = await cog({ knobs: { latencyMs: 60_000, serverErrorNext: { cancel: 1 } } });
+    const { j, running, controller } = await runningPrediction(server);
+    controller.abort(new Error("run cancelled"));
+    await rejection(running);
+    expect(server.stats.cancels).toBe(0);
+    await eventually(() => server.jobsFor(j.runId)[0]?.status === "canceled");
+    await eventually(() => !cogBoxes.busy(server.url));
+    expect(server.stats.submits).toBe(1);
+  });
+
   it.each(FLAVORS)("%s: a cancel honoured in time leaves nothing on the box", async (flavor) => {
     const server = await cog({ knobs: { flavor, latencyMs: 60_000 } });
     const { j, running, controller } = await runningPrediction(server);
@@ -765,10 +776,13 @@ describe("cogHealth", () => {
       ok: false,
       status: "UNREACHABLE",
       detail: expect.stringContaining("no answer"),
+      unanswered: true,
     });
     const url = server.url;
     await server.close();
     servers.splice(servers.indexOf(server), 1);
-    expect(await cogHealth(url)).toMatchObject({ ok: false, status: "UNREACHABLE" });
+    const gone = await cogHealth(url);
+    expect(gone).toMatchObject({ ok: false, status: "UNREACHABLE" });
+    expect(gone.unanswered).toBeUndefined();
   });
 });
