@@ -146,10 +146,15 @@ export class HeldPrediction {
     }
     // coglet cancels a sync prediction whose request drops; Cog 0.12 runs on, and answers nothing,
     // its health-check neither, until the prediction ended.
+    this.log?.warn("Cog did not cancel the prediction: no other starts on the box until it ended");
     left.uncancellable();
     held.drop();
     const { url, name, token, scheduler, clock } = this.options;
-    void untilFree(url, { name, token, scheduler, clock, pollMs: this.pollMs }).then(left.ended, left.ended);
+    const free = () => {
+      left.ended();
+      this.log?.info("the box is free of the prediction Cog did not cancel");
+    };
+    void untilFree(url, { name, token, scheduler, clock, pollMs: this.pollMs }).then(free, free);
   }
 
   /** Why the work stopped, once Cog was told to cancel: the run's abort reason first. */
