@@ -13,6 +13,7 @@ import { docsHtmlPath } from "@refvid/docs";
 import type { ListenHealth } from "@refvid/store";
 import express, { type Express } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
+import { cogBoxStates } from "./catalog/reachability.js";
 import type { Config } from "./config.js";
 import type { AppDeps } from "./deps.js";
 import { authenticate, authenticateAdmin } from "./http/auth.js";
@@ -78,10 +79,12 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
     const listen = options.listenHealth?.() ?? "ok";
     const ok = store === "ok" && listen === "ok" && !shutdown.aborted;
     const providers = options.providerReachability?.() ?? {};
+    const boxes = cogBoxStates(deps.config.catalog?.providers ?? []);
     res.status(ok ? 200 : 503).json({
       status: ok ? "ok" : "unavailable",
       checks: { store, listen },
       ...(Object.keys(providers).length > 0 ? { providers } : {}),
+      ...(Object.keys(boxes).length > 0 ? { boxes } : {}),
     });
   });
   // Every process serves its own metrics, a worker-only one too; no API key, so no rate limit.

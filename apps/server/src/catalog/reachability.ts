@@ -2,11 +2,13 @@
  * Whether each model vendor of the routing file can be reached, for `/readyz`: probed in the
  * background (at start, then every `intervalMs`), so the probe never waits on a vendor and one bad
  * vendor never makes the process unready. A Cog box reports its own state; fal and Replicate are
- * asked a harmless question with the credential, which also tells whether they accept it.
+ * asked a harmless question with the credential, which also tells whether they accept it. Each Cog
+ * box also shows a prediction it runs that Cog did not cancel (providers/cog-box.ts).
  */
 import type { Logger } from "pino";
 import type { Clock, Scheduler } from "../clock.js";
 import { PeriodicTask } from "../periodic-task.js";
+import { cogBoxes } from "../providers/cog-box.js";
 import { cogHealth } from "../providers/cog-health.js";
 import { vendorFetch } from "../providers/upstream/vendor-http.js";
 import type { ProviderEntry } from "./catalog-file.js";
@@ -14,6 +16,25 @@ import type { ProviderEntry } from "./catalog-file.js";
 export type Reachability = "ok" | "unreachable" | "unauthorized" | "not_ready" | "unknown";
 
 const PROBE_TIMEOUT_MS = 5_000;
+
+/** A Cog box in `/readyz`. */
+export interface CogBoxState {
+  /** A prediction of a stopped run that Cog did not cancel and that still runs; none is started meanwhile. */
+  busy_uncancellable: { prediction_id: string; since: string } | null;
+}
+
+/** Each Cog box of the routing file, by provider name, as this process knows it now. */
+export function cogBoxStates(providers: readonly ProviderEntry[]): Record<string, CogBoxState> {
+  return Object.fromEntries(
+    providers
+      .filter((provider) => provider.type === "cog")
+      .map((provider) => {
+        const running = cogBoxes.uncancellable(provider.url ?? "");
+        const busy = running && { prediction_id: running.predictionId, since: running.since.toISOString() };
+        return [provider.name, { busy_uncancellable: busy }];
+      }),
+  );
+}
 
 export class ProviderReachability {
   private readonly states = new Map<string, Reachability>();

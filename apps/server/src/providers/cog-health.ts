@@ -1,4 +1,4 @@
-import { type Clock, type Scheduler, systemClock, systemScheduler } from "../clock.js";
+import { type Clock, type Scheduler, sleep, systemClock, systemScheduler } from "../clock.js";
 
 import { redactSecret, vendorFetch } from "./upstream/vendor-http.js";
 
@@ -12,6 +12,8 @@ export interface CogHealthReport {
   detail?: string;
   /** The Cog version, when the container reports one. */
   version?: string;
+  /** UNREACHABLE for want of an answer in time (the connection may be up). */
+  unanswered?: true;
 }
 
 export interface CogHealthOptions {
@@ -29,6 +31,7 @@ export async function cogHealth(url: string, options: CogHealthOptions = {}): Pr
   const timeoutMs = options.timeoutMs ?? 5000;
   const clock = options.clock ?? systemClock;
   const signal = options.signal ?? new AbortController().signal;
+  const inTime = AbortSignal.timeout(timeoutMs);
   let body: {
     status?: unknown;
     setup?: { status?: unknown; logs?: unknown };
@@ -43,15 +46,17 @@ export async function cogHealth(url: string, options: CogHealthOptions = {}): Pr
         authorization: options.token ? `Bearer ${options.token}` : null,
         scheduler: options.scheduler ?? systemScheduler,
         now: () => clock.now().getTime(),
-        signal,
+        signal: AbortSignal.any([signal, inTime]),
         deadline: clock.now().getTime(),
-        attemptTimeoutMs: timeoutMs,
+        attemptTimeoutMs: timeoutMs + 1000,
       },
       { method: "GET", url: "health-check", once: true },
     );
     body = (answer.body ?? {}) as typeof body;
   } catch (err) {
     if (signal.aborted) throw signal.reason;
+    if (inTime.aborted)
+      return { ok: false, status: "UNREACHABLE", detail: "no answer in time", unanswered: true };
     const detail = err instanceof Error ? redactSecret(err.message, options.token ?? null) : "unknown error";
     return { ok: false, status: "UNREACHABLE", detail };
   }
@@ -72,4 +77,20 @@ export async function cogHealth(url: string, options: CogHealthOptions = {}): Pr
     ...(detail ? { detail } : {}),
     ...(typeof version === "string" ? { version } : {}),
   };
+}
+
+/**
+ * Resolves once the box answers its health-check with anything but BUSY, or cannot be reached (a
+ * box that went away runs nothing), asking every `pollMs`. No answer in time is busy: Cog 0.12
+ * serves nothing while a held prediction runs.
+ */
+export async function untilFree(
+  url: string,
+  options: CogHealthOptions & { scheduler: Scheduler; pollMs: number },
+): Promise<void> {
+  for (;;) {
+    const report = await cogHealth(url, options);
+    if (report.status !== "BUSY" && !report.unanswered) return;
+    await sleep(options.scheduler, options.pollMs);
+  }
 }

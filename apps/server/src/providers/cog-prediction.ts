@@ -1,5 +1,7 @@
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
+import { cogBoxes, type LeftPrediction } from "./cog-box.js";
+import { untilFree } from "./cog-health.js";
 import { type HeldAnswer, putAndHold } from "./cog-held-request.js";
 import {
   type ProviderContext,
@@ -37,6 +39,8 @@ export interface HeldPredictionOptions
   acceptAfterMs?: number;
   /** Longest wait between tries while Cog is busy or failing; 10 000 ms by default. */
   maxBackoffMs?: number;
+  /** A prediction still running this long after Cog accepted its cancel is uncancellable; 30 s. */
+  cancelGraceMs?: number;
 }
 
 /** An input no model accepts: a probe with it can reattach to a prediction, never start one. */
@@ -53,6 +57,10 @@ export class HeldPrediction {
   /** A request of this run may have left a prediction in flight. */
   private mayRun: boolean;
   private ended = false;
+  /** The held request, while it is open. */
+  private held: OpenRequest | null = null;
+  /** Whether the prediction was left on the box: its held request is dropped only once Cog was heard. */
+  private left = false;
   private recording: Promise<void> | null;
   private reported = 0;
   private readonly deadline: number;
@@ -110,13 +118,43 @@ export class HeldPrediction {
   /**
    * Cancels the prediction (if one may run), then stops the work with `reason`. An abort that
    * leaves the job running only drops the held request: coglet then cancels exactly this request's
-   * prediction, never one another worker started since under the same id.
+   * prediction, never one another worker started since under the same id. A prediction cancelled
+   * while its request is open is left on the box (cog-box.ts) until it is seen to end.
    */
   private stop(reason: unknown): void {
     if (this.stopping) return;
-    const cancel = this.mayRun && !this.ended && cancelsUpstream(this.context.signal);
-    const cancelling = cancel ? this.cancel() : Promise.resolve();
-    this.stopping = cancelling.then(() => this.work.abort(reason));
+    if (!(this.mayRun && !this.ended && cancelsUpstream(this.context.signal))) {
+      this.stopping = Promise.resolve().then(() => this.work.abort(reason));
+      return;
+    }
+    const held = this.held;
+    const left = held && cogBoxes.leave(this.options.url, this.id, this.options);
+    this.left = left !== null;
+    this.stopping = this.cancel().then((accepted) => {
+      this.work.abort(reason);
+      if (held && left) this.follow(held, left, accepted);
+    });
+  }
+
+  /** Follows a prediction left on the box to its end. */
+  private follow(held: OpenRequest, left: LeftPrediction, accepted: boolean): void {
+    if (accepted) {
+      // Cog answers the held request once the prediction ended `canceled`.
+      left.uncancellable(this.options.cancelGraceMs ?? 30_000);
+      held.answer.then(left.ended, left.ended);
+      return;
+    }
+    // coglet cancels a sync prediction whose request drops; Cog 0.12 runs on, and answers nothing,
+    // its health-check neither, until the prediction ended.
+    this.log?.warn("Cog did not cancel the prediction: no other starts on the box until it ended");
+    left.uncancellable();
+    held.drop();
+    const { url, name, token, scheduler, clock } = this.options;
+    const free = () => {
+      left.ended();
+      this.log?.info("the box is free of the prediction Cog did not cancel");
+    };
+    void untilFree(url, { name, token, scheduler, clock, pollMs: this.pollMs }).then(free, free);
   }
 
   /** Why the work stopped, once Cog was told to cancel: the run's abort reason first. */
@@ -135,14 +173,18 @@ export class HeldPrediction {
       this.mayRun = true;
       const answered = new AbortController();
       const watching = this.watch(answered.signal);
+      const held = openRequest(url, payload, this.headers());
+      this.held = held;
       let answer: HeldAnswer | null = null;
       try {
-        answer = await putAndHold(url, payload, this.headers(), work);
+        answer = await untilAborted(held.answer, work);
       } catch (err) {
         if (work.aborted) throw work.reason;
         if (err instanceof ProviderError) throw err;
         // The connection was lost: a prediction may run on (coglet cancels it).
       } finally {
+        this.held = null;
+        if (!this.left) held.drop();
         answered.abort();
         await watching;
       }
@@ -250,17 +292,22 @@ export class HeldPrediction {
     this.recording.catch(() => {});
   }
 
-  /** POST /predictions/{id}/cancel: one try with a short time limit; 404 when nothing runs. */
-  async cancel(): Promise<void> {
+  /**
+   * POST /predictions/{id}/cancel: one try with a short time limit; 404 when nothing runs, or
+   * (Cog 0.12) once a held prediction ended. Accepted only when answered 200.
+   */
+  async cancel(): Promise<boolean> {
     try {
       const answer = await vendorFetch(
         { ...this.call(AbortSignal.timeout(CANCEL_TIMEOUT_MS)), attemptTimeoutMs: CANCEL_TIMEOUT_MS },
         { method: "POST", url: `${this.path}/cancel`, accept: [404], once: true },
       );
       this.log?.info({ status: answer.status }, "cancelled the Cog prediction");
+      return answer.status !== 404;
     } catch (err) {
       const reason = redactSecret(err instanceof Error ? err.message : "unknown error", this.options.token);
       this.log?.warn({ reason }, "could not cancel the Cog prediction");
+      return false;
     }
   }
 
@@ -313,6 +360,29 @@ function refusalText(body: unknown): string {
     return field ? `${field}: ${String(msg)}` : String(msg);
   });
   return lines.length > 0 ? lines.join("; ").slice(0, 500) : vendorMessage(body);
+}
+
+/** A held request and the way to drop it. */
+interface OpenRequest {
+  answer: Promise<HeldAnswer>;
+  drop(): void;
+}
+
+function openRequest(url: URL, payload: string, headers: Record<string, string>): OpenRequest {
+  const controller = new AbortController();
+  const answer = putAndHold(url, payload, headers, controller.signal);
+  answer.catch(() => {});
+  return { answer, drop: () => controller.abort() };
+}
+
+/** `promise`'s outcome, or `signal`'s reason as soon as it aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 function headerOf(value: string | string[] | undefined): string | null {

@@ -25,7 +25,9 @@ import {
 import { vendorInputSchema } from "../../test/vendors/vendor-schemas.js";
 import { systemClock, systemScheduler } from "../clock.js";
 import { probeDuration } from "../media/ffmpeg.js";
+import { ProviderFull } from "../worker/stops.js";
 import { CogProvider, type CogProviderOptions } from "./cog.js";
+import { cogBoxes } from "./cog-box.js";
 import { cogHealth } from "./cog-health.js";
 import { describeProviderContract } from "./provider.contract.js";
 import {
@@ -147,6 +149,15 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
     },
     (err: unknown) => err,
   );
+}
+
+/** A run the provider started, once the model runs its prediction. */
+async function runningPrediction(server: CogServer, overrides: Partial<CogProviderOptions> = {}) {
+  const j = await job();
+  const { ctx, controller } = context(server);
+  const running = provider(server.url, overrides).run(j, ctx);
+  await eventually(() => server.jobsFor(j.runId)[0]?.status === "processing");
+  return { j, running, controller };
 }
 
 /**
@@ -520,10 +531,7 @@ describe("a container that is busy, starting or failing", () => {
 describe("cancel and resume", () => {
   it.each(FLAVORS)("%s: an abort cancels the prediction and rethrows the reason", async (flavor) => {
     const server = await cog({ knobs: { flavor, latencyMs: 5_000 } });
-    const j = await job();
-    const { ctx, controller } = context(server);
-    const running = provider(server.url).run(j, ctx);
-    await eventually(() => server.jobsFor(j.runId)[0]?.status === "processing");
+    const { j, running, controller } = await runningPrediction(server);
     const reason = new Error("run cancelled");
     const started = Date.now();
     controller.abort(reason);
@@ -540,10 +548,7 @@ describe("cancel and resume", () => {
     "%s: an abort that leaves the job running only drops the request (the prediction is %s)",
     async (flavor, status) => {
       const server = await cog({ knobs: { flavor, latencyMs: 5_000 } });
-      const j = await job();
-      const { ctx, controller } = context(server);
-      const running = provider(server.url).run(j, ctx);
-      await eventually(() => server.jobsFor(j.runId)[0]?.status === "processing");
+      const { j, running, controller } = await runningPrediction(server);
       const reason = new LeaveUpstreamRunning("worker shutting down");
       controller.abort(reason);
       expect(await rejection(running)).toBe(reason);
@@ -618,6 +623,73 @@ describe("cancel and resume", () => {
     const err = await rejection(provider(server.url).run(j, ctx));
     expect(err).toMatchObject({ retryable: false, message: expect.stringContaining("belongs to fal") });
     expect(server.stats.submits).toBe(0);
+  });
+});
+
+describe("a Cog server that ignores cancel of a held prediction (like Cog 0.12)", () => {
+  it("the box is busy with the prediction until it ends: no new one meanwhile, uncancellable once refused", async () => {
+    const server = await cog({ knobs: { flavor: "python-0.12", latencyMs: 60_000 } });
+    const box = provider(server.url, { slot: "gpu-slots" });
+    const first = await job();
+    const { ctx, controller } = context(server);
+    const running = box.run(first, ctx);
+    await eventually(() => server.jobsFor(first.runId)[0]);
+    const reason = new Error("run cancelled");
+    controller.abort(reason);
+    // Left on the box at once, before Cog was heard: another run waits in the queue.
+    expect(cogBoxes.busy(server.url)).toBe(true);
+    const waiting = await rejection(box.run(await job(), context(server).ctx));
+    expect(waiting).toBeInstanceOf(ProviderFull);
+    expect(waiting).toMatchObject({ provider: "gpu-slots" });
+    // Cog 0.12 serves no cancel while the held prediction runs: unanswered, so uncancellable.
+    expect(await rejection(running)).toBe(reason);
+    expect(cogBoxes.uncancellable(server.url)).toEqual({
+      predictionId: first.runId,
+      since: expect.any(Date),
+    });
+    expect(server.stats.submits).toBe(1);
+
+    server.finishNow(first.runId);
+    await eventually(() => !cogBoxes.busy(server.url));
+    expect(cogBoxes.uncancellable(server.url)).toBeNull();
+    server.knobs.latencyMs = 80;
+    const second = await job();
+    expect((await box.run(second, context(server).ctx)).durationSeconds).toBeCloseTo(2, 1);
+    expect(server.jobsFor(first.runId)).toMatchObject([{ status: "succeeded", cancelled: false }]);
+    expect(server.stats).toMatchObject({ submits: 2, maxRunning: 1 });
+  });
+
+  it("a cancel Cog accepts but the model outlasts the grace: uncancellable until it ends", async () => {
+    const server = await cog({ knobs: { latencyMs: 60_000, cancelLatencyMs: 600 } });
+    const { j, running, controller } = await runningPrediction(server, { cancelGraceMs: 50 });
+    controller.abort(new Error("run cancelled"));
+    await rejection(running);
+    expect(server.stats.cancels).toBe(1);
+    await eventually(() => cogBoxes.uncancellable(server.url)?.predictionId === j.runId);
+    await eventually(() => server.jobsFor(j.runId)[0]?.status === "canceled");
+    await eventually(() => !cogBoxes.busy(server.url));
+    expect(cogBoxes.uncancellable(server.url)).toBeNull();
+  });
+
+  it("coglet: a cancel that fails drops the held request, so coglet cancels; the box is free once READY", async () => {
+    const server = await cog({ knobs: { latencyMs: 60_000, serverErrorNext: { cancel: 1 } } });
+    const { j, running, controller } = await runningPrediction(server);
+    controller.abort(new Error("run cancelled"));
+    await rejection(running);
+    expect(server.stats.cancels).toBe(0);
+    await eventually(() => server.jobsFor(j.runId)[0]?.status === "canceled");
+    await eventually(() => !cogBoxes.busy(server.url));
+    expect(server.stats.submits).toBe(1);
+  });
+
+  it.each(FLAVORS)("%s: a cancel honoured in time leaves nothing on the box", async (flavor) => {
+    const server = await cog({ knobs: { flavor, latencyMs: 60_000 } });
+    const { j, running, controller } = await runningPrediction(server);
+    controller.abort(new Error("run cancelled"));
+    await rejection(running);
+    await eventually(() => !cogBoxes.busy(server.url));
+    expect(cogBoxes.uncancellable(server.url)).toBeNull();
+    expect(server.jobsFor(j.runId)).toMatchObject([{ status: "canceled" }]);
   });
 });
 
@@ -704,10 +776,13 @@ describe("cogHealth", () => {
       ok: false,
       status: "UNREACHABLE",
       detail: expect.stringContaining("no answer"),
+      unanswered: true,
     });
     const url = server.url;
     await server.close();
     servers.splice(servers.indexOf(server), 1);
-    expect(await cogHealth(url)).toMatchObject({ ok: false, status: "UNREACHABLE" });
+    const gone = await cogHealth(url);
+    expect(gone).toMatchObject({ ok: false, status: "UNREACHABLE" });
+    expect(gone.unanswered).toBeUndefined();
   });
 });

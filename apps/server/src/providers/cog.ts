@@ -1,3 +1,5 @@
+import { ProviderFull } from "../worker/stops.js";
+import { cogBoxes } from "./cog-box.js";
 import { HeldPrediction, type HeldPredictionOptions } from "./cog-prediction.js";
 import {
   type Provider,
@@ -16,6 +18,8 @@ import { redactSecret, VendorError } from "./upstream/vendor-http.js";
 export interface CogProviderOptions extends VendorProviderOptions, HeldPredictionOptions {
   /** Unused: a Cog container serves one model. */
   model?: string;
+  /** The provider's name, whose slots the route takes (`name` by default): the one found full. */
+  slot?: string;
 }
 
 export class CogProvider implements Provider {
@@ -33,6 +37,10 @@ export class CogProvider implements Provider {
     await new HeldPrediction(this.options, job.id, context, this.options.logger).cancel();
   }
 
+  /**
+   * Runs the job's prediction. While the box still runs a prediction a stopped run left there
+   * (Cog did not cancel it, cog-box.ts), none is started: the provider is full for the worker.
+   */
   async run(job: ProviderJob, context: ProviderContext): Promise<ProviderResult> {
     const { signal } = context;
     signal.throwIfAborted();
@@ -45,6 +53,7 @@ export class CogProvider implements Provider {
       );
     }
     const id = context.upstream?.id ?? job.runId;
+    if (cogBoxes.busy(this.options.url, id)) throw new ProviderFull(this.options.slot ?? name);
     const log = this.options.logger?.child({ runId: job.runId, provider: name, upstreamId: id });
     if (context.upstream) log?.info("resuming the run's Cog prediction");
     const held = new HeldPrediction(this.options, id, context, log);

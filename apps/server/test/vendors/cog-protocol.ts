@@ -2,7 +2,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { JsonSchema } from "./input-schema.js";
 import type { ReceivedRequest } from "./received.js";
 
-export type CogFlavor = "coglet" | "python";
+/**
+ * coglet (Cog ≥ 0.17), the FastAPI server of Cog ≤ 0.16, or that server as Cog 0.12 ran it: a held
+ * sync prediction blocks the whole server until it ends (see cog-server.ts).
+ */
+export type CogFlavor = "coglet" | "python" | "python-0.12";
 /** The health a container reports; BUSY is derived from `slots`. */
 export type CogHealth = "STARTING" | "READY" | "SETUP_FAILED" | "DEFUNCT" | "UNHEALTHY";
 export type CogStatus = "starting" | "processing" | "succeeded" | "failed" | "canceled";
@@ -81,6 +85,12 @@ export interface CogStats {
   cancels: number;
   /** Creations refused because no slot was free (409). */
   conflicts: number;
+  /** The most predictions in flight at once (starting or running). */
+  maxRunning: number;
+  /** Requests read and waiting while a held prediction blocks the server (0.12), as "PUT /path". */
+  waiting: string[];
+  /** Requests never served: their client left while a held prediction blocked the server (0.12). */
+  unserved: number;
   jobs: CogJob[];
   webhooks: CogWebhookCall[];
   /** Every request answered, in the order answered, with the body it carried. */
@@ -98,6 +108,8 @@ export interface CogServer {
   stats: CogStats;
   /** Every prediction created with this id, oldest first (ids are reused once forgotten). */
   jobsFor(id: string): CogJob[];
+  /** The model ends the predictions in flight now (or the one with this id), as at its last step. */
+  finishNow(id?: string): void;
   close(): Promise<void>;
 }
 

@@ -566,6 +566,76 @@ describe("python flavor (Cog ≤ 0.16)", () => {
   });
 });
 
+describe("Cog 0.12 (python-0.12): a held sync prediction blocks the server until it ends", () => {
+  /** Resolves with the answer, noting in `order` when it came. */
+  const noting = (order: string[], name: string, answer: Promise<Answer>) =>
+    answer.then((a) => {
+      order.push(name);
+      return a;
+    });
+
+  it("a cancel is answered only once the prediction ran to its end: 404, never cancelled", async () => {
+    const server = await cog({ knobs: { flavor: "python-0.12", latencyMs: 60_000 } });
+    const order: string[] = [];
+    const held = noting(order, "held", call(server, "PUT", "/predictions/h1", input()));
+    await eventually(() => server.jobsFor("h1")[0]);
+    const cancel = noting(order, "cancel", call(server, "POST", "/predictions/h1/cancel"));
+    const health = noting(order, "health", call(server, "GET", "/health-check"));
+    // Nothing is served while the model runs; the test ends it rather than waiting a minute.
+    await eventually(() => server.stats.waiting.length === 2);
+    expect(server.stats.requests).toEqual([]);
+    server.finishNow("h1");
+    expect((await held).body).toMatchObject({ id: "h1", status: "succeeded" });
+    expect(await cancel).toMatchObject({ status: 404, body: {} });
+    expect((await health).body).toMatchObject({ status: "READY" });
+    expect(order).toEqual(["held", "cancel", "health"]);
+    expect(server.jobsFor("h1")[0]).toMatchObject({ status: "succeeded", cancelled: false });
+    expect(server.stats.cancels).toBe(0);
+  });
+
+  it("another prediction waits for the first (no 409) and a PUT of the held id runs the model again", async () => {
+    const server = await cog({ knobs: { flavor: "python-0.12", latencyMs: 60_000 } });
+    const order: string[] = [];
+    const first = noting(order, "first", call(server, "PUT", "/predictions/h2", input("first")));
+    await eventually(() => server.jobsFor("h2")[0]);
+    const other = noting(order, "other", call(server, "PUT", "/predictions/h3", input("other")));
+    const again = noting(order, "again", call(server, "PUT", "/predictions/h2", input("again")));
+    // A client that leaves while the server is blocked is never served.
+    const leave = new AbortController();
+    const leaving = call(server, "PUT", "/predictions/h4", input(), {}, leave.signal);
+    await eventually(() => server.stats.waiting.length === 3);
+    leave.abort();
+    await expect(leaving).rejects.toThrow();
+    server.finishNow("h2");
+    expect((await first).body).toMatchObject({ status: "succeeded", input: { prompt: "first" } });
+    // Each next one blocks the server in turn.
+    await eventually(() => server.jobsFor("h3")[0]);
+    server.finishNow("h3");
+    await eventually(() => server.jobsFor("h2")[1]);
+    server.finishNow("h2");
+    expect((await other).status).toBe(200);
+    expect((await again).body).toMatchObject({ status: "succeeded", input: { prompt: "again" } });
+    expect(order).toEqual(["first", "other", "again"]);
+    expect(server.jobsFor("h2")).toHaveLength(2);
+    expect(server.jobsFor("h4")).toHaveLength(0);
+    expect(server.stats).toMatchObject({ submits: 3, conflicts: 0, maxRunning: 1, unserved: 1 });
+  });
+
+  it("an async prediction leaves the server free: 409 for another, 202 for its id, 200 for its cancel", async () => {
+    const server = await cog({ knobs: { flavor: "python-0.12", latencyMs: 60_000 } });
+    expect((await call(server, "PUT", "/predictions/a1", input(), ASYNC)).status).toBe(202);
+    expect((await call(server, "GET", "/health-check")).body).toMatchObject({ status: "BUSY" });
+    expect(await call(server, "PUT", "/predictions/a2", input())).toMatchObject({
+      status: 409,
+      body: { detail: "Already running a prediction" },
+    });
+    expect((await call(server, "PUT", "/predictions/a1", input())).status).toBe(202);
+    expect((await call(server, "POST", "/predictions/a1/cancel")).status).toBe(200);
+    await eventually(() => server.jobsFor("a1")[0]?.status === "canceled");
+    expect(server.stats).toMatchObject({ submits: 1, maxRunning: 1 });
+  });
+});
+
 describe("an input the model's published schema refuses", () => {
   /** A Replicate model is a Cog model: its published Input is the container's. */
   const schema = vendorInputSchema("replicate", "bytedance/seedance-2.0");

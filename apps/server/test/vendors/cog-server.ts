@@ -21,6 +21,20 @@
  *   by `flavor: "python"`: the full PredictionResponse in every answer (202 in status
  *   `processing`), 409 `{detail: "Already running a prediction"}` (also while setup runs),
  *   health-check without `version`, no cancel on client disconnect.
+ * - The same files as Cog 0.12 shipped them (after PR #1865 "Simplify PredictionRunner", Aug 2024,
+ *   before PR #2066 "End-to-end support for concurrent async models", Nov 2024), modelled by
+ *   `flavor: "python-0.12"`: `async def predict_idempotent` calls `_predict`, which for a sync
+ *   request waits on the prediction with `predict_task.wait()`, blocking uvicorn's event loop
+ *   (issue #1719 "Health check endpoint unresponsive during predictions"; PR #2066 replaced it with
+ *   `await predict_task.wait_async()`). So while a held sync prediction runs no request is served:
+ *   health-checks, cancels and PUTs wait, then are served in the order they came once it ended,
+ *   and a request whose client left meanwhile is never served (uvicorn hands the app
+ *   `http.disconnect`). A cancel is then answered 404 (`if not runner.is_busy()`), the prediction
+ *   having run to its end (docs/http.md: "Predictions cannot be canceled if they're created [...]
+ *   synchronously"); a PUT of the same id, reattached only `if runner.is_busy()`, runs the model
+ *   again; another prediction runs after the first (queued by uvicorn, not 409). While an async
+ *   prediction runs the server is free: 409 "Already running a prediction" (`RunnerBusyError`), a
+ *   PUT of its id 202, a cancel 200.
  * Cog has no authentication; `token` is empty and any Authorization header is ignored.
  * `rateLimitNext` (429) is not Cog's own behaviour but a fronting proxy's; Cog's own back-pressure
  * is the 409 of `slots`.
@@ -73,6 +87,9 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
     healthChecks: 0,
     cancels: 0,
     conflicts: 0,
+    maxRunning: 0,
+    waiting: [],
+    unserved: 0,
     requests: [],
     jobs: [],
     webhooks: [],
@@ -87,6 +104,8 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
   let setupDoneAt: Date | null = new Date();
   let closed = false;
   let sequence = 0;
+
+  const isPython = () => knobs.flavor !== "coglet";
 
   const later = (fn: () => void, ms: number) => {
     const timer = setTimeout(() => {
@@ -196,7 +215,7 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
 
   const webhook = (p: Prediction, event: CogWebhookEvent) => {
     if (!p.webhook?.events.has(event) || closed) return;
-    const body = knobs.flavor === "python" ? fullBody(p) : snapshot(p, false);
+    const body = isPython() ? fullBody(p) : snapshot(p, false);
     if (event !== "completed") {
       if (Date.now() - p.webhook.lastSentAt < knobs.webhookIntervalMs) return;
       p.webhook.lastSentAt = Date.now();
@@ -241,6 +260,21 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
     return `${base}/uploads/${seq}/output.mp4`;
   };
 
+  /** The model's last step: it raises (`failNext`) or returns the video. */
+  const conclude = (p: Prediction) => {
+    if (p.willFail) {
+      p.job.logs += `Traceback (most recent call last):\n  File "/src/predict.py", line 48, in predict\n    video = self.pipe(prompt)\ntorch.OutOfMemoryError: ${knobs.failMessage}\n`;
+      finish(p, "failed", knobs.failMessage);
+      return;
+    }
+    void makeOutput().then((output) => {
+      if (p.completedAt) return;
+      p.output = output;
+      p.job.output = output;
+      finish(p, "succeeded");
+    });
+  };
+
   const run = (p: Prediction) => {
     const { latencyMs, progressSteps: steps } = knobs;
     p.timers.push(
@@ -255,18 +289,7 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
                 if (p.completedAt) return;
                 p.job.logs += progressLine(step, steps);
                 webhook(p, "logs");
-                if (step < steps) return;
-                if (p.willFail) {
-                  p.job.logs += `Traceback (most recent call last):\n  File "/src/predict.py", line 48, in predict\n    video = self.pipe(prompt)\ntorch.OutOfMemoryError: ${knobs.failMessage}\n`;
-                  finish(p, "failed", knobs.failMessage);
-                  return;
-                }
-                void makeOutput().then((output) => {
-                  if (p.completedAt) return;
-                  p.output = output;
-                  p.job.output = output;
-                  finish(p, "succeeded");
-                });
+                if (step === steps) conclude(p);
               },
               (latencyMs * step) / steps,
             ),
@@ -288,7 +311,7 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
   type Parsed = { ok: true; body: Record<string, unknown> } | { ok: false; status: number; body: unknown };
 
   const parse = (text: string, bodyRequired: boolean): Parsed => {
-    const python = knobs.flavor === "python";
+    const python = isPython();
     if (text.trim() === "") {
       if (python && bodyRequired) {
         return { ok: false, status: 422, body: { detail: [detail(["body"], "Field required", "missing")] } };
@@ -404,7 +427,7 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
 
   /** Refuses a new prediction the container cannot take; true when the request was answered. */
   const unavailable = (res: ServerResponse) => {
-    const python = knobs.flavor === "python";
+    const python = isPython();
     const busyBody = python
       ? { detail: "Already running a prediction" }
       : { error: "At capacity - all prediction slots busy", status: "failed" };
@@ -438,7 +461,7 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
     const parsed = parse(received.text, via === "PUT");
     if (!parsed.ok) return send(res, parsed.status, parsed.body);
     const body = parsed.body;
-    const python = knobs.flavor === "python";
+    const python = isPython();
     const respondAsync = req.headers.prefer === "respond-async";
 
     if (!python && (req.headers.accept ?? "").includes("text/event-stream")) {
@@ -502,6 +525,7 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
     stats.submits++;
     stats.jobs.push(job);
     inFlight.set(key, p);
+    stats.maxRunning = Math.max(stats.maxRunning, inFlight.size);
     if (python) webhook(p, "start");
     run(p);
 
@@ -511,6 +535,7 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
         if (!res.writableFinished && !p.completedAt) cancel(p);
       });
     }
+    if (knobs.flavor === "python-0.12") block(p.ended);
     await p.ended;
     send(res, 200, python ? fullBody(p) : syncBody(p));
   };
@@ -520,7 +545,7 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
     while (knobs.hangHealth && !closed && !res.destroyed) await sleep(5);
     const busy = knobs.health === "READY" && inFlight.size >= knobs.slots;
     const status = busy ? "BUSY" : knobs.health;
-    const python = knobs.flavor === "python";
+    const python = isPython();
     const setup =
       knobs.health === "STARTING"
         ? python
@@ -545,16 +570,15 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
   };
 
   const notFound = (res: ServerResponse) =>
-    knobs.flavor === "python" ? send(res, 404, { detail: "Not Found" }) : send(res, 404, undefined);
+    isPython() ? send(res, 404, { detail: "Not Found" }) : send(res, 404, undefined);
   const notAllowed = (res: ServerResponse, allow: string) =>
-    knobs.flavor === "python"
+    isPython()
       ? send(res, 405, { detail: "Method Not Allowed" }, { allow })
       : send(res, 405, undefined, { allow });
 
-  const route = async (req: IncomingMessage, res: ServerResponse) => {
+  const route = async (req: IncomingMessage, res: ServerResponse, text: string) => {
     const path = new URL(req.url ?? "/", base).pathname;
     const method = req.method ?? "GET";
-    const text = await readBody(req);
     const received: CogRequest = { method, path, kind: "other", status: 0, body: recordedBody(text), text };
     res.once("finish", () => {
       const { text: _, ...request } = received;
@@ -621,8 +645,52 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
     return notFound(res);
   };
 
+  // --- Cog 0.12's blocked event loop ------------------------------------------------------------
+
+  /** Ends when the held sync prediction blocking the server ends; null while nothing blocks. */
+  let blocking: Promise<void> | null = null;
+  /** Requests are served one at a time, in order: each waits for the one before to answer or block. */
+  let queue: Promise<void> = Promise.resolve();
+  let yieldTurn = () => {};
+
+  const block = (ended: Promise<void>) => {
+    const current: Promise<void> = ended.then(() => {
+      if (blocking === current) blocking = null;
+    });
+    blocking = current;
+    yieldTurn();
+  };
+
+  /** Waits for the server's turn (0.12 only); false when the client left meanwhile. */
+  const admit = async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+    if (knobs.flavor !== "python-0.12" && !blocking) return true;
+    const before = queue;
+    let turnOver = () => {};
+    queue = new Promise<void>((resolve) => {
+      turnOver = resolve;
+    });
+    const request = `${req.method} ${req.url}`;
+    stats.waiting.push(request);
+    await before;
+    while (blocking) await blocking;
+    stats.waiting.splice(stats.waiting.indexOf(request), 1);
+    if (closed || res.destroyed) {
+      stats.unserved++;
+      turnOver();
+      return false;
+    }
+    yieldTurn = turnOver;
+    res.once("close", turnOver);
+    return true;
+  };
+
   const server = createServer((req, res) => {
-    route(req, res).catch((error: unknown) => send(res, 500, `Internal Server Error: ${String(error)}`));
+    // The kernel takes a request in while the server is blocked: its body is read at once.
+    readBody(req)
+      .then(async (text) => {
+        if (await admit(req, res)) await route(req, res, text);
+      })
+      .catch((error: unknown) => send(res, 500, `Internal Server Error: ${String(error)}`));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -633,6 +701,14 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
     knobs,
     stats,
     jobsFor: (id) => stats.jobs.filter((job) => job.id === id),
+    finishNow(id) {
+      for (const p of inFlight.values()) {
+        if (id !== undefined && p.job.id !== id) continue;
+        for (const timer of p.timers) clearTimeout(timer);
+        p.job.status = "processing";
+        conclude(p);
+      }
+    },
     async close() {
       closed = true;
       webhookAborts.abort();

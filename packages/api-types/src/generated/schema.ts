@@ -1923,6 +1923,24 @@ export interface components {
             providers?: {
                 [key: string]: "ok" | "unreachable" | "unauthorized" | "not_ready" | "unknown";
             };
+            /**
+             * @description Each Cog box of the routing file, by provider name, as this process knows it.
+             *     `busy_uncancellable` is a prediction of a run that stopped (cancelled or timed out) which Cog
+             *     did not cancel and which still runs, with when that was found; `null` when there is none.
+             *     Cog 0.12 cannot cancel a prediction created by a held request: it serves nothing until that
+             *     prediction ends. Until it ends no prediction is started on the box: runs routed there wait
+             *     in the queue.
+             */
+            boxes?: {
+                [key: string]: {
+                    busy_uncancellable: {
+                        /** @description The Cog prediction's id, which is the run's id. */
+                        prediction_id: string;
+                        /** Format: date-time */
+                        since: string;
+                    } | null;
+                };
+            };
         };
         /**
          * Organization

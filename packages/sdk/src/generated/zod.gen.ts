@@ -759,7 +759,13 @@ export const zHealth = z.object({
         'unauthorized',
         'not_ready',
         'unknown'
-    ])).optional()
+    ])).optional(),
+    boxes: z.record(z.string(), z.object({
+        busy_uncancellable: z.object({
+            prediction_id: z.string(),
+            since: z.iso.datetime()
+        }).nullable()
+    })).optional()
 });
 
 /**
