@@ -137,7 +137,7 @@ function make(route: RouteEntry, config: RoutesConfig, deps: RegistryDeps): Prov
         model: route.model ?? "",
       });
     case "cog":
-      return new CogProvider({ ...common, url: provider.url ?? "" });
+      return new CogProvider({ ...common, url: provider.url ?? "", slot: provider.name });
     case "preview":
       return deps.preview;
     case "simulated":

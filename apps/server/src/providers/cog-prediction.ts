@@ -167,7 +167,10 @@ export class HeldPrediction {
   private async create(input: Record<string, unknown>): Promise<CogPrediction> {
     const work = this.work.signal;
     const url = vendorUrl(this.options.url, this.path);
-    const payload = JSON.stringify({ input });
+    // Cog posts the prediction to the run's vendor webhook URL when it ends (its token is the check).
+    const hookUrl = this.context.vendor?.hookUrl;
+    const hook = hookUrl ? { webhook: hookUrl, webhook_events_filter: ["completed"] } : {};
+    const payload = JSON.stringify({ input, ...hook });
     for (let failures = 0; ; ) {
       work.throwIfAborted();
       this.mayRun = true;

@@ -1,15 +1,18 @@
-import { ProviderFull } from "../worker/stops.js";
 import { cogBoxes } from "./cog-box.js";
 import { HeldPrediction, type HeldPredictionOptions } from "./cog-prediction.js";
 import {
+  HookRefused,
   type Provider,
   type ProviderContext,
   ProviderError,
+  ProviderFull,
   type ProviderJob,
   type ProviderResult,
   type UpstreamJob,
+  type VendorHook,
   type VendorProviderOptions,
 } from "./types.js";
+import { hookJson } from "./upstream/hook-signatures.js";
 import { vendorInput } from "./upstream/input.js";
 import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
 import { redactSecret, VendorError } from "./upstream/vendor-http.js";
@@ -30,6 +33,14 @@ export class CogProvider implements Provider {
     if (!URL.canParse(options.url)) {
       throw new Error(`Cog provider "${options.name}" needs the container's URL, e.g. http://10.0.0.5:5000`);
     }
+  }
+
+  /** Cog signs nothing: the webhook URL's per-run token, checked before this, is its credential. */
+  async readHook(hook: VendorHook): Promise<{ upstreamId: string; status: string | null }> {
+    const body = hookJson(hook);
+    if (typeof body.id !== "string" || body.id === "")
+      throw new HookRefused("the webhook names no prediction");
+    return { upstreamId: body.id, status: typeof body.status === "string" ? body.status : null };
   }
 
   async cancelUpstream(job: UpstreamJob): Promise<void> {

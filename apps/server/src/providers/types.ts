@@ -142,6 +142,13 @@ export interface VendorProviderOptions {
  */
 export class LeaveUpstreamRunning extends Error {}
 
+/** The route's provider has no free slot: the run goes back to the queue to wait for one. */
+export class ProviderFull extends Error {
+  constructor(readonly provider: string) {
+    super(`provider ${provider} is full`);
+  }
+}
+
 /** The model could not make this video; the run ends `failed` with type `provider_error`. */
 export class ProviderError extends RunFailure {
   constructor(message: string) {

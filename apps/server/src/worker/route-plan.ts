@@ -123,7 +123,9 @@ export async function callRoutes(
       called("succeeded");
       servedBy = route;
     } catch (err) {
-      called(signal.aborted || err instanceof RunStopped ? "stopped" : "failed");
+      called(
+        signal.aborted || err instanceof RunStopped || err instanceof ProviderFull ? "stopped" : "failed",
+      );
       const next = routes[i + 1];
       if (signal.aborted || !(err instanceof VendorError) || accepted || !next) throw err;
       log.warn(

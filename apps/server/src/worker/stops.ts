@@ -5,7 +5,7 @@
  */
 import { assertNever, type RunError, RunFailure, runErrors, statusOfRunError } from "@refvid/core";
 import type { RunOutcome } from "@refvid/store";
-import { LeaveUpstreamRunning } from "../providers/types.js";
+import { LeaveUpstreamRunning, ProviderFull } from "../providers/types.js";
 
 /** Why the worker stopped a run before its provider finished: the abort reason of its signal. */
 export type StopCause = "timeout" | "cancelled" | "lease_lost" | "shutdown";
@@ -16,12 +16,7 @@ export class RunStopped extends Error {
   }
 }
 
-/** The route's provider has no free slot: the run goes back to the queue to wait for one. */
-export class ProviderFull extends Error {
-  constructor(readonly provider: string) {
-    super(`provider ${provider} is full`);
-  }
-}
+export { ProviderFull };
 
 /** A stop after which the run goes on elsewhere: its vendor job is left running, to be resumed. */
 export class RunLeft extends LeaveUpstreamRunning {
