@@ -4,6 +4,7 @@
  */
 import type { FalErrorDetail } from "./input-refusals.js";
 import type { JsonSchema } from "./input-schema.js";
+import type { LoseAnswerAs } from "./lost-answer.js";
 import type { ReceivedRequest } from "./received.js";
 
 export type FalRequestKind = "submit" | "status" | "result" | "cancel";
@@ -38,6 +39,13 @@ export interface FalKnobs {
   outputSeconds: number | null;
   /** The model stops on a cancel signal; when false a running job completes regardless. */
   honourCancel: boolean;
+  /**
+   * The next N accepted submits lose their answer (lost-answer.ts): the job is queued, counted in
+   * `submits`, runs and sends its webhook, but the client sees `loseAnswerAs`, a dropped connection
+   * or a gateway's 502.
+   */
+  loseAnswerNext: number;
+  loseAnswerAs: LoseAnswerAs;
 }
 
 export interface FalJob {
@@ -52,6 +60,15 @@ export interface FalJob {
   readonly refusal: FalErrorDetail[] | null;
   readonly failed: boolean;
   readonly status: FalStatus;
+  /** The submit's answer was lost (`loseAnswerNext`). */
+  answerLost: boolean;
+  /**
+   * The job may have been billed: it reached a runner (went IN_PROGRESS), however it ended. One
+   * cancelled IN_QUEUE never is: fal bills neither queue time nor server errors, and may bill a 422
+   * that used GPU time (docs.fal.ai/faq "Do you charge for failed requests?",
+   * fal.ai/docs/documentation/model-apis/pricing).
+   */
+  readonly paid: boolean;
 }
 
 export type FalRequest = ReceivedRequest<FalRequestKind | "file" | "other">;
@@ -103,6 +120,8 @@ export const DEFAULT_KNOBS: FalKnobs = {
   malformedOutput: false,
   outputSeconds: null,
   honourCancel: true,
+  loseAnswerNext: 0,
+  loseAnswerAs: "drop",
 };
 
 const PROGRESS_STEPS = 4;
@@ -126,6 +145,7 @@ export interface JobInit {
 export class Job implements FalJob {
   cancelled = false;
   cancelledIn: FalStatus | null = null;
+  answerLost = false;
   /** When the job ended early (cancelled while queued, or running on a model that honours it). */
   stoppedAt: number | null = null;
   readonly requestId: string;
@@ -162,6 +182,9 @@ export class Job implements FalJob {
   }
   get status(): FalStatus {
     return this.statusAt(Date.now());
+  }
+  get paid(): boolean {
+    return (this.stoppedAt ?? Date.now()) >= this.startsAt;
   }
   statusAt(now: number): FalStatus {
     if (this.stoppedAt !== null || now >= this.endsAt) return "COMPLETED";

@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { type FalKnobs, type FalStats, Job } from "./fal-job.js";
 import { falRefusal } from "./input-refusals.js";
 import type { InputCheck } from "./input-schema.js";
+import { loseAnswer } from "./lost-answer.js";
 import { testVideo } from "./video.js";
 
 const NAMESPACES = new Set(["workflows", "comfy"]);
@@ -196,6 +197,11 @@ export function falQueue(ctx: FalContext) {
     jobs.set(job.requestId, job);
     stats.jobs.set(job.requestId, job);
     stats.submits += 1;
+    if (knobs.loseAnswerNext > 0) {
+      knobs.loseAnswerNext -= 1;
+      job.answerLost = true;
+      return loseAnswer(res, knobs.loseAnswerAs);
+    }
     return json(
       res,
       200,

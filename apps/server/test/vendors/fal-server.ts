@@ -39,6 +39,7 @@ import {
 } from "./fal-job.js";
 import { falQueue, json, readBody } from "./fal-queue.js";
 import { inputCheck } from "./input-schema.js";
+import { whenAnswered } from "./lost-answer.js";
 import { recordedBody } from "./received.js";
 
 export type * from "./fal-job.js";
@@ -104,7 +105,7 @@ export async function startFalServer(options: FalServerOptions = {}): Promise<Fa
       status: 0,
       body: recordedBody(text),
     };
-    res.once("finish", () => stats.requests.push({ ...entry, status: res.statusCode }));
+    whenAnswered(res, (status) => stats.requests.push({ ...entry, status }));
     let path: string;
     try {
       path = decodeURIComponent(target.pathname).replace(/^\/+|\/+$/g, "");

@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { replicateRefusal } from "./input-refusals.js";
+import { loseAnswer } from "./lost-answer.js";
 import {
   cancelAfterSeconds,
   EVENTS,
@@ -150,6 +151,8 @@ export function predictionCreator(ctx: ReplicateContext, runner: ReturnType<type
         cancelRequests: 0,
         preferWaitSeconds: wait,
         webhook: typeof webhook === "string" ? webhook : null,
+        answerLost: false,
+        paid: false,
       },
       version,
       webhook: typeof webhook === "string" ? webhook : null,
@@ -179,6 +182,11 @@ export function predictionCreator(ctx: ReplicateContext, runner: ReturnType<type
     stats.predictions.set(id, p.stat);
     stats.submits++;
     run(p, knobs.queueMs);
+    if (knobs.loseAnswerNext > 0) {
+      knobs.loseAnswerNext--;
+      p.stat.answerLost = true;
+      return loseAnswer(res, knobs.loseAnswerAs);
+    }
 
     if (wait === null) return send(res, 201, view(p));
     // Sync mode: hold the request until the prediction ends or the wait runs out. A client that

@@ -2,6 +2,7 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { JsonSchema } from "./input-schema.js";
+import type { LoseAnswerAs } from "./lost-answer.js";
 import type { ReceivedRequest } from "./received.js";
 
 export type PredictionStatus = "starting" | "processing" | "succeeded" | "failed" | "canceled" | "aborted";
@@ -42,6 +43,13 @@ export interface ReplicateKnobs {
   outputShape: "string" | "list";
   /** Input, output, logs and files are removed this long after a prediction ends (Replicate: 1 h). */
   dataRetentionMs: number;
+  /**
+   * The next N accepted creates lose their answer (lost-answer.ts): the prediction exists, is
+   * counted in `submits`, runs and sends its webhooks, but the client sees `loseAnswerAs`, a
+   * dropped connection or a gateway's 502.
+   */
+  loseAnswerNext: number;
+  loseAnswerAs: LoseAnswerAs;
 }
 
 export interface ReplicateServerOptions {
@@ -73,6 +81,14 @@ export interface PredictionStat {
   cancelRequests: number;
   preferWaitSeconds: number | null;
   webhook: string | null;
+  /** The create's answer was lost (`loseAnswerNext`). */
+  answerLost: boolean;
+  /**
+   * The prediction may have been billed: it went `processing`, however it ended. One canceled or
+   * aborted while `starting` never is: on a public model Replicate bills only the time it is
+   * active processing a request, not setup or queue time (replicate.com/docs/topics/billing).
+   */
+  paid: boolean;
 }
 
 export interface WebhookDelivery {
@@ -170,6 +186,8 @@ export const defaultKnobs: ReplicateKnobs = {
   outputSeconds: null,
   outputShape: "string",
   dataRetentionMs: 3_600_000,
+  loseAnswerNext: 0,
+  loseAnswerAs: "drop",
 };
 
 /** Prediction ids look like Replicate's: 26 lowercase base32 characters. */

@@ -187,6 +187,7 @@ export function predictionRunner(ctx: ReplicateContext, signing: WebhookSigning)
       if (p.ending === "abort") return finish(p, "aborted");
       setStatus(p, "processing");
       p.startedAt = Date.now();
+      p.stat.paid = true;
       p.logs = "Generating video\n";
       notify(p, "logs");
       for (let step = 1; step < p.steps; step++) {

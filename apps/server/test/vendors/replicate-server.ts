@@ -38,6 +38,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { inputCheck } from "./input-schema.js";
+import { gatewayError, whenAnswered } from "./lost-answer.js";
 import { recordedBody } from "./received.js";
 import { predictionCreator } from "./replicate-create.js";
 import {
@@ -142,7 +143,7 @@ export async function startReplicateServer(options: ReplicateServerOptions = {})
     const kind = kindOf(method, path);
     const raw = await readBody(req);
     const body = recordedBody(raw === "too-large" ? null : raw);
-    res.once("finish", () => stats.requests.push({ method, path, kind, status: res.statusCode, body }));
+    whenAnswered(res, (status) => stats.requests.push({ method, path, kind, status, body }));
     if (kind === "submit") stats.submitAttempts++;
     if (kind === "status") stats.statusCalls++;
     if (kind === "cancel") stats.cancels++;
@@ -153,11 +154,7 @@ export async function startReplicateServer(options: ReplicateServerOptions = {})
       const status = knobs.serverErrorStatus;
       if (status === 500) return problem(res, 500, "Internal Server Error", "An unexpected error occurred.");
       // Gateway errors come from the load balancer in front of the API, as HTML.
-      const text = status === 502 ? "502 Bad Gateway" : "503 Service Temporarily Unavailable";
-      res.writeHead(status, { "content-type": "text/html" });
-      return res.end(
-        `<html><head><title>${text}</title></head><body><center><h1>${text}</h1></center></body></html>`,
-      );
+      return gatewayError(res, status);
     }
 
     const file = /^\/delivery\/xezq\/([0-9a-f]+)\/output\.mp4$/.exec(path);
