@@ -46,6 +46,10 @@ export interface FalKnobs {
    */
   loseAnswerNext: number;
   loseAnswerAs: LoseAnswerAs;
+  /** A request's webhook leaves this long after the request ends (read when it ends). */
+  webhookDelayMs: number;
+  /** The next N submits that carry `fal_webhook` never send their webhook (decided at submit). */
+  dropWebhooksNext: number;
 }
 
 export interface FalJob {
@@ -62,6 +66,8 @@ export interface FalJob {
   readonly status: FalStatus;
   /** The submit's answer was lost (`loseAnswerNext`). */
   answerLost: boolean;
+  /** Its webhook is never sent (`dropWebhooksNext`). */
+  webhookDropped: boolean;
   /**
    * The job may have been billed: it reached a runner (went IN_PROGRESS), however it ended. One
    * cancelled IN_QUEUE never is: fal bills neither queue time nor server errors, and may bill a 422
@@ -73,6 +79,17 @@ export interface FalJob {
 
 export type FalRequest = ReceivedRequest<FalRequestKind | "file" | "other">;
 
+/** One attempt to deliver a request's webhook (fal-webhooks.ts). */
+export interface FalWebhookDelivery {
+  requestId: string;
+  /** 1, then 2 for the first retry, and so on. */
+  attempt: number;
+  /** The webhook body's `status`. */
+  status: "OK" | "ERROR";
+  /** The receiver's HTTP status, or null when it could not be reached. */
+  responseStatus: number | null;
+}
+
 export interface FalStats {
   /** Accepted submits: exactly the jobs created. */
   submits: number;
@@ -81,8 +98,13 @@ export interface FalStats {
   resultCalls: number;
   cancels: number;
   jobs: Map<string, FalJob>;
-  /** Every request answered, in the order answered, with the body it carried. */
+  /**
+   * Every request answered, in the order answered, with the body it carried; a submit whose answer
+   * was dropped (`loseAnswerNext`) with status 0.
+   */
   requests: FalRequest[];
+  /** Every webhook delivery attempt, in the order made. */
+  webhooks: FalWebhookDelivery[];
 }
 
 export interface FalServer {
@@ -93,6 +115,12 @@ export interface FalServer {
   forbiddenToken: string;
   knobs: FalKnobs;
   stats: FalStats;
+  /** The JWKS webhooks are signed with (`GET /.well-known/jwks.json`, fal's is on rest.alpha.fal.ai). */
+  jwksUrl: string;
+  /** The account's user id, sent as `x-fal-webhook-user-id` and signed. */
+  userId: string;
+  /** Signs from now on with a new key; the JWKS publishes it first, then the keys signed with before. */
+  rotateSigningKey(): void;
   close(): Promise<void>;
 }
 
@@ -105,6 +133,8 @@ export interface FalServerOptions {
    * queues any input, and its request then completes with the model's 422 (see fal-server.ts).
    */
   inputSchemas?: Record<string, JsonSchema>;
+  /** Pauses before each retry of a webhook its receiver did not take (default 100, 500, 2000). */
+  webhookRetryDelaysMs?: number[];
 }
 
 export const DEFAULT_KNOBS: FalKnobs = {
@@ -122,6 +152,8 @@ export const DEFAULT_KNOBS: FalKnobs = {
   honourCancel: true,
   loseAnswerNext: 0,
   loseAnswerAs: "drop",
+  webhookDelayMs: 0,
+  dropWebhooksNext: 0,
 };
 
 const PROGRESS_STEPS = 4;
@@ -146,6 +178,7 @@ export class Job implements FalJob {
   cancelled = false;
   cancelledIn: FalStatus | null = null;
   answerLost = false;
+  webhookDropped = false;
   /** When the job ended early (cancelled while queued, or running on a model that honours it). */
   stoppedAt: number | null = null;
   readonly requestId: string;

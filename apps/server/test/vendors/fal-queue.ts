@@ -18,6 +18,13 @@ const NOT_A_VIDEO = Buffer.from("<!doctype html><title>Not found</title><p>Objec
 const CANCELLED_DETAIL = "Request cancelled by the client.";
 const REFUSED_ERROR = "Invalid status code: 422";
 
+/** A completed request's result: the status, body and headers its result route answers. */
+export interface FalOutcome {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
 /** What the routes share with the server. */
 export interface FalContext {
   readonly knobs: FalKnobs;
@@ -25,6 +32,8 @@ export interface FalContext {
   readonly jobs: Map<string, Job>;
   /** Input checks by endpoint id, from the published schemas. */
   readonly checks: Map<string, InputCheck>;
+  /** Sends a request's webhook when it ends (fal-webhooks.ts). */
+  readonly webhooks: { watch(job: Job): void; stopped(job: Job): void };
   /** The server's base URL (known once it listens). */
   url(): string;
 }
@@ -66,7 +75,7 @@ function requestedSeconds(input: unknown): number {
 
 /** The queue's route handlers over `ctx`. */
 export function falQueue(ctx: FalContext) {
-  const { knobs, stats, jobs, checks } = ctx;
+  const { knobs, stats, jobs, checks, webhooks } = ctx;
 
   const urlsOf = (job: Job) => {
     const base = `${ctx.url()}/${job.appPath}/requests/${job.requestId}`;
@@ -104,44 +113,51 @@ export function falQueue(ctx: FalContext) {
     return { status, ...urlsOf(job), logs, metrics, ...outcomeError(job) };
   }
 
-  async function result(job: Job, res: ServerResponse) {
-    const headers = { "x-fal-request-id": job.requestId };
-    if (job.status !== "COMPLETED")
-      return json(res, 400, { detail: "Request is still in progress" }, headers);
+  /** What the request's result answers once it is COMPLETED: its status, body and headers. */
+  async function outcome(job: Job): Promise<FalOutcome> {
+    const headers: Record<string, string> = { "x-fal-request-id": job.requestId };
+    const answer = (status: number, body: unknown, more: Record<string, string> = {}) => ({
+      status,
+      body,
+      headers: { ...headers, ...more },
+    });
     if (job.stoppedAt !== null) {
-      return json(
-        res,
-        499,
-        { detail: CANCELLED_DETAIL, error_type: "client_cancelled" },
-        {
-          ...headers,
-          "x-fal-error-type": "client_cancelled",
-        },
-      );
+      const body = { detail: CANCELLED_DETAIL, error_type: "client_cancelled" };
+      return answer(499, body, { "x-fal-error-type": "client_cancelled" });
     }
-    if (job.refusal)
-      return json(res, 422, { detail: job.refusal }, { ...headers, "x-fal-retryable": "false" });
+    if (job.refusal) return answer(422, { detail: job.refusal }, { "x-fal-retryable": "false" });
     if (job.failure) {
       const { status, type, message } = job.failure;
       const detail = [{ loc: ["body"], msg: message, type, url: `https://docs.fal.ai/errors#${type}` }];
-      return json(res, status, { detail }, { ...headers, "x-fal-retryable": "false" });
+      return answer(status, { detail }, { "x-fal-retryable": "false" });
     }
-    const file = `${ctx.url()}/files/${job.requestId}/output.mp4`;
-    if (job.malformed === "no-video") return json(res, 200, {}, headers);
+    if (job.malformed === "no-video") return answer(200, {});
     if (job.malformed === "bad-url") {
-      return json(
-        res,
-        200,
-        { video: { url: "output.mp4", content_type: "video/mp4", file_name: "output.mp4" } },
-        headers,
-      );
+      return answer(200, {
+        video: { url: "output.mp4", content_type: "video/mp4", file_name: "output.mp4" },
+      });
     }
     const size =
       job.malformed === "not-video"
         ? NOT_A_VIDEO.length
         : (await stat(await testVideo(job.outputSeconds))).size;
-    const video = { url: file, content_type: "video/mp4", file_name: "output.mp4", file_size: size };
-    return json(res, 200, { video }, headers);
+    const url = `${ctx.url()}/files/${job.requestId}/output.mp4`;
+    return answer(200, {
+      video: { url, content_type: "video/mp4", file_name: "output.mp4", file_size: size },
+    });
+  }
+
+  async function result(job: Job, res: ServerResponse) {
+    if (job.status !== "COMPLETED") {
+      return json(
+        res,
+        400,
+        { detail: "Request is still in progress" },
+        { "x-fal-request-id": job.requestId },
+      );
+    }
+    const { status, body, headers } = await outcome(job);
+    json(res, status, body, headers);
   }
 
   function cancel(job: Job, res: ServerResponse) {
@@ -150,7 +166,10 @@ export function falQueue(ctx: FalContext) {
     if (status === "COMPLETED") return json(res, 400, { status: "ALREADY_COMPLETED" });
     job.cancelled = true;
     job.cancelledIn = status;
-    if (status === "IN_QUEUE" || knobs.honourCancel) job.stoppedAt = now;
+    if (status === "IN_QUEUE" || knobs.honourCancel) {
+      job.stoppedAt = now;
+      webhooks.stopped(job);
+    }
     return json(res, 202, { status: "CANCELLATION_REQUESTED" });
   }
 
@@ -194,6 +213,11 @@ export function falQueue(ctx: FalContext) {
       malformed: knobs.malformedOutput,
     });
     if (!job.failed && !job.malformed) void testVideo(job.outputSeconds).catch(() => {});
+    if (job.webhookUrl !== null && knobs.dropWebhooksNext > 0) {
+      knobs.dropWebhooksNext -= 1;
+      job.webhookDropped = true;
+    }
+    webhooks.watch(job);
     jobs.set(job.requestId, job);
     stats.jobs.set(job.requestId, job);
     stats.submits += 1;
@@ -231,5 +255,5 @@ export function falQueue(ctx: FalContext) {
     else createReadStream(path).pipe(res);
   }
 
-  return { statusBody, result, cancel, submit, serveFile };
+  return { statusBody, outcome, result, cancel, submit, serveFile };
 }

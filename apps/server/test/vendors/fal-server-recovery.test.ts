@@ -4,20 +4,13 @@
  * created.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { FalJob, FalKnobs, FalServer } from "./fal-server.js";
+import type { FalJob, FalServer } from "./fal-server.js";
 import { startFalServer } from "./fal-server.js";
-import { falClient } from "./fal-test-client.js";
+import { falClient, NO_VIDEO_KNOBS } from "./fal-test-client.js";
 import { until } from "./until.js";
 
 const ENDPOINT = "fal-ai/refvid-test/reference-to-video";
-// No output video: these tests need none, and making one (ffmpeg) would slow the files running alongside.
-const defaults: Partial<FalKnobs> = {
-  queueMs: 0,
-  latencyMs: 50,
-  malformedOutput: "no-video",
-  loseAnswerNext: 0,
-  loseAnswerAs: "drop",
-};
+const defaults = NO_VIDEO_KNOBS;
 
 let fal: FalServer;
 beforeAll(async () => {
@@ -25,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => fal.close());
 afterEach(() => {
-  Object.assign(fal.knobs, defaults, { failNext: 0, honourCancel: true });
+  Object.assign(fal.knobs, defaults);
 });
 
 const { key, submit, submitted, completed, pollUntil, cancel } = falClient(() => fal, ENDPOINT);

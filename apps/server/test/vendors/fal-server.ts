@@ -20,9 +20,10 @@
  *   (fal-js libs/client/src/response.ts reads a 422 as a ValidationError of `detail`), worded as
  *   docs.fal.ai/errors lists them (input-refusals.ts). The status's `error` is taken to read as the
  *   webhook's.
+ * - Webhooks (`fal_webhook`), their ED25519 signatures and the JWKS: fal-webhooks.ts.
  *
- * Here: auth, the error knobs and routing; fal-queue.ts answers the queue's routes, fal-job.ts holds
- * the data and a request's state on the clock.
+ * Here: auth, the error knobs and routing; fal-queue.ts answers the queue's routes, fal-webhooks.ts
+ * sends webhooks, fal-job.ts holds the data and a request's state on the clock.
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -38,6 +39,7 @@ import {
   type Job,
 } from "./fal-job.js";
 import { falQueue, json, readBody } from "./fal-queue.js";
+import { falWebhooks } from "./fal-webhooks.js";
 import { inputCheck } from "./input-schema.js";
 import { whenAnswered } from "./lost-answer.js";
 import { recordedBody } from "./received.js";
@@ -71,10 +73,19 @@ export async function startFalServer(options: FalServerOptions = {}): Promise<Fa
     cancels: 0,
     jobs: new Map(),
     requests: [],
+    webhooks: [],
   };
   const jobs = new Map<string, Job>();
   let url = "";
-  const queue = falQueue({ knobs, stats, jobs, checks, url: () => url });
+  const userId = randomUUID();
+  const webhooks = falWebhooks({
+    knobs,
+    stats,
+    userId,
+    retryDelaysMs: options.webhookRetryDelaysMs ?? [100, 500, 2000],
+    outcome: (job) => queue.outcome(job),
+  });
+  const queue = falQueue({ knobs, stats, jobs, checks, webhooks, url: () => url });
 
   const take = (counters: Partial<Record<FalRequestKind, number>>, kind: FalRequestKind) => {
     const left = counters[kind] ?? 0;
@@ -112,6 +123,7 @@ export async function startFalServer(options: FalServerOptions = {}): Promise<Fa
     } catch {
       return json(res, 404, { detail: "Not Found" });
     }
+    if (path === ".well-known/jwks.json" && req.method === "GET") return json(res, 200, webhooks.jwks());
     const file = /^files\/([^/]+)\/[^/]+$/.exec(path);
     if (file && (req.method === "GET" || req.method === "HEAD")) {
       entry.kind = "file";
@@ -181,12 +193,17 @@ export async function startFalServer(options: FalServerOptions = {}): Promise<Fa
     forbiddenToken,
     knobs,
     stats,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        for (const call of parked) call.res.destroy();
-        parked.clear();
+    jwksUrl: `${url}/.well-known/jwks.json`,
+    userId,
+    rotateSigningKey: () => webhooks.rotate(),
+    async close() {
+      for (const call of parked) call.res.destroy();
+      parked.clear();
+      await webhooks.close();
+      await new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
-      }),
+      });
+    },
   };
 }

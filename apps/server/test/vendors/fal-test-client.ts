@@ -3,7 +3,7 @@
  * do: submit to the endpoint id, then follow status_url / response_url / cancel_url.
  */
 import { expect } from "vitest";
-import type { FalServer } from "./fal-server.js";
+import type { FalKnobs, FalServer } from "./fal-server.js";
 import { until } from "./until.js";
 
 export interface Submitted {
@@ -22,6 +22,23 @@ export interface StatusBody {
   error?: string;
   error_type?: string;
 }
+
+/**
+ * Knobs for tests that need no output video, to reset to after each: no queue, a short run, every
+ * error knob off. Without a video the server does not run ffmpeg, which would slow the test files
+ * running alongside.
+ */
+export const NO_VIDEO_KNOBS: Partial<FalKnobs> = {
+  queueMs: 0,
+  latencyMs: 30,
+  malformedOutput: "no-video",
+  failNext: 0,
+  honourCancel: true,
+  loseAnswerNext: 0,
+  loseAnswerAs: "drop",
+  webhookDelayMs: 0,
+  dropWebhooksNext: 0,
+};
 
 /** A client of the server `fal()` returns, submitting to `endpoint` unless told otherwise. */
 export function falClient(fal: () => FalServer, endpoint: string) {

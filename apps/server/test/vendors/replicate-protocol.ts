@@ -285,13 +285,3 @@ export async function readBody(req: IncomingMessage): Promise<string | "too-larg
   }
   return Buffer.concat(chunks).toString("utf8");
 }
-
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}

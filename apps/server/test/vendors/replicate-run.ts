@@ -10,11 +10,11 @@ import {
   type PredictionStatus,
   type ReplicateKnobs,
   type ReplicateStats,
-  sleep,
   TERMINAL,
   tqdm,
   type WebhookEvent,
 } from "./replicate-protocol.js";
+import { postWebhook } from "./webhook-delivery.js";
 
 /** What the server's parts share. */
 export interface ReplicateContext {
@@ -84,36 +84,27 @@ export function predictionRunner(ctx: ReplicateContext, signing: WebhookSigning)
 
   async function deliver(p: Prediction, event: WebhookEvent, body: string, status: PredictionStatus) {
     const webhookId = `msg_${randomBytes(16).toString("hex")}`;
-    const attempts = event === "completed" ? 1 + retryDelays.length : 1;
-    for (let attempt = 1; attempt <= attempts && !closing.aborted; attempt++) {
-      const timestamp = String(Math.floor(Date.now() / 1000));
-      const signature = createHmac("sha256", webhookKey)
-        .update(`${webhookId}.${timestamp}.${body}`)
-        .digest("base64");
-      let responseStatus: number | null = null;
-      try {
-        const res = await fetch(p.webhook as string, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            "webhook-id": webhookId,
-            "webhook-timestamp": timestamp,
-            "webhook-signature": `v1,${signature}`,
-          },
-          body,
-          redirect: "manual",
-          signal: AbortSignal.any([closing, AbortSignal.timeout(5_000)]),
-        });
-        await res.arrayBuffer().catch(() => undefined);
-        responseStatus = res.status;
-      } catch {
-        responseStatus = null;
-      }
-      stats.webhooks.push({ predictionId: p.stat.id, event, webhookId, attempt, status, responseStatus });
-      if (responseStatus !== null && responseStatus >= 200 && responseStatus < 300) return;
-      const pause = retryDelays[attempt - 1];
-      if (attempt < attempts && pause !== undefined) await sleep(pause, closing);
-    }
+    await postWebhook({
+      url: p.webhook as string,
+      body,
+      headers: () => {
+        const timestamp = String(Math.floor(Date.now() / 1000));
+        const signature = createHmac("sha256", webhookKey)
+          .update(`${webhookId}.${timestamp}.${body}`)
+          .digest("base64");
+        return {
+          "content-type": "application/json",
+          "webhook-id": webhookId,
+          "webhook-timestamp": timestamp,
+          "webhook-signature": `v1,${signature}`,
+        };
+      },
+      // Only the final webhook is retried.
+      retryDelaysMs: event === "completed" ? retryDelays : [],
+      signal: closing,
+      onAttempt: (attempt, responseStatus) =>
+        stats.webhooks.push({ predictionId: p.stat.id, event, webhookId, attempt, status, responseStatus }),
+    });
   }
 
   function notify(p: Prediction, event: WebhookEvent) {
