@@ -8,6 +8,7 @@ import { replicateRefusal } from "./input-refusals.js";
 import { loseAnswer } from "./lost-answer.js";
 import {
   cancelAfterSeconds,
+  DEFAULT_EVENTS,
   EVENTS,
   type InvalidField,
   invalid,
@@ -152,11 +153,12 @@ export function predictionCreator(ctx: ReplicateContext, runner: ReturnType<type
         preferWaitSeconds: wait,
         webhook: typeof webhook === "string" ? webhook : null,
         answerLost: false,
+        webhookDropped: typeof webhook === "string" && knobs.dropWebhooksNext > 0,
         paid: false,
       },
       version,
       webhook: typeof webhook === "string" ? webhook : null,
-      events: new Set(Array.isArray(filter) ? (filter as WebhookEvent[]) : EVENTS),
+      events: new Set(Array.isArray(filter) ? (filter as WebhookEvent[]) : DEFAULT_EVENTS),
       status: "starting",
       logs: "",
       output: null,
@@ -177,6 +179,7 @@ export function predictionCreator(ctx: ReplicateContext, runner: ReturnType<type
       lastThrottledWebhookAt: 0,
       webhookChain: Promise.resolve(),
     };
+    if (p.stat.webhookDropped) knobs.dropWebhooksNext--;
     predictions.set(id, p);
     byFileKey.set(p.fileKey, p);
     stats.predictions.set(id, p.stat);

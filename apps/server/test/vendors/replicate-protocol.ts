@@ -50,6 +50,10 @@ export interface ReplicateKnobs {
    */
   loseAnswerNext: number;
   loseAnswerAs: LoseAnswerAs;
+  /** Each webhook leaves this long after its event (read at the event). */
+  webhookDelayMs: number;
+  /** The next N creates that carry a `webhook` never send one (decided at create). */
+  dropWebhooksNext: number;
 }
 
 export interface ReplicateServerOptions {
@@ -62,6 +66,8 @@ export interface ReplicateServerOptions {
   secondMs?: number;
   /** Pauses between retries of a prediction's final webhook. */
   webhookRetryDelaysMs?: number[];
+  /** Predictions a page of `GET /v1/predictions` lists (Replicate: 100). */
+  listPageSize?: number;
   knobs?: Partial<ReplicateKnobs>;
   /**
    * Published input schemas by `owner/name` or version id; the served model's, when given, replaces
@@ -83,6 +89,8 @@ export interface PredictionStat {
   webhook: string | null;
   /** The create's answer was lost (`loseAnswerNext`). */
   answerLost: boolean;
+  /** Its webhooks are never sent (`dropWebhooksNext`). */
+  webhookDropped: boolean;
   /**
    * The prediction may have been billed: it went `processing`, however it ended. One canceled or
    * aborted while `starting` never is: on a public model Replicate bills only the time it is
@@ -166,6 +174,11 @@ export const TERMINAL: ReadonlySet<PredictionStatus> = new Set([
   "aborted",
 ]);
 export const EVENTS: readonly WebhookEvent[] = ["start", "output", "logs", "completed"];
+/**
+ * The events sent when a create gives no filter: "By default, we will send requests to your webhook
+ * URL whenever there are new outputs or the prediction has finished" (predictions.create).
+ */
+export const DEFAULT_EVENTS: readonly WebhookEvent[] = ["output", "completed"];
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 export const defaultKnobs: ReplicateKnobs = {
@@ -188,6 +201,8 @@ export const defaultKnobs: ReplicateKnobs = {
   dataRetentionMs: 3_600_000,
   loseAnswerNext: 0,
   loseAnswerAs: "drop",
+  webhookDelayMs: 0,
+  dropWebhooksNext: 0,
 };
 
 /** Prediction ids look like Replicate's: 26 lowercase base32 characters. */

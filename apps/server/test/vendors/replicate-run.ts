@@ -14,7 +14,7 @@ import {
   tqdm,
   type WebhookEvent,
 } from "./replicate-protocol.js";
-import { postWebhook } from "./webhook-delivery.js";
+import { postWebhook, sleep } from "./webhook-delivery.js";
 
 /** What the server's parts share. */
 export interface ReplicateContext {
@@ -28,6 +28,8 @@ export interface ReplicateContext {
   readonly versionId: string;
   /** Milliseconds in one protocol second. */
   readonly secondMs: number;
+  /** Predictions a page of the list holds. */
+  readonly listPageSize: number;
   /** The served model's input check, when its schema was given. */
   readonly checkInput: InputCheck | null;
   /** Aborted when the server closes. */
@@ -77,7 +79,14 @@ export function predictionRunner(ctx: ReplicateContext, signing: WebhookSigning)
       ...(p.deadline === null ? {} : { deadline: iso(p.deadline) }),
       urls: { get, cancel: `${get}/cancel`, web: `${ctx.base()}/p/${p.stat.id}` },
       metrics,
+      ...(p.webhook === null ? {} : { webhook: p.webhook, webhook_events_filter: [...p.events] }),
     };
+  }
+
+  /** A prediction as `GET /v1/predictions` lists it: without its logs and webhook (list example). */
+  function listed(p: Prediction): Record<string, unknown> {
+    const { logs: _logs, webhook: _webhook, webhook_events_filter: _filter, ...rest } = view(p);
+    return rest;
   }
 
   // --- webhooks -------------------------------------------------------------------------------
@@ -108,7 +117,7 @@ export function predictionRunner(ctx: ReplicateContext, signing: WebhookSigning)
   }
 
   function notify(p: Prediction, event: WebhookEvent) {
-    if (p.webhook === null || !p.events.has(event)) return;
+    if (p.webhook === null || p.stat.webhookDropped || !p.events.has(event)) return;
     if (event === "logs" || event === "output") {
       // Replicate sends output and logs events at most once every 500 ms.
       if (Date.now() - p.lastThrottledWebhookAt < 500) return;
@@ -116,7 +125,11 @@ export function predictionRunner(ctx: ReplicateContext, signing: WebhookSigning)
     }
     const body = JSON.stringify(view(p));
     const status = p.status;
-    p.webhookChain = p.webhookChain.then(() => deliver(p, event, body, status));
+    // Each webhook leaves `webhookDelayMs` after its event, in order.
+    const due = Date.now() + knobs.webhookDelayMs;
+    p.webhookChain = p.webhookChain
+      .then(() => sleep(due - Date.now(), closing))
+      .then(() => deliver(p, event, body, status));
   }
 
   // --- lifecycle ------------------------------------------------------------------------------
@@ -195,5 +208,5 @@ export function predictionRunner(ctx: ReplicateContext, signing: WebhookSigning)
     }
   }
 
-  return { removed, view, finish, run };
+  return { removed, view, listed, finish, run };
 }

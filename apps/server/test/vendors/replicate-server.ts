@@ -19,7 +19,13 @@
  *   the 2023-02-10 changelog (events start/output/logs/completed, output and logs at most every
  *   500 ms, only the final webhook retried on 4xx/5xx or no answer, `webhook-id`,
  *   `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed
- *   by the base64 part of a `whsec_` secret).
+ *   by the base64 part of a `whsec_` secret). Without `webhook_events_filter` the events are
+ *   output and completed (predictions.create: "whenever there are new outputs or the prediction
+ *   has finished"). A prediction shows its `webhook` and `webhook_events_filter`, as
+ *   replicate-javascript's `Prediction` type has them.
+ * - predictions.list in the HTTP API reference: newest first, 100 a page, `next` / `previous`,
+ *   `created_after` ("at or after") and `created_before` ("before") in ISO 8601; its example lists
+ *   predictions without `logs` or `webhook` (replicate-routes.ts).
  * - replicate-python `ReplicateError` (RFC 7807 problem details) and replicate/replicate-python#47
  *   (401 `Unauthenticated` bodies; 422 "Invalid version or not permitted"); replicate-javascript
  *   `withAutomaticRetries` (Retry-After in seconds) and `parseProgressFromLogs` (tqdm lines).
@@ -111,6 +117,7 @@ export async function startReplicateServer(options: ReplicateServerOptions = {})
     model,
     versionId,
     secondMs,
+    listPageSize: options.listPageSize ?? 100,
     checkInput,
     closing: closing.signal,
     base: () => base,
