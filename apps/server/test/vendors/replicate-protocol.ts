@@ -121,8 +121,12 @@ export interface ReplicateStats {
   /** Output file requests received. */
   downloads: number;
   predictions: Map<string, PredictionStat>;
+  /** Every webhook delivery attempt, in the order made. */
   webhooks: WebhookDelivery[];
-  /** Every request answered, in the order answered, with the body it carried. */
+  /**
+   * Every request answered, in the order answered, with the body it carried; a create whose answer
+   * was dropped (`loseAnswerNext`) with status 0.
+   */
   requests: ReceivedRequest<RequestKind>[];
 }
 
