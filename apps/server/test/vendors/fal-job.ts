@@ -4,6 +4,7 @@
  */
 import type { FalErrorDetail } from "./input-refusals.js";
 import type { JsonSchema } from "./input-schema.js";
+import type { LoseAnswerAs } from "./lost-answer.js";
 import type { ReceivedRequest } from "./received.js";
 
 export type FalRequestKind = "submit" | "status" | "result" | "cancel";
@@ -38,6 +39,17 @@ export interface FalKnobs {
   outputSeconds: number | null;
   /** The model stops on a cancel signal; when false a running job completes regardless. */
   honourCancel: boolean;
+  /**
+   * The next N accepted submits lose their answer (lost-answer.ts): the job is queued, counted in
+   * `submits`, runs and sends its webhook, but the client sees `loseAnswerAs`, a dropped connection
+   * or a gateway's 502.
+   */
+  loseAnswerNext: number;
+  loseAnswerAs: LoseAnswerAs;
+  /** A request's webhook leaves this long after the request ends (read when it ends). */
+  webhookDelayMs: number;
+  /** The next N submits that carry `fal_webhook` never send their webhook (decided at submit). */
+  dropWebhooksNext: number;
 }
 
 export interface FalJob {
@@ -52,9 +64,31 @@ export interface FalJob {
   readonly refusal: FalErrorDetail[] | null;
   readonly failed: boolean;
   readonly status: FalStatus;
+  /** The submit's answer was lost (`loseAnswerNext`). */
+  answerLost: boolean;
+  /** Its webhook is never sent (`dropWebhooksNext`). */
+  webhookDropped: boolean;
+  /**
+   * The job may have been billed: it reached a runner (went IN_PROGRESS), however it ended. One
+   * cancelled IN_QUEUE never is: fal bills neither queue time nor server errors, and may bill a 422
+   * that used GPU time (docs.fal.ai/faq "Do you charge for failed requests?",
+   * fal.ai/docs/documentation/model-apis/pricing).
+   */
+  readonly paid: boolean;
 }
 
 export type FalRequest = ReceivedRequest<FalRequestKind | "file" | "other">;
+
+/** One attempt to deliver a request's webhook (fal-webhooks.ts). */
+export interface FalWebhookDelivery {
+  requestId: string;
+  /** 1, then 2 for the first retry, and so on. */
+  attempt: number;
+  /** The webhook body's `status`. */
+  status: "OK" | "ERROR";
+  /** The receiver's HTTP status, or null when it could not be reached. */
+  responseStatus: number | null;
+}
 
 export interface FalStats {
   /** Accepted submits: exactly the jobs created. */
@@ -64,8 +98,13 @@ export interface FalStats {
   resultCalls: number;
   cancels: number;
   jobs: Map<string, FalJob>;
-  /** Every request answered, in the order answered, with the body it carried. */
+  /**
+   * Every request answered, in the order answered, with the body it carried; a submit whose answer
+   * was dropped (`loseAnswerNext`) with status 0.
+   */
   requests: FalRequest[];
+  /** Every webhook delivery attempt, in the order made. */
+  webhooks: FalWebhookDelivery[];
 }
 
 export interface FalServer {
@@ -76,6 +115,12 @@ export interface FalServer {
   forbiddenToken: string;
   knobs: FalKnobs;
   stats: FalStats;
+  /** The JWKS webhooks are signed with (`GET /.well-known/jwks.json`, fal's is on rest.alpha.fal.ai). */
+  jwksUrl: string;
+  /** The account's user id, sent as `x-fal-webhook-user-id` and signed. */
+  userId: string;
+  /** Signs from now on with a new key; the JWKS publishes it first, then the keys signed with before. */
+  rotateSigningKey(): void;
   close(): Promise<void>;
 }
 
@@ -88,6 +133,8 @@ export interface FalServerOptions {
    * queues any input, and its request then completes with the model's 422 (see fal-server.ts).
    */
   inputSchemas?: Record<string, JsonSchema>;
+  /** Pauses before each retry of a webhook its receiver did not take (default 100, 500, 2000). */
+  webhookRetryDelaysMs?: number[];
 }
 
 export const DEFAULT_KNOBS: FalKnobs = {
@@ -103,6 +150,10 @@ export const DEFAULT_KNOBS: FalKnobs = {
   malformedOutput: false,
   outputSeconds: null,
   honourCancel: true,
+  loseAnswerNext: 0,
+  loseAnswerAs: "drop",
+  webhookDelayMs: 0,
+  dropWebhooksNext: 0,
 };
 
 const PROGRESS_STEPS = 4;
@@ -126,6 +177,8 @@ export interface JobInit {
 export class Job implements FalJob {
   cancelled = false;
   cancelledIn: FalStatus | null = null;
+  answerLost = false;
+  webhookDropped = false;
   /** When the job ended early (cancelled while queued, or running on a model that honours it). */
   stoppedAt: number | null = null;
   readonly requestId: string;
@@ -162,6 +215,9 @@ export class Job implements FalJob {
   }
   get status(): FalStatus {
     return this.statusAt(Date.now());
+  }
+  get paid(): boolean {
+    return (this.stoppedAt ?? Date.now()) >= this.startsAt;
   }
   statusAt(now: number): FalStatus {
     if (this.stoppedAt !== null || now >= this.endsAt) return "COMPLETED";

@@ -8,29 +8,13 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { probeDuration } from "../../src/media/ffmpeg.js";
 import { type FalKnobs, type FalServer, startFalServer } from "./fal-server.js";
+import { falClient, type StatusBody, type Submitted } from "./fal-test-client.js";
 import { vendorInputSchema } from "./vendor-schemas.js";
 
 const ENDPOINT = "fal-ai/refvid-test/reference-to-video";
 const NAMESPACED = "workflows/acme/storyboard/render/final";
 /** An endpoint with its published input schema. */
 const SEEDANCE = "bytedance/seedance-2.0/reference-to-video";
-
-interface Submitted {
-  status: string;
-  request_id: string;
-  status_url: string;
-  response_url: string;
-  cancel_url: string;
-  queue_position: number;
-}
-interface StatusBody {
-  status: "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED";
-  queue_position?: number;
-  logs?: { message: string; level: string; source: string; timestamp: string }[] | null;
-  metrics?: { inference_time: number | null };
-  error?: string;
-  error_type?: string;
-}
 
 let fal: FalServer;
 let dir: string;
@@ -61,44 +45,7 @@ afterEach(() => {
   });
 });
 
-const key = (token = fal.token) => ({ authorization: `Key ${token}` });
-
-function submit(
-  input: unknown = { prompt: "a dolly shot", duration: "1" },
-  endpoint = ENDPOINT,
-  token?: string,
-) {
-  return fetch(`${fal.url}/${endpoint}`, {
-    method: "POST",
-    headers: { ...key(token), "content-type": "application/json" },
-    body: JSON.stringify(input),
-  });
-}
-
-async function submitted(input?: unknown, endpoint?: string): Promise<Submitted> {
-  const res = await submit(input, endpoint);
-  expect(res.status).toBe(200);
-  return (await res.json()) as Submitted;
-}
-
-async function status(job: Submitted, logs = "1"): Promise<{ code: number; body: StatusBody }> {
-  const res = await fetch(`${job.status_url}?logs=${logs}`, { headers: key() });
-  return { code: res.status, body: (await res.json()) as StatusBody };
-}
-
-/** Polls status every 10 ms until `done` holds, returning every answer seen. */
-async function pollUntil(job: Submitted, done: (s: StatusBody) => boolean, timeoutMs = 5_000) {
-  const seen: { code: number; body: StatusBody }[] = [];
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const answer = await status(job);
-    seen.push(answer);
-    if (done(answer.body)) return seen;
-    if (Date.now() > deadline) throw new Error(`still ${answer.body.status} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-const completed = (job: Submitted) => pollUntil(job, (s) => s.status === "COMPLETED");
+const { key, submit, submitted, status, pollUntil, completed } = falClient(() => fal, ENDPOINT);
 
 async function downloadedSeconds(videoUrl: string, name: string): Promise<number> {
   const res = await fetch(videoUrl);
@@ -110,7 +57,8 @@ async function downloadedSeconds(videoUrl: string, name: string): Promise<number
 
 describe("fal queue: happy path", () => {
   it("queues, runs with progress logs, completes, and serves a playable MP4 of the requested length", async () => {
-    Object.assign(fal.knobs, { queueMs: 400, latencyMs: 120 });
+    // Queued and running long enough to be seen in each state on a busy machine.
+    Object.assign(fal.knobs, { queueMs: 1_000, latencyMs: 300 });
     const before = fal.stats.submits;
     const res = await submit({ prompt: "a dolly shot", duration: "1", image_urls: ["https://x/y.png"] });
     expect(res.status).toBe(200);
@@ -134,7 +82,7 @@ describe("fal queue: happy path", () => {
     expect(seen[0]?.body.queue_position).toBe(0);
     const done = seen.at(-1)?.body as StatusBody;
     expect(done.error).toBeUndefined();
-    expect(done.metrics?.inference_time).toBeCloseTo(0.12, 2);
+    expect(done.metrics?.inference_time).toBeCloseTo(0.3, 2);
     expect(done.logs?.map((l) => l.message.trim())).toEqual([
       "Starting video generation",
       "0%|        | 0/4",

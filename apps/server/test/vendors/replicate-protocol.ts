@@ -2,6 +2,7 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { JsonSchema } from "./input-schema.js";
+import type { LoseAnswerAs } from "./lost-answer.js";
 import type { ReceivedRequest } from "./received.js";
 
 export type PredictionStatus = "starting" | "processing" | "succeeded" | "failed" | "canceled" | "aborted";
@@ -42,6 +43,17 @@ export interface ReplicateKnobs {
   outputShape: "string" | "list";
   /** Input, output, logs and files are removed this long after a prediction ends (Replicate: 1 h). */
   dataRetentionMs: number;
+  /**
+   * The next N accepted creates lose their answer (lost-answer.ts): the prediction exists, is
+   * counted in `submits`, runs and sends its webhooks, but the client sees `loseAnswerAs`, a
+   * dropped connection or a gateway's 502.
+   */
+  loseAnswerNext: number;
+  loseAnswerAs: LoseAnswerAs;
+  /** Each webhook leaves this long after its event (read at the event). */
+  webhookDelayMs: number;
+  /** The next N creates that carry a `webhook` never send one (decided at create). */
+  dropWebhooksNext: number;
 }
 
 export interface ReplicateServerOptions {
@@ -54,6 +66,8 @@ export interface ReplicateServerOptions {
   secondMs?: number;
   /** Pauses between retries of a prediction's final webhook. */
   webhookRetryDelaysMs?: number[];
+  /** Predictions a page of `GET /v1/predictions` lists (Replicate: 100). */
+  listPageSize?: number;
   knobs?: Partial<ReplicateKnobs>;
   /**
    * Published input schemas by `owner/name` or version id; the served model's, when given, replaces
@@ -73,6 +87,16 @@ export interface PredictionStat {
   cancelRequests: number;
   preferWaitSeconds: number | null;
   webhook: string | null;
+  /** The create's answer was lost (`loseAnswerNext`). */
+  answerLost: boolean;
+  /** Its webhooks are never sent (`dropWebhooksNext`). */
+  webhookDropped: boolean;
+  /**
+   * The prediction may have been billed: it went `processing`, however it ended. One canceled or
+   * aborted while `starting` never is: on a public model Replicate bills only the time it is
+   * active processing a request, not setup or queue time (replicate.com/docs/topics/billing).
+   */
+  paid: boolean;
 }
 
 export interface WebhookDelivery {
@@ -97,8 +121,12 @@ export interface ReplicateStats {
   /** Output file requests received. */
   downloads: number;
   predictions: Map<string, PredictionStat>;
+  /** Every webhook delivery attempt, in the order made. */
   webhooks: WebhookDelivery[];
-  /** Every request answered, in the order answered, with the body it carried. */
+  /**
+   * Every request answered, in the order answered, with the body it carried; a create whose answer
+   * was dropped (`loseAnswerNext`) with status 0.
+   */
   requests: ReceivedRequest<RequestKind>[];
 }
 
@@ -150,6 +178,11 @@ export const TERMINAL: ReadonlySet<PredictionStatus> = new Set([
   "aborted",
 ]);
 export const EVENTS: readonly WebhookEvent[] = ["start", "output", "logs", "completed"];
+/**
+ * The events sent when a create gives no filter: "By default, we will send requests to your webhook
+ * URL whenever there are new outputs or the prediction has finished" (predictions.create).
+ */
+export const DEFAULT_EVENTS: readonly WebhookEvent[] = ["output", "completed"];
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 export const defaultKnobs: ReplicateKnobs = {
@@ -170,6 +203,10 @@ export const defaultKnobs: ReplicateKnobs = {
   outputSeconds: null,
   outputShape: "string",
   dataRetentionMs: 3_600_000,
+  loseAnswerNext: 0,
+  loseAnswerAs: "drop",
+  webhookDelayMs: 0,
+  dropWebhooksNext: 0,
 };
 
 /** Prediction ids look like Replicate's: 26 lowercase base32 characters. */
@@ -266,14 +303,4 @@ export async function readBody(req: IncomingMessage): Promise<string | "too-larg
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString("utf8");
-}
-
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 }

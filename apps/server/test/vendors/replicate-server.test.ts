@@ -16,27 +16,10 @@ import {
   type ReplicateServerOptions,
   startReplicateServer,
 } from "./replicate-server.js";
+import { type Prediction, replicateClient, TERMINAL } from "./replicate-test-client.js";
+import { until } from "./until.js";
 import { vendorInputSchema } from "./vendor-schemas.js";
 
-type Prediction = {
-  id: string;
-  model: string;
-  version: string;
-  input: Record<string, unknown>;
-  logs: string;
-  output: unknown;
-  error: string | null;
-  status: string;
-  data_removed: boolean;
-  created_at: string;
-  started_at: string | null;
-  completed_at: string | null;
-  deadline?: string;
-  urls: { get: string; cancel: string; web: string };
-  metrics: { predict_time?: number; total_time?: number };
-};
-
-const TERMINAL = ["succeeded", "failed", "canceled", "aborted"];
 /** The pattern replicate-javascript's `parseProgressFromLogs` reads. */
 const TQDM = /^\s*(\d+)%\s*\|.+?\|\s*(\d+)\/(\d+)/;
 
@@ -58,64 +41,7 @@ async function start(options: ReplicateServerOptions = {}): Promise<ReplicateSer
   return server;
 }
 
-const headers = (extra: Record<string, string> = {}) => ({
-  authorization: `Bearer ${server.token}`,
-  "content-type": "application/json",
-  ...extra,
-});
-
-function create(
-  body: unknown = { input: { prompt: "a fox in the snow" } },
-  extra: Record<string, string> = {},
-) {
-  return fetch(`${server.url}/v1/models/${server.model}/predictions`, {
-    method: "POST",
-    headers: headers(extra),
-    body: JSON.stringify(body),
-  });
-}
-
-function createWithVersion(body: unknown) {
-  return fetch(`${server.url}/v1/predictions`, {
-    method: "POST",
-    headers: headers(),
-    body: JSON.stringify(body),
-  });
-}
-
-async function created(body?: unknown, extra?: Record<string, string>): Promise<Prediction> {
-  const res = await create(body, extra);
-  expect(res.status).toBe(201);
-  return (await res.json()) as Prediction;
-}
-
-async function get(prediction: Prediction): Promise<Prediction> {
-  const res = await fetch(prediction.urls.get, { headers: headers() });
-  expect(res.status).toBe(200);
-  return (await res.json()) as Prediction;
-}
-
-function cancel(prediction: Prediction) {
-  return fetch(prediction.urls.cancel, { method: "POST", headers: headers() });
-}
-
-/** Polls `check` every 10 ms until it returns a value. */
-async function until<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-async function settle(prediction: Prediction): Promise<Prediction> {
-  return until(async () => {
-    const now = await get(prediction);
-    return TERMINAL.includes(now.status) ? now : undefined;
-  });
-}
+const { headers, create, createWithVersion, created, get, cancel, settle } = replicateClient(() => server);
 
 async function downloadedSeconds(url: string): Promise<number> {
   const res = await fetch(url);
@@ -128,7 +54,8 @@ async function downloadedSeconds(url: string): Promise<number> {
 
 describe("happy path", () => {
   it("creates on the official-model route, reports tqdm progress while processing, and serves a real MP4", async () => {
-    await start({ knobs: { queueMs: 30, latencyMs: 200, progressSteps: 4, outputSeconds: 2 } });
+    // Long enough processing to be seen with its progress on a busy machine.
+    await start({ knobs: { queueMs: 30, latencyMs: 600, progressSteps: 4, outputSeconds: 2 } });
     const input = { prompt: "a fox in the snow", duration: 5, image: "https://example.com/fox.png" };
     const first = await created({ input });
     expect(first).toMatchObject({
@@ -264,17 +191,19 @@ describe("sync mode (Prefer: wait)", () => {
   });
 
   it("keeps the prediction running when the waiting client hangs up", async () => {
-    await start({ knobs: { queueMs: 0, latencyMs: 150 } });
-    await expect(
-      fetch(`${server.url}/v1/models/${server.model}/predictions`, {
-        method: "POST",
-        headers: headers({ prefer: "wait=60" }),
-        body: JSON.stringify({ input: { prompt: "p" } }),
-        signal: AbortSignal.timeout(50),
-      }),
-    ).rejects.toThrow();
+    await start({ knobs: { queueMs: 0, latencyMs: 1_000 } });
+    // The client hangs up once the server holds its request (a timer could fire before it arrives).
+    const hangUp = new AbortController();
+    const waiting = fetch(`${server.url}/v1/models/${server.model}/predictions`, {
+      method: "POST",
+      headers: headers({ prefer: "wait=60" }),
+      body: JSON.stringify({ input: { prompt: "p" } }),
+      signal: hangUp.signal,
+    });
+    await until(() => (server.stats.submits === 1 ? true : undefined));
+    hangUp.abort();
+    await expect(waiting).rejects.toThrow();
     const [stat] = [...server.stats.predictions.values()];
-    expect(server.stats.submits).toBe(1);
     await until(() => (stat?.status === "succeeded" ? true : undefined));
   });
 });
