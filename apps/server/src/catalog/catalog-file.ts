@@ -7,15 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import {
-  amountFor,
-  type BuiltInModelSlug,
-  formatUsd,
-  isBuiltInModelSlug,
-  MODELS,
-  type PriceTier,
-  type UnitPrice,
-} from "@refvid/core";
+import { type BuiltInModelSlug, isBuiltInModelSlug, MODELS, type PriceTier } from "@refvid/core";
 import { z } from "zod";
 import { type CompiledExpression, compileExpression } from "../providers/upstream/mapping.js";
 import {
@@ -23,6 +15,7 @@ import {
   type VendorSchema,
   vendorSchemaFrom,
 } from "../providers/upstream/vendor-schema.js";
+import { CatalogError } from "./catalog-error.js";
 import {
   checkModelSlug,
   type FileModel,
@@ -42,8 +35,9 @@ import {
   routeLosses,
 } from "./file-prices.js";
 
+export { CatalogError } from "./catalog-error.js";
 export { CATEGORIES, type FileModel } from "./file-models.js";
-export type { CostTier, RouteLoss } from "./file-prices.js";
+export { type CostTier, checkLosses, describeLoss, type RouteLoss } from "./file-prices.js";
 
 export const UPSTREAM_TYPES = ["fal", "replicate", "cog"] as const;
 export type UpstreamType = (typeof UPSTREAM_TYPES)[number];
@@ -162,8 +156,6 @@ export interface CatalogFile {
   /** Routes whose cost is above the model's price for some tier. */
   losses: RouteLoss[];
 }
-
-export class CatalogError extends Error {}
 
 export interface CatalogSource {
   file: string;
@@ -403,34 +395,4 @@ function messageOf(issue: z.core.$ZodIssue): string {
   if (issue.code === "unrecognized_keys")
     return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")}`;
   return issue.message;
-}
-
-/**
- * One line per route that costs more than its model's price: `… route fal costs 0.30 USD/s …`,
- * or, when cost and price count in different units, both for the run length they were compared at.
- */
-export function describeLoss(loss: RouteLoss): string {
-  const rate = (p: UnitPrice) =>
-    p.unit === "second" ? `${formatUsd(p.unitPrice)} USD/s` : `${formatUsd(p.unitPrice)} USD a run`;
-  const { seconds } = loss;
-  const at = (p: UnitPrice) =>
-    seconds === null || p.unit === "run"
-      ? rate(p)
-      : `${formatUsd(amountFor(p, seconds))} USD for a ${seconds} s run (${rate(p)})`;
-  return `${loss.slug} route ${loss.route} costs ${at(loss.cost)} where the price (${loss.tier}) is ${at(loss.price)}${loss.allowed ? " (allow_loss: true)" : ""}`;
-}
-
-/**
- * A production server serves no route that loses money on a run unless the route says
- * `allow_loss: true`: a CatalogError listing each such route, else the losses to warn of.
- */
-export function checkLosses(file: CatalogFile | null, production: boolean, variable: string): RouteLoss[] {
-  const losses = file?.losses ?? [];
-  const refused = losses.filter((loss) => production && !loss.allowed);
-  if (refused.length > 0) {
-    throw new CatalogError(
-      `${variable}: ${file?.file} has routes that cost more than their model's price (NODE_ENV=production; set allow_loss: true on a route to serve it anyway):\n${refused.map((loss) => `  ${describeLoss(loss)}`).join("\n")}`,
-    );
-  }
-  return losses;
 }
