@@ -3,7 +3,9 @@
  * that only routes the built-in models; YAML, or JSON by its name): providers, models and routes,
  * as `docs/catalog.md` describes. Read at boot and on reload: a file with problems is refused with
  * every problem, each named by its path inside the file. Credentials are never in the file:
- * `token_env` names the environment variable that holds one, and it must be set.
+ * `token_env` names the environment variable that holds one, and it must be set. Providers are
+ * read in file-providers.ts, added models in file-models.ts, prices and costs in file-prices.ts;
+ * routes, and the file as a whole, here.
  */
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
@@ -34,51 +36,19 @@ import {
   repriceBuiltIn,
   routeLosses,
 } from "./file-prices.js";
+import { type ProviderEntry, providerSchema, readProviders, UPSTREAM_TYPES } from "./file-providers.js";
 
 export { CatalogError } from "./catalog-error.js";
 export { CATEGORIES, type FileModel } from "./file-models.js";
 export { type CostTier, checkLosses, describeLoss, type RouteLoss } from "./file-prices.js";
+export {
+  type ProviderEntry,
+  type ProviderSpec,
+  UPSTREAM_TYPES,
+  type UpstreamType,
+} from "./file-providers.js";
 
-export const UPSTREAM_TYPES = ["fal", "replicate", "cog"] as const;
-export type UpstreamType = (typeof UPSTREAM_TYPES)[number];
-
-const DEFAULT_URLS: Partial<Record<UpstreamType, string>> = {
-  fal: "https://queue.fal.run",
-  replicate: "https://api.replicate.com",
-};
-
-const envName = z
-  .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be the name of an environment variable (letters, digits, _)");
-const httpUrl = z
-  .string()
-  .url("must be a URL")
-  .refine((u) => /^https?:\/\//.test(u), "must be an http or https URL");
-const cap = z.number().int().positive().max(10_000);
 const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits, . _ -");
-
-const providerSchema = z.discriminatedUnion("type", [
-  z.strictObject({
-    type: z.literal("fal"),
-    url: httpUrl.optional(),
-    token_env: envName,
-    max_concurrency: cap.optional(),
-  }),
-  z.strictObject({
-    type: z.literal("replicate"),
-    url: httpUrl.optional(),
-    token_env: envName,
-    max_concurrency: cap.optional(),
-  }),
-  z.strictObject({
-    type: z.literal("cog"),
-    url: httpUrl,
-    token_env: envName.optional(),
-    max_concurrency: cap.optional(),
-  }),
-  z.strictObject({ type: z.literal("preview"), max_concurrency: cap.optional() }),
-  z.strictObject({ type: z.literal("simulated"), max_concurrency: cap.optional() }),
-]);
 
 const fieldList = z.array(z.string().min(1)).min(1);
 const routeSchema = z.strictObject({
@@ -108,19 +78,6 @@ const fileSchema = z.strictObject({
   models: z.record(z.string(), z.unknown()).default({}),
   routes: z.record(z.string(), routeList).default({}),
 });
-
-export type ProviderSpec = z.infer<typeof providerSchema> & { url?: string };
-
-export interface ProviderEntry {
-  name: string;
-  type: ProviderSpec["type"];
-  /** The vendor's base URL (its default when the file gives none); absent for built-in providers. */
-  url?: string;
-  /** The credential, read from `token_env`; never logged. */
-  token: string | null;
-  tokenEnv?: string;
-  maxConcurrency?: number;
-}
 
 export interface RouteEntry {
   /** Unique within its model; the provider's name unless the file names it. */
@@ -187,7 +144,7 @@ export function parseCatalogFile(raw: unknown, source: CatalogSource): CatalogFi
   const reader = new Reader(source);
   const parsed = reader.parse(fileSchema, raw, "");
   if (!parsed) throw reader.error();
-  const providers = reader.providers(parsed.providers);
+  const providers = readProviders(parsed.providers, source.env, reader.problem);
   const catalog: CatalogFile = {
     file: source.file,
     providers: [...providers.values()],
@@ -267,30 +224,6 @@ class Reader implements ModelReader {
     if (parsed.success) return parsed.data;
     for (const issue of parsed.error.issues) this.problem(join(where, issue.path), messageOf(issue));
     return undefined;
-  }
-
-  providers(specs: Record<string, z.output<typeof providerSchema>>): Map<string, ProviderEntry> {
-    const providers = new Map<string, ProviderEntry>();
-    for (const [providerName, spec] of Object.entries(specs)) {
-      const tokenEnv = "token_env" in spec ? spec.token_env : undefined;
-      const token = tokenEnv ? (this.source.env[tokenEnv] ?? "") : "";
-      if (tokenEnv && token.trim() === "") {
-        this.problem(
-          `providers.${providerName}.token_env`,
-          `the environment variable ${tokenEnv} is not set`,
-        );
-      }
-      const url = "url" in spec && spec.url ? spec.url : DEFAULT_URLS[spec.type as UpstreamType];
-      providers.set(providerName, {
-        name: providerName,
-        type: spec.type,
-        ...(url ? { url } : {}),
-        token: tokenEnv ? token.trim() : null,
-        ...(tokenEnv ? { tokenEnv } : {}),
-        ...(spec.max_concurrency ? { maxConcurrency: spec.max_concurrency } : {}),
-      });
-    }
-    return providers;
   }
 
   routes(
