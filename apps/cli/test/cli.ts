@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { inject } from "vitest";
 import type { ServerAddress } from "./refvid-server.js";
 
-export { freePort } from "./refvid-server.js";
+export { freePort } from "@refvid/test-browser/ports";
 
 export const CLI = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 

@@ -6,11 +6,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "@refvid/test-browser/ports";
 
 const SERVER = fileURLToPath(new URL("../../server/dist/main.js", import.meta.url));
 
@@ -23,15 +22,6 @@ export interface ServerAddress {
 export interface RefvidServer extends ServerAddress {
   /** Stops the server (SIGTERM, then SIGKILL after 10 s) and removes its data. */
   stop(): Promise<void>;
-}
-
-/** A port nothing listens on now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function waitForHealth(url: string, child: ChildProcess, output: string[]): Promise<void> {

@@ -5,10 +5,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { launchTestBrowser } from "@refvid/test-browser";
+import { freePort } from "@refvid/test-browser/ports";
 import type { Browser, Page } from "playwright-core";
 
 export const ROOT = resolve(import.meta.dirname, "../../..");
@@ -18,17 +18,6 @@ export interface TestServer {
   url: string;
   process: ChildProcess;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once("error", fail);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-  });
 }
 
 /** Starts the server; resolves once it answers `/healthz`, rejects if it exits first. */

@@ -54,8 +54,24 @@ const operationsOf = (items: Record<string, Record<string, Operation>>) =>
 const operations = operationsOf(bundle.paths);
 const webhook = operationsOf(bundle.webhooks).find((op) => op.path === "run.terminal");
 
-/** Generous: launching Chromium and hydrating the 2.6 MB page take a few seconds on a 2-core machine. */
-const TIMEOUT = 60_000;
+/*
+ * Budgets for a loaded 2-core machine, with other test processes beside this one. Every wait is
+ * for an event (a section drawn, a value polled until it holds); a budget only bounds how long one
+ * may take before it fails with its own message, and is ten times and more what an idle machine
+ * needs (a step well under a second, loading and hydrating the 2.6 MB page a few seconds).
+ */
+/** One step: a section drawn, a heading or URL polled, a click. */
+const STEP = 30_000;
+/** Launching Chromium, loading the page, or letting Redoc hydrate it. */
+const LOAD = 60_000;
+/** A test of a few steps and a load or two, or the set-up (launch, load, hydrate). */
+const TIMEOUT = 4 * LOAD;
+/** Opening every operation in turn: under a second each on an idle machine. */
+const EVERY_OPERATION_TIMEOUT = TIMEOUT + operations.length * 10_000;
+
+/** `expect.poll` with a step's budget rather than its default of one second. */
+const poll = <T>(value: () => T | Promise<T>, message?: string) =>
+  expect.poll(value, { timeout: STEP, ...(message ? { message } : {}) });
 
 let server: Server;
 let base = "";
@@ -117,7 +133,7 @@ function watch(p: Page): void {
  * pre-rendered as "Loading...", then reads "Search".
  */
 async function waitForRedoc(p: Page): Promise<void> {
-  await p.locator('[data-testid="search-trigger"]', { hasText: "Search" }).waitFor({ timeout: 20_000 });
+  await p.locator('[data-testid="search-trigger"]', { hasText: "Search" }).waitFor({ timeout: LOAD });
 }
 
 /** Opens a hash route in the loaded page (no reload, as a click on a link does). */
@@ -128,7 +144,7 @@ async function openRoute(route: string): Promise<void> {
 /** The drawn section of `anchor` (`admin/revokeapikey`), once it is visible in the content pane. */
 async function section(anchor: string) {
   const locator = page.locator(`#api-content [id="${anchor}"]`);
-  await locator.waitFor({ state: "visible", timeout: 10_000 });
+  await locator.waitFor({ state: "visible", timeout: STEP });
   return locator;
 }
 
@@ -155,9 +171,10 @@ describe("the built page in Chromium", () => {
     profileDir = mkdtempSync(join(tmpdir(), "refvid-docs-chromium-"));
     context = await launchTestBrowserContext(profileDir, {
       viewport: { width: 1400, height: 900 },
-      timeout: 30_000,
+      timeout: LOAD,
     });
-    context.setDefaultTimeout(15_000);
+    context.setDefaultTimeout(STEP);
+    context.setDefaultNavigationTimeout(LOAD);
     context.on("request", (request) => {
       const url = request.url();
       if (!isBrowserOwn(url)) requests.push(url);
@@ -220,9 +237,9 @@ describe("the built page in Chromium", () => {
       const runs = bundle.tags[0]?.name ?? "Runs";
       const exactly = new RegExp(`^${runs.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
       await page.locator('[data-component-name="Menu/MenuItem"] a', { hasText: exactly }).click();
-      await expect.poll(() => page.url()).toBe(`${base}/docs/#${tagRoutes.get(runs)}`);
+      await poll(() => page.url()).toBe(`${base}/docs/#${tagRoutes.get(runs)}`);
       const drawn = await section(tagRoutes.get(runs)?.slice(1) ?? "");
-      await expect.poll(() => heading(drawn)).toBe(runs);
+      await poll(() => heading(drawn)).toBe(runs);
     },
     TIMEOUT,
   );
@@ -235,7 +252,7 @@ describe("the built page in Chromium", () => {
         const route = operationRoute(op.tag, op.operationId);
         await openRoute(route);
         const drawn = await section(route.slice(1));
-        await expect.poll(() => heading(drawn), { message: op.operationId }).toBe(op.summary);
+        await poll(() => heading(drawn), op.operationId).toBe(op.summary);
         const text = await drawn.innerText();
         expect(text, `${op.operationId}: method and path`).toContain(`${op.method}\n${op.path}`);
         await expect(
@@ -252,7 +269,7 @@ describe("the built page in Chromium", () => {
         ).resolves.toContain(last.summary);
       }
     },
-    TIMEOUT,
+    EVERY_OPERATION_TIMEOUT,
   );
 
   it(
@@ -263,7 +280,7 @@ describe("the built page in Chromium", () => {
       const route = operationRoute(webhook.tag, webhook.operationId);
       await openRoute(route);
       const drawn = await section(route.slice(1));
-      await expect.poll(() => heading(drawn)).toBe(webhook.summary);
+      await poll(() => heading(drawn)).toBe(webhook.summary);
       await expect(drawn.locator("h2").first().innerText(), "the Webhook badge").resolves.toContain(
         "Webhook",
       );
@@ -280,9 +297,9 @@ describe("the built page in Chromium", () => {
       const adminRoute = tagRoutes.get("Admin");
       expect(adminRoute).toBeDefined();
       await page.locator('[data-component-name="Menu/MenuItem"] a', { hasText: /^Admin$/ }).click();
-      await expect.poll(() => new URL(page.url()).hash).toBe(`#${adminRoute}`);
+      await poll(() => new URL(page.url()).hash).toBe(`#${adminRoute}`);
       const drawn = await section(adminRoute?.slice(1) ?? "admin");
-      await expect.poll(() => heading(drawn)).toBe("Admin");
+      await poll(() => heading(drawn)).toBe("Admin");
       // Redoc folds a long operation list behind "Show N more…"; unfold it to read every one.
       const more = drawn.getByText(/^Show \d+ more/);
       if ((await more.count()) > 0) await more.first().click();
@@ -317,7 +334,7 @@ describe("the built page in Chromium", () => {
         await waitForRedoc(fresh);
         const drawn = fresh.locator(`#api-content [id="${route.slice(1)}"]`);
         await drawn.waitFor({ state: "visible" });
-        await expect.poll(() => heading(drawn)).toBe(op.summary);
+        await poll(() => heading(drawn)).toBe(op.summary);
       } finally {
         await fresh.close();
       }

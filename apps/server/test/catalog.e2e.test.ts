@@ -6,16 +6,16 @@
  * 400 that reaches no vendor; fallback skips a route whose schema refuses the input; admin usage
  * shows each run's vendor cost and margin; a reload changes prices for new runs only.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
-import { eventually, startTestRefvid, type Tenant, type TestRefvid } from "./harness.js";
-import { type CogServer, startCogServer } from "./vendors/cog-server.js";
-import { type FalServer, startFalServer } from "./vendors/fal-server.js";
-import { type ReplicateServer, startReplicateServer } from "./vendors/replicate-server.js";
+import { eventually, type Tenant, type TestRefvid } from "./harness.js";
+import { OUTPUT_SECONDS, startVendorStack, type VendorStack, type Vendors } from "./vendor-stack.js";
+import type { CogServer } from "./vendors/cog-server.js";
+import type { FalServer } from "./vendors/fal-server.js";
+import type { ReplicateServer } from "./vendors/replicate-server.js";
 import { vendorInputSchema } from "./vendors/vendor-schemas.js";
 
 const EXAMPLE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../docs/examples/catalog");
@@ -27,18 +27,20 @@ const REPLICATE_VERSION = "d456b64a60da3903c3692f7128d491004d021bbc2e1e19c63bccb
 const FALLBACK = "acme/fallback/reference-to-video";
 const CLIP = "acme/cog-clip/text-to-video";
 const IMG = "https://example.com/ref.png";
-const OUTPUT_SECONDS = 3;
 
+let stack: VendorStack | undefined;
 let fal: FalServer;
 let replicate: ReplicateServer;
 let cog: CogServer;
-let dir: string;
 let file: string;
 let t: TestRefvid;
 let tenant: Tenant;
 
 /** The example catalog, pointed at the local vendors, with two models of the test's own. */
-async function catalogDocument(seedancePrice720 = "0.40"): Promise<Record<string, any>> {
+async function catalogDocument(
+  { fal, replicate, cog }: Vendors,
+  seedancePrice720 = "0.40",
+): Promise<Record<string, any>> {
   const doc = parseYaml(await readFile(join(EXAMPLE_DIR, "catalog.yaml"), "utf8")) as Record<string, any>;
   doc.providers = {
     fal: { type: "fal", url: fal.url, token_env: "FAL_KEY" },
@@ -121,45 +123,35 @@ async function catalogDocument(seedancePrice720 = "0.40"): Promise<Record<string
 }
 
 beforeAll(async () => {
-  const knobs = { queueMs: 20, latencyMs: 150, outputSeconds: OUTPUT_SECONDS };
-  [fal, replicate, cog] = await Promise.all([
-    startFalServer({
+  stack = await startVendorStack({
+    fal: {
       endpoints: [FAL_SEEDANCE],
-      knobs,
       inputSchemas: { [FAL_SEEDANCE]: vendorInputSchema("fal", FAL_SEEDANCE, VENDORS) },
-    }),
-    startReplicateServer({
+    },
+    replicate: {
       model: REPLICATE_MODEL,
       versionId: REPLICATE_VERSION,
-      knobs,
       inputSchemas: { [REPLICATE_MODEL]: vendorInputSchema("replicate", REPLICATE_MODEL, VENDORS) },
-    }),
-    startCogServer({
-      knobs: { latencyMs: 150, outputSeconds: OUTPUT_SECONDS, outputAs: "url" },
+    },
+    cog: {
       inputSchema: {
         type: "object",
         required: ["text"],
         properties: { text: { type: "string" }, num_frames: { type: "integer", maximum: 192 } },
       },
-    }),
-  ]);
-  dir = await mkdtemp(join(tmpdir(), "refvid-catalog-"));
-  file = join(dir, "catalog.yaml");
-  await writeFile(file, toYaml(await catalogDocument()));
-  t = await startTestRefvid({
-    REFVID_CATALOG_FILE: file,
-    FAL_KEY: fal.token,
-    REPLICATE_API_TOKEN: replicate.token,
-    REFVID_UPSTREAM_POLL_MS: "25",
+    },
+    file: {
+      name: "catalog.yaml",
+      variable: "REFVID_CATALOG_FILE",
+      text: async (vendors) => toYaml(await catalogDocument(vendors)),
+    },
   });
-  tenant = await t.tenant({ environment: "live", rateLimitPerMinute: 100_000, balanceUsd: "100.00" });
+  ({ fal, replicate, cog, file, t, tenant } = stack);
 }, 60_000);
 
 afterAll(async () => {
-  await t?.close();
-  await Promise.all([fal?.close(), replicate?.close(), cog?.close()]);
-  await rm(dir, { recursive: true, force: true });
-  expect(t.mismatches).toEqual([]);
+  await stack?.close();
+  expect(t?.mismatches ?? []).toEqual([]);
 }, 60_000);
 
 const submitted = (server: { stats: { requests: { method: string; kind?: string }[] } }) =>
@@ -382,7 +374,7 @@ describe("reloading the catalog", () => {
       input: { prompt: "admitted before", image_urls: [IMG], duration: "5" },
     });
     expect(inFlight.status).toBe(201);
-    await writeFile(file, toYaml(await catalogDocument("0.50")));
+    await writeFile(file, toYaml(await catalogDocument({ fal, replicate, cog }, "0.50")));
     const reload = await t.admin("POST", "/admin/v1/catalog/reload");
     expect(reload.status).toBe(200);
     expect(reload.body.models).toEqual(expect.arrayContaining([SEEDANCE, FALLBACK, CLIP]));

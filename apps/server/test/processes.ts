@@ -5,12 +5,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "@refvid/test-browser/ports";
 import type pg from "pg";
+
+export { freePort };
 
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
@@ -29,15 +30,6 @@ export interface Fleet {
   /** Calls the admin API of a running API process; fails on any status but 2xx. */
   admin(method: string, path: string, body?: unknown): Promise<any>;
   stopAll(): Promise<void>;
-}
-
-/** A port nothing listens on now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /**

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "./processes.js";
 
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
@@ -44,14 +45,6 @@ afterEach(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function launch(env: Record<string, string>, args: string[] = []): Promise<Launched> {
   const port = env.PORT ? Number(env.PORT) : await freePort();

@@ -3,90 +3,52 @@
  * that only routes the built-in models; YAML, or JSON by its name): providers, models and routes,
  * as `docs/catalog.md` describes. Read at boot and on reload: a file with problems is refused with
  * every problem, each named by its path inside the file. Credentials are never in the file:
- * `token_env` names the environment variable that holds one, and it must be set.
+ * `token_env` names the environment variable that holds one, and it must be set. Providers are
+ * read in file-providers.ts, added models in file-models.ts, prices and costs in file-prices.ts;
+ * routes, and the file as a whole, here.
  */
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import {
-  amountFor,
-  type BuiltInModelSlug,
-  formatUsd,
-  isBuiltInModelSlug,
-  type MediaLimits,
-  MODELS,
-  type ModelDefinition,
-  type NormalizedRequest,
-  type PriceTier,
-  REFERENCE_KINDS,
-  type ReferenceKind,
-  type UnitPrice,
-} from "@refvid/core";
-import { parse as parseYaml } from "yaml";
+import { type BuiltInModelSlug, isBuiltInModelSlug, MODELS, type PriceTier } from "@refvid/core";
 import { z } from "zod";
-import { DEFAULT_FORMATS } from "../media/limits.js";
 import { type CompiledExpression, compileExpression } from "../providers/upstream/mapping.js";
 import {
   loadVendorSchema,
   type VendorSchema,
   vendorSchemaFrom,
 } from "../providers/upstream/vendor-schema.js";
+import { CatalogError } from "./catalog-error.js";
+import {
+  checkModelSlug,
+  type FileModel,
+  fileModelSchema,
+  type ModelReader,
+  readDocument,
+  readFileModel,
+  schemaSource,
+} from "./file-models.js";
 import {
   type CostTier,
   costSchema,
   costTiers,
-  priceTable,
   priceTiersSchema,
   type RouteLoss,
   repriceBuiltIn,
   routeLosses,
 } from "./file-prices.js";
-import { compileInputSchema, type InputSchema } from "./input-schema.js";
+import { type ProviderEntry, providerSchema, readProviders, UPSTREAM_TYPES } from "./file-providers.js";
 
-export type { CostTier, RouteLoss } from "./file-prices.js";
+export { CatalogError } from "./catalog-error.js";
+export { CATEGORIES, type FileModel } from "./file-models.js";
+export { type CostTier, checkLosses, describeLoss, type RouteLoss } from "./file-prices.js";
+export {
+  type ProviderEntry,
+  type ProviderSpec,
+  UPSTREAM_TYPES,
+  type UpstreamType,
+} from "./file-providers.js";
 
-export const UPSTREAM_TYPES = ["fal", "replicate", "cog"] as const;
-export type UpstreamType = (typeof UPSTREAM_TYPES)[number];
-export const CATEGORIES = ["reference-to-video", "image-to-video", "text-to-video"] as const;
-
-const DEFAULT_URLS: Partial<Record<UpstreamType, string>> = {
-  fal: "https://queue.fal.run",
-  replicate: "https://api.replicate.com",
-};
-
-const envName = z
-  .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be the name of an environment variable (letters, digits, _)");
-const httpUrl = z
-  .string()
-  .url("must be a URL")
-  .refine((u) => /^https?:\/\//.test(u), "must be an http or https URL");
-const cap = z.number().int().positive().max(10_000);
 const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits, . _ -");
-
-const providerSchema = z.discriminatedUnion("type", [
-  z.strictObject({
-    type: z.literal("fal"),
-    url: httpUrl.optional(),
-    token_env: envName,
-    max_concurrency: cap.optional(),
-  }),
-  z.strictObject({
-    type: z.literal("replicate"),
-    url: httpUrl.optional(),
-    token_env: envName,
-    max_concurrency: cap.optional(),
-  }),
-  z.strictObject({
-    type: z.literal("cog"),
-    url: httpUrl,
-    token_env: envName.optional(),
-    max_concurrency: cap.optional(),
-  }),
-  z.strictObject({ type: z.literal("preview"), max_concurrency: cap.optional() }),
-  z.strictObject({ type: z.literal("simulated"), max_concurrency: cap.optional() }),
-]);
-
-const schemaSource = z.union([z.string().min(1), z.record(z.string(), z.unknown())]);
 
 const fieldList = z.array(z.string().min(1)).min(1);
 const routeSchema = z.strictObject({
@@ -106,40 +68,7 @@ const routeSchema = z.strictObject({
 });
 const routeList = z.array(routeSchema).min(1, "must list at least one route");
 
-const mediaSchema = z.strictObject({
-  field: z.string().min(1),
-  formats: z.array(z.string()).min(1).optional(),
-  max_bytes: z.number().int().positive().optional(),
-  min_seconds: z.number().positive().optional(),
-  max_seconds: z.number().positive().optional(),
-  max_total_seconds: z.number().positive().optional(),
-});
-
-const modelSchema = z.strictObject({
-  name: z.string().min(1).max(100),
-  summary: z.string().min(1).max(300),
-  input_schema: schemaSource,
-  fields: z.strictObject({
-    prompt: z.string().min(1),
-    duration: z.string().min(1).optional(),
-    resolution: z.string().min(1).optional(),
-    aspect_ratio: z.string().min(1).optional(),
-    generate_audio: z.string().min(1).optional(),
-  }),
-  max_duration_seconds: z.number().int().positive().max(3600),
-  references: z
-    .strictObject({
-      image: mediaSchema.optional(),
-      video: mediaSchema.optional(),
-      audio: mediaSchema.optional(),
-    })
-    .default({}),
-  max_total_references: z.number().int().positive().optional(),
-  audio_needs_visual: z.boolean().default(false),
-  citations: z.enum(["at", "none"]).default("none"),
-  pricing: priceTiersSchema,
-  routes: routeList.optional(),
-});
+const modelSchema = fileModelSchema.extend({ routes: routeList.optional() });
 
 /** What a file may say of a built-in model: its routes and the prices of its existing tiers. */
 const builtInSchema = z.strictObject({ pricing: priceTiersSchema.optional(), routes: routeList.optional() });
@@ -149,19 +78,6 @@ const fileSchema = z.strictObject({
   models: z.record(z.string(), z.unknown()).default({}),
   routes: z.record(z.string(), routeList).default({}),
 });
-
-export type ProviderSpec = z.infer<typeof providerSchema> & { url?: string };
-
-export interface ProviderEntry {
-  name: string;
-  type: ProviderSpec["type"];
-  /** The vendor's base URL (its default when the file gives none); absent for built-in providers. */
-  url?: string;
-  /** The credential, read from `token_env`; never logged. */
-  token: string | null;
-  tokenEnv?: string;
-  maxConcurrency?: number;
-}
 
 export interface RouteEntry {
   /** Unique within its model; the provider's name unless the file names it. */
@@ -184,12 +100,6 @@ export interface RouteEntry {
   asNumber?: string[];
 }
 
-/** A model the file adds: its definition and its input schema. */
-export interface FileModel {
-  model: ModelDefinition;
-  input: InputSchema;
-}
-
 export interface CatalogFile {
   /** The file it was read from, for messages. */
   file: string;
@@ -203,8 +113,6 @@ export interface CatalogFile {
   /** Routes whose cost is above the model's price for some tier. */
   losses: RouteLoss[];
 }
-
-export class CatalogError extends Error {}
 
 export interface CatalogSource {
   file: string;
@@ -232,22 +140,11 @@ export function loadCatalogFile(source: CatalogSource): CatalogFile {
   return parseCatalogFile(raw, source);
 }
 
-function readDocument(text: string, file: string): unknown {
-  const json = /\.json$/i.test(file);
-  try {
-    return json ? JSON.parse(text) : parseYaml(text);
-  } catch (err) {
-    throw new Error(
-      `${file} is not valid ${json ? "JSON" : "YAML"}: ${(err as Error).message.split("\n")[0]}`,
-    );
-  }
-}
-
 export function parseCatalogFile(raw: unknown, source: CatalogSource): CatalogFile {
   const reader = new Reader(source);
   const parsed = reader.parse(fileSchema, raw, "");
   if (!parsed) throw reader.error();
-  const providers = reader.providers(parsed.providers);
+  const providers = readProviders(parsed.providers, source.env, reader.problem);
   const catalog: CatalogFile = {
     file: source.file,
     providers: [...providers.values()],
@@ -267,10 +164,10 @@ export function parseCatalogFile(raw: unknown, source: CatalogSource): CatalogFi
       if (builtIn.routes) catalog.routes[slug] = reader.routes(builtIn.routes, providers, `${where}.routes`);
       continue;
     }
-    if (!reader.slug(slug, where)) continue;
+    if (!checkModelSlug(slug, where, reader)) continue;
     const model = reader.parse(modelSchema, spec, where);
     if (!model) continue;
-    const added = reader.model(slug, model, where);
+    const added = readFileModel(slug, model, where, reader);
     if (!added) continue;
     catalog.models.push(added);
     if (model.routes) catalog.routes[slug] = reader.routes(model.routes, providers, `${where}.routes`);
@@ -300,7 +197,7 @@ export function parseCatalogFile(raw: unknown, source: CatalogSource): CatalogFi
 }
 
 /** Collects every problem of a file, each named by its path inside the file. */
-class Reader {
+class Reader implements ModelReader {
   readonly #problems: string[] = [];
   readonly #dir: string;
 
@@ -327,103 +224,6 @@ class Reader {
     if (parsed.success) return parsed.data;
     for (const issue of parsed.error.issues) this.problem(join(where, issue.path), messageOf(issue));
     return undefined;
-  }
-
-  slug(slug: string, where: string): boolean {
-    const parts = slug.split("/");
-    const ok =
-      parts.length === 3 &&
-      parts.every((part) => /^[a-z0-9][a-z0-9._-]*$/.test(part)) &&
-      (CATEGORIES as readonly string[]).includes(parts[2] as string);
-    if (!ok) {
-      this.problem(
-        where,
-        `a model slug is <lab>/<model>/<category>: lowercase letters, digits, . _ -, and a category of ${CATEGORIES.join(", ")}`,
-      );
-    }
-    return ok;
-  }
-
-  providers(specs: Record<string, z.output<typeof providerSchema>>): Map<string, ProviderEntry> {
-    const providers = new Map<string, ProviderEntry>();
-    for (const [providerName, spec] of Object.entries(specs)) {
-      const tokenEnv = "token_env" in spec ? spec.token_env : undefined;
-      const token = tokenEnv ? (this.source.env[tokenEnv] ?? "") : "";
-      if (tokenEnv && token.trim() === "") {
-        this.problem(
-          `providers.${providerName}.token_env`,
-          `the environment variable ${tokenEnv} is not set`,
-        );
-      }
-      const url = "url" in spec && spec.url ? spec.url : DEFAULT_URLS[spec.type as UpstreamType];
-      providers.set(providerName, {
-        name: providerName,
-        type: spec.type,
-        ...(url ? { url } : {}),
-        token: tokenEnv ? token.trim() : null,
-        ...(tokenEnv ? { tokenEnv } : {}),
-        ...(spec.max_concurrency ? { maxConcurrency: spec.max_concurrency } : {}),
-      });
-    }
-    return providers;
-  }
-
-  model(slug: string, spec: z.output<typeof modelSchema>, where: string): FileModel | undefined {
-    const schema = this.schema(spec.input_schema, `${where}.input_schema`);
-    if (!schema) return undefined;
-    let input: InputSchema;
-    try {
-      input = compileInputSchema(schema, slug);
-    } catch (err) {
-      this.problem(`${where}.input_schema`, `is not a JSON Schema: ${(err as Error).message}`);
-      return undefined;
-    }
-    const properties = (schema.properties ?? {}) as Record<string, unknown>;
-    const named = (field: string, path: string) => {
-      if (!(field in properties)) this.problem(path, `"${field}" is not a property of the input schema`);
-    };
-    for (const [meaning, field] of Object.entries(spec.fields)) named(field, `${where}.fields.${meaning}`);
-    const media: Partial<Record<ReferenceKind, MediaLimits>> = {};
-    const referenceFields: Partial<Record<ReferenceKind, string>> = {};
-    for (const kind of REFERENCE_KINDS) {
-      const limits = spec.references[kind];
-      if (!limits) continue;
-      named(limits.field, `${where}.references.${kind}.field`);
-      const known: readonly string[] = DEFAULT_FORMATS[kind];
-      limits.formats?.forEach((format, i) => {
-        if (!known.includes(format)) {
-          this.problem(
-            `${where}.references.${kind}.formats[${i}]`,
-            `not a ${kind} format refvid reads (${known.join(", ")})`,
-          );
-        }
-      });
-      referenceFields[kind] = limits.field;
-      media[kind] = {
-        formats: limits.formats ?? DEFAULT_FORMATS[kind],
-        ...(limits.max_bytes ? { maxBytes: limits.max_bytes } : {}),
-        ...(limits.min_seconds ? { minSeconds: limits.min_seconds } : {}),
-        ...(limits.max_seconds ? { maxSeconds: limits.max_seconds } : {}),
-        ...(limits.max_total_seconds ? { maxTotalSeconds: limits.max_total_seconds } : {}),
-      };
-    }
-    const fields = spec.fields;
-    const model: ModelDefinition<Record<string, unknown>> = {
-      slug,
-      name: spec.name,
-      summary: spec.summary,
-      referenceFields,
-      ...(spec.max_total_references ? { maxTotalReferences: spec.max_total_references } : {}),
-      audioNeedsVisual: spec.audio_needs_visual,
-      atCitations: spec.citations === "at",
-      maxDurationSeconds: spec.max_duration_seconds,
-      ...(fields.duration ? { durationField: fields.duration } : {}),
-      media,
-      outputFileDetails: true,
-      normalize: (values) => normalizeFileInput(slug, fields, referenceFields, values),
-      priceTable: priceTable(spec.pricing, `${where}.pricing`, this.problem),
-    };
-    return { model: model as ModelDefinition, input };
   }
 
   routes(
@@ -491,7 +291,7 @@ class Reader {
   vendorSchema(source: string | Record<string, unknown>, where: string): VendorSchema | undefined {
     try {
       return typeof source === "string"
-        ? loadVendorSchema(this.#path(source), where)
+        ? loadVendorSchema(this.path(source), where)
         : vendorSchemaFrom(source, `${this.source.file}#${where}`);
     } catch (err) {
       this.#problems.push((err as Error).message);
@@ -499,66 +299,7 @@ class Reader {
     }
   }
 
-  /** A JSON Schema given inline or as a path (JSON or YAML) relative to the file. */
-  schema(source: string | Record<string, unknown>, where: string): Record<string, unknown> | undefined {
-    if (typeof source !== "string") return source;
-    const path = this.#path(source);
-    try {
-      const value = readDocument(readFileSync(path, "utf8"), path);
-      if (value && typeof value === "object" && !Array.isArray(value))
-        return value as Record<string, unknown>;
-      this.problem(where, `${path} does not hold a JSON Schema object`);
-    } catch (err) {
-      this.problem(where, `cannot read ${path}: ${(err as Error).message}`);
-    }
-    return undefined;
-  }
-
-  #path(path: string): string {
-    return isAbsolute(path) ? path : resolve(this.#dir, path);
-  }
-}
-
-/** Reads a schema-valid input of a file model (defaults filled in) as a NormalizedRequest. */
-function normalizeFileInput(
-  slug: string,
-  fields: z.output<typeof modelSchema>["fields"],
-  referenceFields: Partial<Record<ReferenceKind, string>>,
-  input: Record<string, unknown>,
-): NormalizedRequest {
-  const text = (field: string | undefined) => {
-    const value = field === undefined ? undefined : input[field];
-    return typeof value === "string" || typeof value === "number" ? String(value) : "";
-  };
-  const urls = (kind: ReferenceKind) => {
-    const field = referenceFields[kind];
-    const value = field === undefined ? undefined : input[field];
-    if (Array.isArray(value)) return value.filter((url): url is string => typeof url === "string");
-    return typeof value === "string" ? [value] : [];
-  };
-  const values: Record<string, string | number | boolean> = {};
-  for (const [key, value] of Object.entries(input)) {
-    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean")
-      values[key] = value;
-  }
-  const audio = fields.generate_audio === undefined ? undefined : input[fields.generate_audio];
-  return {
-    slug,
-    prompt: text(fields.prompt),
-    duration: durationOf(fields.duration === undefined ? undefined : input[fields.duration]),
-    resolution: text(fields.resolution),
-    aspectRatio: text(fields.aspect_ratio),
-    generateAudio: audio !== false,
-    references: { image: urls("image"), video: urls("video"), audio: urls("audio") },
-    values,
-  };
-}
-
-/** 8, "8", "8s" → 8 whole seconds (a fraction rounds up); anything else (`auto`, absent) → auto. */
-function durationOf(value: unknown): number | "auto" {
-  const number =
-    typeof value === "number" ? value : Number(/^\s*(\d+(?:\.\d+)?)/.exec(String(value ?? ""))?.[1]);
-  return Number.isFinite(number) && number > 0 ? Math.ceil(number) : "auto";
+  readonly path = (path: string): string => (isAbsolute(path) ? path : resolve(this.#dir, path));
 }
 
 function join(where: string, path: readonly PropertyKey[]): string {
@@ -587,34 +328,4 @@ function messageOf(issue: z.core.$ZodIssue): string {
   if (issue.code === "unrecognized_keys")
     return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")}`;
   return issue.message;
-}
-
-/**
- * One line per route that costs more than its model's price: `… route fal costs 0.30 USD/s …`,
- * or, when cost and price count in different units, both for the run length they were compared at.
- */
-export function describeLoss(loss: RouteLoss): string {
-  const rate = (p: UnitPrice) =>
-    p.unit === "second" ? `${formatUsd(p.unitPrice)} USD/s` : `${formatUsd(p.unitPrice)} USD a run`;
-  const { seconds } = loss;
-  const at = (p: UnitPrice) =>
-    seconds === null || p.unit === "run"
-      ? rate(p)
-      : `${formatUsd(amountFor(p, seconds))} USD for a ${seconds} s run (${rate(p)})`;
-  return `${loss.slug} route ${loss.route} costs ${at(loss.cost)} where the price (${loss.tier}) is ${at(loss.price)}${loss.allowed ? " (allow_loss: true)" : ""}`;
-}
-
-/**
- * A production server serves no route that loses money on a run unless the route says
- * `allow_loss: true`: a CatalogError listing each such route, else the losses to warn of.
- */
-export function checkLosses(file: CatalogFile | null, production: boolean, variable: string): RouteLoss[] {
-  const losses = file?.losses ?? [];
-  const refused = losses.filter((loss) => production && !loss.allowed);
-  if (refused.length > 0) {
-    throw new CatalogError(
-      `${variable}: ${file?.file} has routes that cost more than their model's price (NODE_ENV=production; set allow_loss: true on a route to serve it anyway):\n${refused.map((loss) => `  ${describeLoss(loss)}`).join("\n")}`,
-    );
-  }
-  return losses;
 }

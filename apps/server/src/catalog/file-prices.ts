@@ -2,11 +2,14 @@
  * Prices and vendor costs in the catalog file (`docs/catalog.md`): a tier gives exactly one of
  * `usd_per_second` and `usd_per_run`; a model's prices are all in one unit, and so are a route's
  * costs; a built-in model stays priced per second. Also which routes cost more than their model's
- * price, like with like (core's `compareCostWithPrice`; docs/decisions.md, "Model catalog").
+ * price, like with like (core's `compareCostWithPrice`; docs/decisions.md, "Model catalog"), and
+ * what a server does with such routes.
  */
 import {
+  amountFor,
   type BuiltInModelSlug,
   compareCostWithPrice,
+  formatUsd,
   type Micros,
   MODELS,
   type ModelDefinition,
@@ -17,6 +20,8 @@ import {
   type UnitPrice,
 } from "@refvid/core";
 import { z } from "zod";
+import { CatalogError } from "./catalog-error.js";
+import type { CatalogFile } from "./catalog-file.js";
 
 /** A USD amount: a decimal string ("0.30") or a YAML number, read exactly into micro-USD. */
 const usd = z.union([z.string(), z.number()]).transform((value, ctx) => {
@@ -206,6 +211,36 @@ export function routeLosses(
     }
   }
   return found;
+}
+
+/**
+ * One line per route that costs more than its model's price: `… route fal costs 0.30 USD/s …`,
+ * or, when cost and price count in different units, both for the run length they were compared at.
+ */
+export function describeLoss(loss: RouteLoss): string {
+  const rate = (p: UnitPrice) =>
+    p.unit === "second" ? `${formatUsd(p.unitPrice)} USD/s` : `${formatUsd(p.unitPrice)} USD a run`;
+  const { seconds } = loss;
+  const at = (p: UnitPrice) =>
+    seconds === null || p.unit === "run"
+      ? rate(p)
+      : `${formatUsd(amountFor(p, seconds))} USD for a ${seconds} s run (${rate(p)})`;
+  return `${loss.slug} route ${loss.route} costs ${at(loss.cost)} where the price (${loss.tier}) is ${at(loss.price)}${loss.allowed ? " (allow_loss: true)" : ""}`;
+}
+
+/**
+ * A production server serves no route that loses money on a run unless the route says
+ * `allow_loss: true`: a CatalogError listing each such route, else the losses to warn of.
+ */
+export function checkLosses(file: CatalogFile | null, production: boolean, variable: string): RouteLoss[] {
+  const losses = file?.losses ?? [];
+  const refused = losses.filter((loss) => production && !loss.allowed);
+  if (refused.length > 0) {
+    throw new CatalogError(
+      `${variable}: ${file?.file} has routes that cost more than their model's price (NODE_ENV=production; set allow_loss: true on a route to serve it anyway):\n${refused.map((loss) => `  ${describeLoss(loss)}`).join("\n")}`,
+    );
+  }
+  return losses;
 }
 
 /** `{resolution: 720p, video_references: false}` → "720p, no video input". */

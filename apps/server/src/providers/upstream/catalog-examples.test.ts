@@ -11,12 +11,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import {
-  type CompiledExpression,
-  compileExpression,
-  defaultOutputPath,
-  type OutputVendor,
-} from "./mapping.js";
+import { type CompiledExpression, compileExpression } from "./mapping.js";
 import { loadVendorSchema, type VendorSchema, vendorSchemaFrom } from "./vendor-schema.js";
 
 const DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../../../docs/examples/catalog");
@@ -34,7 +29,7 @@ interface Model {
   routes: Route[];
 }
 interface Catalog {
-  providers: Record<string, { type: OutputVendor }>;
+  providers: Record<string, { type: string }>;
   models: Record<string, Model>;
 }
 interface Samples {
@@ -78,13 +73,13 @@ interface LoadedRoute {
 
 function loadRoute(slug: string, route: Route, i: number): LoadedRoute {
   const where = `catalog.yaml: models.${slug}.routes[${i}]`;
-  const type = catalog.providers[route.provider]?.type;
-  if (!type) throw new Error(`${where}: no provider ${route.provider}`);
+  if (!catalog.providers[route.provider]) throw new Error(`${where}: no provider ${route.provider}`);
   if (!route.vendor_schema) throw new Error(`${where}: an example route names its vendor_schema`);
+  if (!route.output) throw new Error(`${where}: an example route names its output`);
   return {
     name: route.name ?? route.provider,
     map: route.map === undefined ? undefined : compileExpression(route.map, `${where}.map`),
-    output: compileExpression(route.output ?? defaultOutputPath(type), `${where}.output`),
+    output: compileExpression(route.output, `${where}.output`),
     vendor: loadVendorSchema(join(DIR, route.vendor_schema), `${where}.vendor_schema`),
     vendorOutput: vendorSchemaFrom(
       readJson(route.vendor_schema.replace(/\.input\.json$/, ".output.json")),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileExpression, defaultOutputPath, MappingError } from "./mapping.js";
+import { compileExpression, MappingError } from "./mapping.js";
 
 const where = "catalog.yaml: models.m.routes[0].map";
 
@@ -160,32 +160,6 @@ describe("output paths: where the video's URL is", () => {
     ["the first of a list", { path: "$[0]", given: [url, "https://x/2.mp4"], want: url }],
     ["$[0] of a bare string", { path: "$[0]", given: url, want: url }],
     ["a bare string", { path: "$", given: url, want: url }],
-    ["fal's default", { path: defaultOutputPath("fal"), given: { video: { url } }, want: url }],
-    ["Replicate's default on a string", { path: defaultOutputPath("replicate"), given: url, want: url }],
-    [
-      "Replicate's default on a list: the first that looks like a video",
-      {
-        path: defaultOutputPath("replicate"),
-        given: ["", "https://r/cover.png", `${url}?sig=1`, "https://r/b.mp4"],
-        want: `${url}?sig=1`,
-      },
-    ],
-    [
-      "Replicate's default on a list without a video: the first string",
-      { path: defaultOutputPath("replicate"), given: [3, "https://r/a", "https://r/b"], want: "https://r/a" },
-    ],
-    [
-      "Cog's default on a data: URL",
-      { path: defaultOutputPath("cog"), given: "data:video/mp4;base64,AA", want: "data:video/mp4;base64,AA" },
-    ],
-    [
-      "Cog's default on a list: the first non-empty string",
-      { path: defaultOutputPath("cog"), given: [null, "", "https://c/a.png", url], want: "https://c/a.png" },
-    ],
-    [
-      "Cog's default on an object: nothing",
-      { path: defaultOutputPath("cog"), given: { url }, want: undefined },
-    ],
   ];
 
   it.each(cases)("%s", async (_name, { path, given, want }) => {

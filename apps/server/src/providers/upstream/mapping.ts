@@ -5,7 +5,6 @@
  * reload, never a run. See docs/catalog.md ("Routes") and docs/decisions.md ("Route mapping in
  * JSONata").
  */
-import { assertNever } from "@refvid/core";
 import jsonata from "jsonata";
 
 /** A mapping that does not compile, or fails on an input; the message names where it is written. */
@@ -54,35 +53,6 @@ export function compileExpression(source: string, where: string): CompiledExpres
     },
   };
 }
-
-/** The vendor types whose output has a default place for the video (docs/catalog.md, "Routes"). */
-export type OutputVendor = "fal" | "replicate" | "cog";
-
-/**
- * Where the video's URL is in a vendor's output when a route gives no `output`, as a JSONata
- * expression that does what the adapters do today: fal answers `{video: {url}}`; Replicate the
- * URL, or a list of them where the first one that looks like a video wins (else the first);
- * Cog the URL (or `data:` URL), or the first string of a list.
- */
-export function defaultOutputPath(type: OutputVendor): string {
-  switch (type) {
-    case "fal":
-      return "video.url";
-    case "replicate":
-      return FIRST_VIDEO_URL;
-    case "cog":
-      return FIRST_STRING;
-    default:
-      return assertNever(type);
-  }
-}
-
-const FIRST_STRING = `$type($) = "string" ? $ : $[$type($) = "string" and $ != ""][0]`;
-const FIRST_VIDEO_URL = `$type($) = "string" ? $ : (
-  $urls := $[$type($) = "string" and $ != ""];
-  $videos := $urls[$contains($, /^[^?#]*\\.(mp4|mov|m4v)([?#].*)?$/i)];
-  $exists($videos) ? $videos[0] : $urls[0]
-)`;
 
 /** JSONata's errors are plain objects with `message` and `position`; built-ins may throw Errors. */
 function describe(where: string, err: unknown): string {
