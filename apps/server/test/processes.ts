@@ -75,7 +75,7 @@ export async function fleet(
       child.stdout?.on("data", (c: Buffer) => p.output.push(c.toString()));
       child.stderr?.on("data", (c: Buffer) => p.output.push(c.toString()));
       running.add(p);
-      const deadline = Date.now() + 30_000;
+      const deadline = Date.now() + 90_000; // a start on a loaded machine (migrations, PGlite) can take long
       for (;;) {
         if (child.exitCode !== null) throw new Error(`${role} process exited: ${p.output.join("")}`);
         const ok = await fetch(`${p.url}/readyz`).then(

@@ -59,7 +59,9 @@ it("cancels the vendor job of a run whose worker was SIGKILLed, when the run's t
   await processes.admin("POST", `/admin/v1/organizations/${org.organization_id}/top-ups`, {
     amount_usd: "50.00",
   });
-  const key = await processes.admin("POST", `/admin/v1/organizations/${org.organization_id}/api-keys`, {});
+  const key = await processes.admin("POST", `/admin/v1/organizations/${org.organization_id}/api-keys`, {
+    rate_limit_per_minute: 100_000,
+  });
   const headers = { authorization: `Key ${key.key}` };
   const submitted = await rawRequest(api.url, "POST", "/v1/run/lab-a/model-a/reference-to-video", {
     headers,
@@ -70,8 +72,10 @@ it("cancels the vendor job of a run whose worker was SIGKILLed, when the run's t
   expect(submitted.status).toBe(201);
   const runId = submitted.body.run_id as string;
 
-  // The job is at fal and recorded on the run; then the worker dies without a word.
+  // The job is at fal and recorded on the run (the worker polls it only after recording it); then
+  // the worker dies without a word.
   const job = await eventually(async () => [...fal.stats.jobs.values()][0], 30_000, "the fal job");
+  await eventually(async () => (fal.stats.statusCalls > 0 ? true : undefined), 30_000, "the job followed");
   await eventually(
     async () => {
       const run = await rawRequest(api.url, "GET", `/v1/runs/${runId}`, { headers });
