@@ -13,6 +13,12 @@ interface Display {
   stop(): void;
 }
 
+/** Where a processing run's job stands in its vendor's queue, when the vendor says. */
+function queued(run: Run): string {
+  const position = run.status === "processing" ? run.queue_position : undefined;
+  return typeof position === "number" ? ` · ${position} ahead in the vendor's queue` : "";
+}
+
 function percent(run: Run): number {
   if (run.status === "succeeded") return 100;
   return Math.round((run.progress ?? 0) * 100);
@@ -34,7 +40,7 @@ async function bar(io: Output): Promise<Display> {
   let started = false;
   return {
     update(run) {
-      const payload = { status: colorStatus(io.ce, run.status) };
+      const payload = { status: `${colorStatus(io.ce, run.status)}${queued(run)}` };
       if (!started) b.start(100, percent(run), payload);
       else b.update(percent(run), payload);
       started = true;
@@ -47,7 +53,7 @@ function lines(io: Output): Display {
   let last = "";
   return {
     update(run) {
-      const line = `${run.run_id} ${run.status}${run.status === "processing" || run.status === "succeeded" ? ` ${percent(run)}%` : ""}`;
+      const line = `${run.run_id} ${run.status}${run.status === "processing" || run.status === "succeeded" ? ` ${percent(run)}%` : ""}${queued(run)}`;
       if (line !== last) io.info(line);
       last = line;
     },
