@@ -663,7 +663,8 @@ describe("a lost answer (the held request dropped, or a gateway's 502)", () => {
   it.each(["drop", "502"] as const)(
     "coglet, lost (%s) while starting: caught before its model ran, cancelled, created again; one paid",
     async (as) => {
-      const server = await cog({ knobs: { queueMs: 300, cancelLatencyMs: 300 } });
+      // coglet keeps it in flight until the cancel lands: the adapter's probe finds it still `starting`.
+      const server = await cog({ knobs: { queueMs: 100, cancelLatencyMs: 1_000 } });
       const { j, kinds, entries } = await lostOnce(server, { loseAnswerAs: as, loseAnswerAt: "starting" });
       expect(server.jobsFor(j.runId)).toMatchObject([
         { answerLost: true, status: "canceled", cancelledIn: "starting", paid: false },
@@ -683,7 +684,7 @@ describe("a lost answer (the held request dropped, or a gateway's 502)", () => {
   ])(
     "coglet, lost %s: its output reaches no one; created again, two paid, the log says so",
     async (_, at) => {
-      const server = await cog({ knobs: { latencyMs: 800, cancelLatencyMs: 300 } });
+      const server = await cog({ knobs: { latencyMs: 1_500, cancelLatencyMs: 1_000 } });
       const { j, kinds, entries } = await lostOnce(server, { loseAnswerAs: "drop", loseAnswerAt: at });
       expect(server.jobsFor(j.runId)).toMatchObject([
         { answerLost: true, paid: true, status: at === "end" ? "succeeded" : "canceled" },

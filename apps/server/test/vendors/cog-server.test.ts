@@ -408,7 +408,7 @@ describe("lost answers (loseAnswerNext)", () => {
 
   it("coglet, dropped while starting: cancelled before its model ran, in flight until the cancel lands", async () => {
     const server = await cog({
-      knobs: { queueMs: 200, cancelLatencyMs: 200, loseAnswerNext: 1, loseAnswerAs: "drop" },
+      knobs: { queueMs: 50, cancelLatencyMs: 1_000, loseAnswerNext: 1, loseAnswerAs: "drop" },
     });
     expect((await lostPut(server, "l1")).status).toBe(0);
     const again = await call(server, "PUT", "/predictions/l1", input(), ASYNC);
