@@ -5,8 +5,8 @@
  * lost while the prediction is still `starting`: coglet cancels it as its client left, before its
  * model ran, and the run's prediction is made again: exactly one paid. The others are lost once the
  * model runs or at its end: its output reached no one, so a second prediction is paid, and the
- * run's vendor log says `uncertain`. Every run succeeds, never beside another prediction of its
- * own, and the wallet equation holds.
+ * run's vendor log says `uncertain`. Every run succeeds, the box is never asked for more than its
+ * slots, and the wallet equation holds.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { CogJob, CogKnobs } from "./vendors/cog-server.js";
