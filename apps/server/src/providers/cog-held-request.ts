@@ -11,6 +11,19 @@ const KEEPALIVE_MS = 30_000;
 /** A JavaScript string holds at most ~512 MiB; larger outputs belong on Cog's upload URL. */
 const MAX_ANSWER_BYTES = 500 * 1024 * 1024;
 
+/**
+ * The held request ended without a whole answer. `sent` once the request had all gone out: Cog may
+ * then hold its prediction.
+ */
+export class HeldRequestLost extends Error {
+  constructor(
+    message: string,
+    readonly sent: boolean,
+  ) {
+    super(message);
+  }
+}
+
 export interface HeldAnswer {
   status: number;
   headers: IncomingHttpHeaders;
@@ -27,7 +40,14 @@ export function putAndHold(
   headers: Record<string, string>,
   signal: AbortSignal,
 ): Promise<HeldAnswer> {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve, rejectWith) => {
+    let sent = false;
+    const reject = (err: unknown) =>
+      rejectWith(
+        err instanceof ProviderError
+          ? err
+          : new HeldRequestLost(err instanceof Error ? err.message : String(err), sent),
+      );
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
     const req = send(
       url,
@@ -67,6 +87,9 @@ export function putAndHold(
       },
     );
     req.on("socket", (socket) => socket.setKeepAlive(true, KEEPALIVE_MS));
+    req.on("finish", () => {
+      sent = true;
+    });
     req.on("error", reject);
     req.end(payload);
   });

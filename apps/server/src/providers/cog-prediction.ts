@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { sleep } from "../clock.js";
 import { cogBoxes, type LeftPrediction } from "./cog-box.js";
 import { untilFree } from "./cog-health.js";
-import { type HeldAnswer, putAndHold } from "./cog-held-request.js";
+import { type HeldAnswer, HeldRequestLost, putAndHold } from "./cog-held-request.js";
 import {
   type ProviderContext,
   ProviderError,
@@ -16,6 +16,7 @@ import {
   retryAfterMs,
   type VendorCall,
   VendorError,
+  type VendorResponse,
   vendorFetch,
   vendorMessage,
   vendorUrl,
@@ -48,6 +49,8 @@ const PROBE_INPUT: readonly unknown[] = [];
 const PROBE_TIMEOUT_MS = 10_000;
 const CANCEL_TIMEOUT_MS = 3_000;
 const ENDED: readonly unknown[] = ["succeeded", "failed", "canceled"];
+/** A gateway's answers when it gave up on Cog (Cog sends neither): Cog may hold the prediction. */
+const GATEWAY_GAVE_UP: readonly number[] = [502, 504];
 
 /** One run's prediction: created by a held sync PUT, watched by probes, cancelled when abandoned. */
 export class HeldPrediction {
@@ -62,6 +65,8 @@ export class HeldPrediction {
   /** Whether the prediction was left on the box: its held request is dropped only once Cog was heard. */
   private left = false;
   private recording: Promise<void> | null;
+  /** A probe saw the current request's prediction past `starting`: its model ran. */
+  private modelRan = false;
   private reported = 0;
   private readonly deadline: number;
   private readonly path: string;
@@ -174,17 +179,20 @@ export class HeldPrediction {
     for (let failures = 0; ; ) {
       work.throwIfAborted();
       this.mayRun = true;
+      this.modelRan = false;
       const answered = new AbortController();
       const watching = this.watch(answered.signal);
       const held = openRequest(url, payload, this.headers());
       this.held = held;
       let answer: HeldAnswer | null = null;
+      let sent = true;
       try {
         answer = await untilAborted(held.answer, work);
       } catch (err) {
         if (work.aborted) throw work.reason;
         if (err instanceof ProviderError) throw err;
-        // The connection was lost: a prediction may run on (coglet cancels it).
+        // No whole answer: once the request went out, Cog may hold its prediction.
+        sent = !(err instanceof HeldRequestLost) || err.sent;
       } finally {
         this.held = null;
         if (!this.left) held.drop();
@@ -201,7 +209,8 @@ export class HeldPrediction {
         await sleep(this.options.scheduler, this.pollMs, work);
         continue;
       }
-      if (answer) this.mayRun = false;
+      const lost = answer ? GATEWAY_GAVE_UP.includes(answer.status) : sent;
+      if (!lost) this.mayRun = false;
       if (answer?.status === 422) {
         throw new ProviderError(
           redactSecret(`The model refused the input: ${refusalText(answer.body)}`, this.options.token),
@@ -214,14 +223,67 @@ export class HeldPrediction {
             answer.status === 409 || answer.status === 429 || answer.status >= 500,
           )
         : new VendorError(`${this.options.name}: connection lost (PUT ${url.pathname})`, null, true);
+      if (lost) {
+        await this.afterLostAnswer(failure);
+        continue;
+      }
       if (!failure.retryable) throw this.failed(failure);
-      const step = Math.min(this.maxBackoffMs, this.pollMs * 2 ** failures++);
-      const asked = retryAfterMs(headerOf(answer?.headers["retry-after"]), this.now()) ?? 0;
-      const delay = Math.max(asked, Math.round(step * (0.5 + Math.random() / 2)));
-      if (this.now() + delay >= this.deadline) throw this.failed(failure);
-      this.log?.debug({ status: failure.status, delayMs: delay }, "Cog did not take the prediction yet");
-      await sleep(this.options.scheduler, delay, work);
+      await this.backOff(failures++, headerOf(answer?.headers["retry-after"]), failure);
     }
+  }
+
+  /**
+   * After a held request whose answer was lost (its connection dropped once it had gone out, or a
+   * gateway's 502/504): the output of a prediction it left can reach no one (Cog hands it only to
+   * that request, and forgets the prediction once ended), so probes follow the prediction, and it
+   * is cancelled, until none of the run is in flight; the caller then creates it again. coglet
+   * cancels it too, as the request dropped (crates/coglet/src/service.rs, SyncPredictionGuard),
+   * before its model ran if it was still `starting`; a gateway closes its connection to Cog when it
+   * gives up, so Cog sees that drop too. The run's vendor log says whether the lost prediction's
+   * model ran (`uncertain`: paid twice) or was caught `starting` (not paid).
+   */
+  private async afterLostAnswer(failure: VendorError): Promise<void> {
+    const vendor = this.context.vendor;
+    const work = this.work.signal;
+    this.log?.warn({ reason: failure.message }, "the answer to the prediction's request was lost");
+    await vendor?.log("create_unanswered", this.id, failure.message);
+    let ran = this.modelRan;
+    let caughtStarting = false;
+    let cancelled = false;
+    for (let failures = 0; ; ) {
+      const answer = await this.probeOnce(work).catch(() => null);
+      work.throwIfAborted();
+      // Refused: none in flight (Cog ≤ 0.16 validates first: the next PUT finds its one, 202).
+      if (answer?.status === 422) break;
+      if (answer?.status !== 202) {
+        await this.backOff(failures++, answer?.headers.get("retry-after") ?? null, failure);
+        continue;
+      }
+      this.record();
+      if ((answer.body as CogPrediction | null)?.status === "starting") caughtStarting = true;
+      else ran = true;
+      if (!cancelled) cancelled = await this.cancel();
+      await sleep(this.options.scheduler, this.pollMs, work);
+    }
+    if (ran || !caughtStarting) {
+      const why = ran
+        ? "two predictions of the run ran: the lost one's model ran, and its output reaches no one"
+        : "the lost prediction ended unseen: its model may have run";
+      this.log?.warn(why);
+      await vendor?.log("uncertain", this.id, why);
+    }
+    const detail = ran || !caughtStarting ? null : "the lost prediction was cancelled before its model ran";
+    await vendor?.log("created_again", this.id, detail);
+  }
+
+  /** Waits before the next try (full jitter, at least what Retry-After asks); `failure` at the deadline. */
+  private async backOff(failures: number, retryAfter: string | null, failure: VendorError): Promise<void> {
+    const step = Math.min(this.maxBackoffMs, this.pollMs * 2 ** failures);
+    const asked = retryAfterMs(retryAfter, this.now()) ?? 0;
+    const delay = Math.max(asked, Math.round(step * (0.5 + Math.random() / 2)));
+    if (this.now() + delay >= this.deadline) throw this.failed(failure);
+    this.log?.debug({ status: failure.status, delayMs: delay }, "Cog did not take the prediction yet");
+    await sleep(this.options.scheduler, delay, this.work.signal);
   }
 
   /** While the held request is unanswered: records the job once taken, and reports progress. */
@@ -245,19 +307,12 @@ export class HeldPrediction {
   /** One probe; answers the wait before the next, or null when probes cannot see the prediction. */
   private async probe(answered: AbortSignal, longHeld: boolean): Promise<number | null> {
     try {
-      const answer = await vendorFetch(
-        { ...this.call(answered), attemptTimeoutMs: PROBE_TIMEOUT_MS },
-        {
-          method: "PUT",
-          url: this.path,
-          body: { input: PROBE_INPUT },
-          accept: [409, 422, 429, 500, 502, 503, 504],
-          once: true,
-        },
-      );
+      const answer = await this.probeOnce(answered);
       if (answer.status === 202) {
         this.record();
-        this.progress((answer.body as CogPrediction | null)?.logs);
+        const body = answer.body as CogPrediction | null;
+        if (body?.status !== "starting") this.modelRan = true;
+        this.progress(body?.logs);
         return this.pollMs;
       }
       // Refused while our own request has long been held: this Cog validates before it reattaches.
@@ -270,6 +325,20 @@ export class HeldPrediction {
       // Unanswered in time (or the held request ended): the held request still carries the result.
       return this.pollMs * 2;
     }
+  }
+
+  /** PUT of the run's id with an input no model takes: 202 with the prediction in flight, if any. */
+  private probeOnce(signal: AbortSignal): Promise<VendorResponse> {
+    return vendorFetch(
+      { ...this.call(signal), attemptTimeoutMs: PROBE_TIMEOUT_MS },
+      {
+        method: "PUT",
+        url: this.path,
+        body: { input: PROBE_INPUT },
+        accept: [409, 422, 429, 500, 502, 503, 504],
+        once: true,
+      },
+    );
   }
 
   private progress(logs: unknown): void {

@@ -1,9 +1,9 @@
 /**
  * CogProvider against the local Cog container (test/vendors/cog-server.ts) over real HTTP, in both
  * server generations (coglet and Cog ≤ 0.16): the Provider contract, the held prediction (one model
- * run, record, progress, output), a dropped request and a resumed run (never two predictions at
- * once), the model's failures, busy and not-ready containers, retries, deadlines, cancel, the
- * proxy credential, and the health check.
+ * run, record, progress, output), a dropped request, a lost answer and a resumed run (never two
+ * predictions at once), the model's failures, busy and not-ready containers, retries, deadlines,
+ * cancel, the proxy credential, and the health check.
  */
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { setTimeout as wait } from "node:timers/promises";
 import { type ModelInput, normalizeInput } from "@refvid/core";
 import pino from "pino";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -36,6 +37,8 @@ import {
   ProviderError,
   type ProviderJob,
   type UpstreamJob,
+  type VendorLogKind,
+  type VendorSide,
 } from "./types.js";
 import { VendorError } from "./upstream/vendor-http.js";
 
@@ -188,6 +191,22 @@ async function occupy(server: CogServer, ms: number): Promise<string> {
   expect(answer.status).toBe(202);
   server.knobs.latencyMs = latency;
   return id;
+}
+
+/** A run's vendor side with webhooks off, keeping its vendor log. */
+function vendorLog() {
+  const entries: { kind: VendorLogKind; upstreamId: string | null; detail: string | null }[] = [];
+  const vendor: VendorSide = {
+    hookUrl: null,
+    pause: (ms, signal) => wait(ms, false, { signal }),
+    hooks: async () => [],
+    heldByAnotherRun: async () => false,
+    backstopMs: 30_000,
+    log: async (kind, upstreamId, detail) => {
+      entries.push({ kind, upstreamId, detail });
+    },
+  };
+  return { vendor, entries, kinds: () => entries.map((e) => e.kind) };
 }
 
 interface Seen {
@@ -623,6 +642,79 @@ describe("cancel and resume", () => {
     const err = await rejection(provider(server.url).run(j, ctx));
     expect(err).toMatchObject({ retryable: false, message: expect.stringContaining("belongs to fal") });
     expect(server.stats.submits).toBe(0);
+  });
+});
+
+describe("a lost answer (the held request dropped, or a gateway's 502)", () => {
+  /** A run on `server` whose next create loses its answer `at`, `as`; its result and vendor log. */
+  async function lostOnce(
+    server: CogServer,
+    at: CogServerOptions["knobs"] & object,
+  ): Promise<{ j: ProviderJob; kinds: VendorLogKind[]; entries: ReturnType<typeof vendorLog>["entries"] }> {
+    Object.assign(server.knobs, { loseAnswerNext: 1, ...at });
+    const j = await job();
+    const log = vendorLog();
+    const result = await provider(server.url).run(j, context(server, { vendor: log.vendor }).ctx);
+    expect(result.durationSeconds).toBeCloseTo(2, 1);
+    expect(server.knobs.loseAnswerNext).toBe(0);
+    return { j, kinds: log.kinds(), entries: log.entries };
+  }
+
+  it.each(["drop", "502"] as const)(
+    "coglet, lost (%s) while starting: caught before its model ran, cancelled, created again; one paid",
+    async (as) => {
+      // coglet keeps it in flight until the cancel lands: the adapter's probe finds it still `starting`.
+      const server = await cog({ knobs: { queueMs: 100, cancelLatencyMs: 1_000 } });
+      const { j, kinds, entries } = await lostOnce(server, { loseAnswerAs: as, loseAnswerAt: "starting" });
+      expect(server.jobsFor(j.runId)).toMatchObject([
+        { answerLost: true, status: "canceled", cancelledIn: "starting", paid: false },
+        { answerLost: false, status: "succeeded", paid: true },
+      ]);
+      expect(kinds).toEqual(["create_unanswered", "created_again"]);
+      expect(entries[1]).toMatchObject({
+        upstreamId: j.runId,
+        detail: expect.stringContaining("before its model ran"),
+      });
+    },
+  );
+
+  it.each<[string, "processing" | "end"]>([
+    ["once its model runs", "processing"],
+    ["at its end", "end"],
+  ])(
+    "coglet, lost %s: its output reaches no one; created again, two paid, the log says so",
+    async (_, at) => {
+      const server = await cog({ knobs: { latencyMs: 1_500, cancelLatencyMs: 1_000 } });
+      const { j, kinds, entries } = await lostOnce(server, { loseAnswerAs: "drop", loseAnswerAt: at });
+      expect(server.jobsFor(j.runId)).toMatchObject([
+        { answerLost: true, paid: true, status: at === "end" ? "succeeded" : "canceled" },
+        { answerLost: false, paid: true, status: "succeeded" },
+      ]);
+      expect(kinds).toEqual(["create_unanswered", "uncertain", "created_again"]);
+      if (at === "processing") expect(entries[1]?.detail).toContain("two predictions of the run ran");
+    },
+  );
+
+  it("python (Cog ≤ 0.16): the lost prediction runs on, so it is cancelled before the next starts", async () => {
+    const server = await cog({ knobs: { flavor: "python", latencyMs: 300 } });
+    const { j, kinds } = await lostOnce(server, { loseAnswerAs: "drop", loseAnswerAt: "starting" });
+    expect(server.jobsFor(j.runId)).toMatchObject([
+      { answerLost: true, paid: true, status: "canceled", cancelled: true },
+      { answerLost: false, paid: true, status: "succeeded" },
+    ]);
+    expect(server.stats.maxRunning).toBe(1);
+    expect(kinds).toEqual(["create_unanswered", "uncertain", "created_again"]);
+  });
+
+  it("a request that never went out (connection refused) is not a lost answer", async () => {
+    const server = await cog();
+    const url = server.url;
+    await server.close();
+    const log = vendorLog();
+    const { ctx } = context(null, { vendor: log.vendor, deadline: Date.now() + 300 });
+    const err = await rejection(provider(url).run(await job(), ctx));
+    expect(err).toMatchObject({ retryable: true, message: expect.stringMatching(/^submit failed: /) });
+    expect(log.entries).toEqual([]);
   });
 });
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { JsonSchema } from "./input-schema.js";
+import type { LoseAnswerAs } from "./lost-answer.js";
 import type { ReceivedRequest } from "./received.js";
 
 /**
@@ -12,6 +13,11 @@ export type CogHealth = "STARTING" | "READY" | "SETUP_FAILED" | "DEFUNCT" | "UNH
 export type CogStatus = "starting" | "processing" | "succeeded" | "failed" | "canceled";
 export type CogRequestKind = "submit" | "status" | "cancel";
 export type CogWebhookEvent = "start" | "output" | "logs" | "completed";
+/**
+ * When a sync create's answer is lost: at once (the prediction still `starting`, its model not
+ * run), once its model runs (`processing`), or at its end (the answer written, then lost).
+ */
+export type CogLossPoint = "starting" | "processing" | "end";
 
 export interface CogKnobs {
   flavor: CogFlavor;
@@ -26,7 +32,10 @@ export interface CogKnobs {
   /** The next N predictions created fail with `failMessage` (the model raised). */
   failNext: number;
   failMessage: string;
-  /** Time from an accepted cancel to the prediction ending `canceled`. */
+  /**
+   * Time from an accepted cancel to the prediction ending `canceled` (coglet keeps it in flight
+   * until the worker acknowledges). One cancelled while `starting` never runs its model.
+   */
   cancelLatencyMs: number;
   /** The next N requests of each kind answer 429 with `Retry-After: retryAfterSeconds`. */
   rateLimitNext: Partial<Record<CogRequestKind, number>>;
@@ -36,6 +45,15 @@ export interface CogKnobs {
   serverErrorStatus: number;
   /** A PUT that reattaches to a prediction in flight gets no answer until this is cleared. */
   hangStatus: boolean;
+  /**
+   * The next N sync creates create and start their prediction, then lose their answer at
+   * `loseAnswerAt`: the client's connection is destroyed ("drop"), or a gateway in front answers
+   * 502 and closes its own connection to Cog ("502"). Either way Cog sees its client go: coglet
+   * cancels the prediction, Cog ≤ 0.16 runs it on (see cog-server.ts).
+   */
+  loseAnswerNext: number;
+  loseAnswerAs: LoseAnswerAs;
+  loseAnswerAt: CogLossPoint;
   /** GET /health-check gets no answer until this is cleared. */
   hangHealth: boolean;
   /** The output claims to be an MP4 but is not one. */
@@ -61,6 +79,11 @@ export interface CogJob {
   /** A cancel was accepted, and the status the prediction had when it arrived. */
   cancelled: boolean;
   cancelledIn: CogStatus | null;
+  /** The model started running (the prediction left `starting`), whatever happened after. */
+  paid: boolean;
+  /** The create's answer was lost (`loseAnswerNext`), and the prediction's status then. */
+  answerLost: boolean;
+  lostIn: CogStatus | null;
   error: string | null;
   output: string | null;
   logs: string;
@@ -141,6 +164,9 @@ export const DEFAULT_KNOBS: CogKnobs = {
   failNext: 0,
   failMessage: "CUDA out of memory. Tried to allocate 2.00 GiB",
   cancelLatencyMs: 0,
+  loseAnswerNext: 0,
+  loseAnswerAs: "drop",
+  loseAnswerAt: "starting",
   rateLimitNext: {},
   retryAfterSeconds: 1,
   serverErrorNext: {},
@@ -181,6 +207,8 @@ export interface Prediction {
   willFail: boolean;
   webhook: { url: string; events: Set<string>; lastSentAt: number } | null;
   timers: NodeJS.Timeout[];
+  /** Called once the model starts running. */
+  onRunning: (() => void) | null;
   ended: Promise<void>;
   end: () => void;
 }

@@ -398,6 +398,85 @@ describe("cancel", () => {
   });
 });
 
+describe("lost answers (loseAnswerNext)", () => {
+  /** A sync PUT whose answer is expected lost: its status (0 when the connection dropped). */
+  const lostPut = (server: CogServer, id: string) =>
+    call(server, "PUT", `/predictions/${id}`, input()).then(
+      (answer) => answer,
+      () => ({ status: 0, body: null }),
+    );
+
+  it("coglet, dropped while starting: cancelled before its model ran, in flight until the cancel lands", async () => {
+    const server = await cog({
+      knobs: { queueMs: 50, cancelLatencyMs: 1_000, loseAnswerNext: 1, loseAnswerAs: "drop" },
+    });
+    expect((await lostPut(server, "l1")).status).toBe(0);
+    const again = await call(server, "PUT", "/predictions/l1", input(), ASYNC);
+    expect(again).toMatchObject({ status: 202, body: { status: "starting" } });
+    await eventually(() => server.jobsFor("l1")[0]?.status === "canceled");
+    expect(server.jobsFor("l1")).toEqual([
+      expect.objectContaining({ answerLost: true, lostIn: "starting", cancelledIn: "starting", paid: false }),
+    ]);
+    expect(server.knobs.loseAnswerNext).toBe(0);
+    expect((await call(server, "PUT", "/predictions/l1", input())).body.status).toBe("succeeded");
+    expect(server.jobsFor("l1")[1]).toMatchObject({ answerLost: false, paid: true });
+  });
+
+  it("coglet, a gateway's 502 once the model runs: the gateway closes its side, so coglet cancels; paid", async () => {
+    const server = await cog({
+      knobs: {
+        queueMs: 50,
+        latencyMs: 2_000,
+        loseAnswerNext: 1,
+        loseAnswerAs: "502",
+        loseAnswerAt: "processing",
+      },
+    });
+    const answer = await lostPut(server, "l2");
+    expect(answer).toMatchObject({ status: 502, body: expect.stringContaining("502 Bad Gateway") });
+    await eventually(() => server.jobsFor("l2")[0]?.status === "canceled");
+    expect(server.jobsFor("l2")[0]).toMatchObject({
+      answerLost: true,
+      lostIn: "processing",
+      cancelledIn: "processing",
+      paid: true,
+    });
+  });
+
+  it.each(["drop", "502"] as const)(
+    "lost at the end (%s): the prediction succeeded and is forgotten",
+    async (as) => {
+      const server = await cog({ knobs: { loseAnswerNext: 1, loseAnswerAs: as, loseAnswerAt: "end" } });
+      expect((await lostPut(server, "l3")).status).toBe(as === "drop" ? 0 : 502);
+      expect(server.jobsFor("l3")).toEqual([
+        expect.objectContaining({
+          status: "succeeded",
+          answerLost: true,
+          lostIn: "succeeded",
+          cancelled: false,
+          paid: true,
+        }),
+      ]);
+      expect((await call(server, "POST", "/predictions/l3/cancel")).status).toBe(404);
+    },
+  );
+
+  it("python (Cog ≤ 0.16) does not watch the client: a dropped prediction runs on to its end", async () => {
+    const server = await cog({ knobs: { flavor: "python", latencyMs: 200, loseAnswerNext: 1 } });
+    expect((await lostPut(server, "l4")).status).toBe(0);
+    await eventually(() => server.jobsFor("l4")[0]?.status === "succeeded");
+    expect(server.jobsFor("l4")[0]).toMatchObject({ answerLost: true, cancelled: false, paid: true });
+  });
+
+  it("counts sync creates only: an async create and a reattaching PUT keep their answers", async () => {
+    const server = await cog({ knobs: { latencyMs: 300, loseAnswerNext: 1 } });
+    expect((await call(server, "PUT", "/predictions/l5", input(), ASYNC)).status).toBe(202);
+    expect((await call(server, "PUT", "/predictions/l5", input())).status).toBe(202);
+    expect(server.knobs.loseAnswerNext).toBe(1);
+    expect(server.jobsFor("l5")[0]).toMatchObject({ answerLost: false });
+  });
+});
+
 describe("failures and faults", () => {
   it("failNext: the model raises; sync answers 200 failed, webhooks carry the traceback", async () => {
     const server = await cog({ knobs: { failNext: 2, failMessage: "out of memory" } });

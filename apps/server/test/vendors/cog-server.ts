@@ -35,6 +35,17 @@
  *   again; another prediction runs after the first (queued by uvicorn, not 409). While an async
  *   prediction runs the server is free: 409 "Already running a prediction" (`RunnerBusyError`), a
  *   PUT of its id 202, a cancel 200.
+ * - A sync create whose answer is lost (`loseAnswerNext`, at `loseAnswerAt`): coglet's sync handler
+ *   holds a `SyncPredictionGuard` that cancels the prediction when axum drops the request's
+ *   future, i.e. when the client's connection closes (crates/coglet/src/service.rs,
+ *   transport/http/routes.rs: the prediction runs in a spawned task, so it stays in flight, a PUT
+ *   of its id reattaching, until the worker acknowledges the cancel, `cancelLatencyMs`). Before the
+ *   model ran, a cancel is forwarded with the request (`was_cancelled_before_send`): it never runs,
+ *   and is not paid; once it ran, it ends `canceled`, paid, its output given to no one. Cog ≤ 0.16
+ *   (python/cog/server/http.py) does not watch the client: the prediction runs on. A "502" is a
+ *   gateway's (nginx, envoy), which closes its own connection to Cog when it gives up (nginx's
+ *   ngx_http_upstream_finalize_request closes the upstream connection; envoy resets the upstream
+ *   stream on a timeout): Cog sees its client go exactly as for a "drop".
  * Cog has no authentication; `token` is empty and any Authorization header is ignored.
  * `rateLimitNext` (429) is not Cog's own behaviour but a fronting proxy's; Cog's own back-pressure
  * is the 409 of `slots`.
@@ -66,6 +77,7 @@ import {
 } from "./cog-protocol.js";
 import { cogRefusal } from "./input-refusals.js";
 import { inputCheck } from "./input-schema.js";
+import { gatewayError } from "./lost-answer.js";
 import { recordedBody } from "./received.js";
 import { testVideo } from "./video.js";
 
@@ -279,8 +291,10 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
     const { latencyMs, progressSteps: steps } = knobs;
     p.timers.push(
       later(() => {
-        if (p.completedAt) return;
+        if (p.completedAt || p.job.cancelled) return;
         p.job.status = "processing";
+        p.job.paid = true;
+        p.onRunning?.();
         if (knobs.flavor === "coglet") webhook(p, "start");
         for (let step = 0; step <= steps; step++) {
           p.timers.push(
@@ -500,6 +514,9 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
       status: python ? "processing" : "starting",
       cancelled: false,
       cancelledIn: null,
+      paid: python,
+      answerLost: false,
+      lostIn: null,
       error: null,
       output: null,
       logs: "",
@@ -518,6 +535,7 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
       willFail: knobs.failNext > 0,
       webhook: job.webhook ? { url: job.webhook, events, lastSentAt: 0 } : null,
       timers: [],
+      onRunning: null,
       ended,
       end,
     };
@@ -530,13 +548,29 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
     run(p);
 
     if (respondAsync) return send(res, 202, python ? fullBody(p) : { id, status: "starting" });
-    if (!python) {
-      res.on("close", () => {
-        if (!res.writableFinished && !p.completedAt) cancel(p);
-      });
-    }
+    // coglet's SyncPredictionGuard: the client gone, the prediction is cancelled.
+    const clientGone = () => {
+      if (!python && !p.completedAt && !p.job.cancelled) cancel(p);
+    };
+    res.on("close", () => {
+      if (!res.writableFinished) clientGone();
+    });
+    const lose = knobs.loseAnswerNext > 0 ? { as: knobs.loseAnswerAs, at: knobs.loseAnswerAt } : null;
+    if (lose) knobs.loseAnswerNext--;
+    const loseAnswer = () => {
+      if (!lose || res.headersSent || res.destroyed) return;
+      p.job.answerLost = true;
+      p.job.lostIn = p.job.status;
+      if (lose.as === "drop") return res.destroy();
+      gatewayError(res, 502);
+      clientGone();
+    };
+    if (lose?.at === "starting" || (lose?.at === "processing" && p.job.status === "processing")) {
+      loseAnswer();
+    } else if (lose?.at === "processing") p.onRunning = loseAnswer;
     if (knobs.flavor === "python-0.12") block(p.ended);
     await p.ended;
+    if (lose?.at === "end") loseAnswer();
     send(res, 200, python ? fullBody(p) : syncBody(p));
   };
 
