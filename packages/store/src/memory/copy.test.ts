@@ -50,6 +50,7 @@ describe("copy", () => {
       input: { prompt: "p", image_urls: ["https://example.com/a.png"] },
       status: "failed",
       webhookUrl: "https://example.com/hook",
+      webhookEvents: ["started", "completed"],
       metadata: { a: "b" },
       reserved: 284_000,
       priceUnit: "second",
