@@ -178,7 +178,7 @@ export interface OutboxStore {
   /**
    * Due deliveries, each leased for `leaseMs`, oldest due first: of a run's deliveries only those
    * whose earlier ones have all had a first attempt, and a progress event only once a second has
-   * passed since the run's last one was first claimed.
+   * passed since the first attempt of the run's last one ended.
    */
   claimWebhookDeliveries(input: { now: Date; limit: number; leaseMs: number }): Promise<WebhookDelivery[]>;
   /** Counts and logs one attempt of a pending delivery; nothing when it is no longer pending. */

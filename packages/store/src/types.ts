@@ -238,7 +238,7 @@ export interface Keyset {
  * (`setProgress`, `setQueuePosition`: at most one not yet sent per run, the latest state merged
  * into it). A run's deliveries go out in the order they were queued: one is claimed only once the
  * first attempt of every earlier one has ended, and a progress event only a second or more after
- * the run's last one was first sent.
+ * the first attempt of the run's last one ended.
  */
 export interface WebhookDelivery {
   /** `msg_…` (`webhook-id.ts`), sent as `webhook-id` on every attempt. */

@@ -9,7 +9,7 @@ const HOOK = "https://example.com/hook";
 /** A processing run (claimed at `at(1)`) whose webhook asked for `events`. */
 async function processing(store: Store, events?: WebhookSubscription[]) {
   const tenant = await makeTenant(store, { balance: 10_000_000 });
-  const run = { ...newRun(tenant, { webhookUrl: HOOK }), ...(events ? { webhookEvents: events } : {}) };
+  const run = newRun(tenant, { webhookUrl: HOOK, ...(events ? { webhookEvents: events } : {}) });
   await store.admitRun({ run, now: at(0) });
   await store.claimRuns({ workerId: "w1", limit: 1, leaseMs: 60_000, now: at(1) });
   return { tenant, runId: run.id };
@@ -61,7 +61,7 @@ export function webhookEventsContract(makeStore: StoreFactory): void {
       expect(await store.listWebhookDeliveries(runId)).toHaveLength(1);
     });
 
-    it("merge progress changes into the event not yet sent, then space the next a second after the last was sent", async () => {
+    it("merge progress changes into the event not yet sent, then space the next a second after the last one's first attempt", async () => {
       const store = await makeStore();
       const { tenant, runId } = await processing(store, ["progress"]);
       await store.setProgress(runId, 0.1, at(10));
@@ -79,17 +79,17 @@ export function webhookEventsContract(makeStore: StoreFactory): void {
 
       const [claimed] = await store.claimWebhookDeliveries({ now: at(40), limit: 10, leaseMs: 30_000 });
       expect(claimed).toMatchObject({ id: merged?.id, runState: { progress: 0.2, queuePosition: 3 } });
-      // Sent: a change now is a new event, due a second after that one was sent.
+      // Being sent: a change now is a new event, due a second after that attempt began...
       await store.setProgress(runId, 0.3, at(50));
-      await delivered(store, merged?.id as string, at(60));
       const next = (await store.listWebhookDeliveries(runId))[1];
       expect(next).toMatchObject({ nextAttemptAt: at(1040), runState: { progress: 0.3 } });
       expect(next?.id).not.toBe(merged?.id);
-      // Made due sooner (a redelivery), it still waits out the second.
+      // ...and sent a second after it ended, even when made due sooner (a redelivery).
+      await delivered(store, merged?.id as string, at(60));
       await store.redeliverWebhook({ ...scopeOf(tenant), id: next?.id as string, now: at(500) });
       expect(await claimIds(store, at(500))).toEqual([]);
-      expect(await claimIds(store, at(1039))).toEqual([]);
-      expect(await claimIds(store, at(1040))).toEqual([next?.id]);
+      expect(await claimIds(store, at(1059))).toEqual([]);
+      expect(await claimIds(store, at(1060))).toEqual([next?.id]);
     });
 
     it("send a run's events in order, each after the first attempt of those before it, never after their retries", async () => {

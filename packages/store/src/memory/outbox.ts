@@ -36,8 +36,8 @@ export class MemoryOutbox {
   private readonly byScope = new Map<string, string[]>();
   /** Each run's deliveries, in the order they were queued. */
   private readonly byRun = new Map<string, WebhookDelivery[]>();
-  /** When each delivery's first attempt was claimed. */
-  private readonly sentAt = new Map<string, Date>();
+  /** Each delivery's first attempt: when it was claimed, then when it ended. */
+  private readonly firstAttempts = new Map<string, Date>();
   private seq = 0;
 
   /** The terminal event of a run that just ended, due at once: its progress event not yet sent is dropped. */
@@ -55,7 +55,7 @@ export class MemoryOutbox {
 
   /**
    * A change of the run's progress: merged into its progress event not yet sent, or a new one, due
-   * a second after the run's last one was first sent.
+   * a second after the first attempt of the run's last one.
    */
   progressed(run: RunRecord, now: Date): void {
     const unsent = this.unsentProgress(run.id);
@@ -63,7 +63,7 @@ export class MemoryOutbox {
       unsent.runState = stateOf(run, now);
       return;
     }
-    const last = this.lastProgressSentAt(run.id);
+    const last = this.lastProgressAttempt(run.id);
     const due =
       last && last + PROGRESS_SPACING_MS > now.getTime() ? new Date(last + PROGRESS_SPACING_MS) : now;
     this.add(run, "run.progress", now, due, stateOf(run, now));
@@ -76,7 +76,7 @@ export class MemoryOutbox {
       if (due.length >= limit) break;
       if (delivery.state !== "pending" || delivery.nextAttemptAt > now || this.held(delivery, now)) continue;
       delivery.nextAttemptAt = new Date(now.getTime() + leaseMs);
-      if (!this.sentAt.has(delivery.id)) this.sentAt.set(delivery.id, now);
+      if (!this.firstAttempts.has(delivery.id)) this.firstAttempts.set(delivery.id, now);
       due.push(delivery);
     }
     return due;
@@ -85,6 +85,7 @@ export class MemoryOutbox {
   record(id: string, result: WebhookAttemptResult): void {
     const delivery = this.deliveries.get(id);
     if (delivery?.state !== "pending") return;
+    if (delivery.attempts === 0) this.firstAttempts.set(id, result.now);
     delivery.attempts += 1;
     delivery.payload ??= result.payload;
     delivery.redelivery = false;
@@ -226,21 +227,23 @@ export class MemoryOutbox {
       if (earlier === delivery) break;
       if (earlier.state === "pending" && earlier.attempts === 0) return true;
     }
-    if (delivery.eventType !== "run.progress" || this.sentAt.has(delivery.id)) return false;
-    const last = this.lastProgressSentAt(delivery.runId);
+    if (delivery.eventType !== "run.progress" || this.firstAttempts.has(delivery.id)) return false;
+    const last = this.lastProgressAttempt(delivery.runId);
     return last !== undefined && now.getTime() - last < PROGRESS_SPACING_MS;
   }
 
   /** The run's progress event not yet claimed, if any (there is at most one). */
   private unsentProgress(runId: string): WebhookDelivery | undefined {
-    return this.byRun.get(runId)?.find((d) => d.eventType === "run.progress" && !this.sentAt.has(d.id));
+    return this.byRun
+      .get(runId)
+      ?.find((d) => d.eventType === "run.progress" && !this.firstAttempts.has(d.id));
   }
 
-  /** When the run's last progress event was first claimed (epoch ms). */
-  private lastProgressSentAt(runId: string): number | undefined {
+  /** The latest first attempt of the run's progress events (epoch ms; see `firstAttempts`). */
+  private lastProgressAttempt(runId: string): number | undefined {
     let last: number | undefined;
     for (const d of this.byRun.get(runId) ?? []) {
-      const sent = d.eventType === "run.progress" ? this.sentAt.get(d.id)?.getTime() : undefined;
+      const sent = d.eventType === "run.progress" ? this.firstAttempts.get(d.id)?.getTime() : undefined;
       if (sent !== undefined && (last === undefined || sent > last)) last = sent;
     }
     return last;

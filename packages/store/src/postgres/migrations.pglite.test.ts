@@ -201,7 +201,9 @@ describe("000015 webhook events", () => {
     expect(await store.listWebhookDeliveries("run_a")).toMatchObject([
       { id: "msg_a", eventType: "run.failed", state: "delivered", runState: null },
     ]);
-    expect((await db.query("select sent_at from webhook_deliveries")).rows).toEqual([{ sent_at: sent }]);
+    expect((await db.query("select first_attempt_at from webhook_deliveries")).rows).toEqual([
+      { first_attempt_at: new Date(sent.getTime() + 10) },
+    ]);
     await db.query(
       `insert into webhook_deliveries (id, run_id, organization_id, environment, created_at, url, event_type,
          next_attempt_at, state)

@@ -45,7 +45,7 @@ const END_RUN = namedStatement<{
            :webhook_url::text, :event_type::text, :now::timestamptz, 'pending'
          where :delivers::boolean),
        unsent as (delete from webhook_deliveries where run_id = :run_id::text and event_type = 'run.progress'
-         and sent_at is null and :delivers::boolean),
+         and first_attempt_at is null and :delivers::boolean),
        r as (update runs set status = :status, charged = :charged, billable_seconds = :billable_seconds, output = :output,
          error = :error, progress = :progress, route = :route, vendor_cost = :vendor_cost, completed_at = :now, lease_owner = null, lease_expires_at = null
          where id = :run_id returning ${RUN_COLUMNS}),

@@ -4,19 +4,19 @@ import { CHANNEL, eventPayload } from "./sql.js";
 /**
  * The `run.progress` event of a change to the processing run `set` (the CTE before it), when its
  * webhook asked for them: merged into the run's progress event not yet sent, else a new one due a
- * second after the run's last one was first sent. `$1` is the run, `$5` now.
+ * second after the first attempt of the run's last one. `$1` is the run, `$5` now.
  */
 const PROGRESS_EVENT = `progress_event as (
      insert into webhook_deliveries (id, seq, run_id, organization_id, environment, created_at, url, event_type,
        next_attempt_at, state, state_at, state_progress, state_queue_position)
      select 'msg_' || substr(r.id, 5) || '_progress_' || n.seq, n.seq, r.id, r.organization_id, r.environment, $5,
        r.webhook_url, 'run.progress',
-       greatest($5::timestamptz, (select max(p.sent_at) + interval '1 second' from webhook_deliveries p
+       greatest($5::timestamptz, (select max(p.first_attempt_at) + interval '1 second' from webhook_deliveries p
                                   where p.run_id = $1 and p.event_type = 'run.progress')),
        'pending', $5, r.progress, r.queue_position
      from set r cross join lateral (select nextval('webhook_deliveries_seq') as seq) n
      where r.webhook_url is not null and r.webhook_events @> '["progress"]'
-     on conflict (run_id) where event_type = 'run.progress' and sent_at is null
+     on conflict (run_id) where event_type = 'run.progress' and first_attempt_at is null
      do update set state_at = excluded.state_at, state_progress = excluded.state_progress,
        state_queue_position = excluded.state_queue_position)`;
 
