@@ -968,10 +968,10 @@ export interface webhooks {
          * A run's progress moved
          * @description refvid extension, sent only when the run's `webhook_events` names `progress`: while the run is
          *     `processing`, when its `progress` moves (in steps of 5 % or more) or its `queue_position`
-         *     changes. At most one is sent a second per run: a change that comes sooner waits, and further
-         *     changes meanwhile are merged into it, so each event carries the latest state. A change still
-         *     waiting when the run ends is dropped when the terminal event is sent, which carries the final
-         *     state; otherwise it is sent.
+         *     changes. At most one is sent a second per run: the next goes out a second or more after the
+         *     previous one was answered (or its first attempt failed), and changes meanwhile are merged into
+         *     it, so each event carries the latest state. A change still waiting when the run ends is
+         *     dropped when the terminal event is sent, which carries the final state; otherwise it is sent.
          *
          *     Signed, acknowledged, retried and ordered as `run.started` describes.
          */
