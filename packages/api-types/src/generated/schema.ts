@@ -945,8 +945,8 @@ export interface webhooks {
          *     Signed, acknowledged and retried as the terminal event (`run.terminal`). A run's events are
          *     sent in order, `run.started`, then `run.progress`, then the terminal one: each waits until the
          *     first attempt of the one before it has ended. Retries are not held back, so a retried event may
-         *     arrive after a later one, as Standard Webhooks allows; order by `data.progress` and `timestamp`,
-         *     not by arrival.
+         *     arrive after a later one, as Standard Webhooks allows: order a run's events by `timestamp`, not
+         *     by arrival.
          */
         post: operations["runStartedWebhook"];
         delete?: never;
