@@ -61,6 +61,7 @@ describe("copy", () => {
       output: { fileId: "file_1", fileName: "v.mp4", contentType: "video/mp4", durationSeconds: 4 },
       error: { type: "provider_error", code: 502, message: "no" },
       progress: 0.5,
+      queuePosition: 3,
       createdAt: at(1),
       startedAt: at(2),
       completedAt: at(3),
