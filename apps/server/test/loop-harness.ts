@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { MODEL_SLUGS, type ModelSlug } from "@refvid/core";
+import { MODEL_SLUGS, type ModelSlug, type WebhookSubscription } from "@refvid/core";
 import { MemoryStore, type Store, type StoreEvent } from "@refvid/store";
 import { makeTenant, newRun } from "@refvid/store/testing";
 import pino from "pino";
@@ -67,7 +67,7 @@ export interface LoopHarness {
   blobs: { put: string[]; deleted: string[] };
   organizationId: string;
   /** Admits a queued run created now; returns its id. */
-  admit(options?: { webhookUrl?: string }): Promise<string>;
+  admit(options?: { webhookUrl?: string; webhookEvents?: WebhookSubscription[] }): Promise<string>;
   /** Makes a change whose store event this process does not hear (as one missed from elsewhere). */
   unheard<T>(change: () => Promise<T>): Promise<T>;
   runOf(id: string): ReturnType<Store["getRun"]>;

@@ -1,8 +1,8 @@
 /**
  * Webhooks end to end: real refvid servers deliver to real local
  * receivers. Standard Webhooks headers and signatures, one event per terminal run, retries with
- * the same id and bytes on the configured schedule, no redirects followed, receiver timeouts, and
- * the submit-time checks of `webhook_url`.
+ * the same id and bytes on the configured schedule, no redirects followed, receiver timeouts, the
+ * submit-time checks of `webhook_url`, and a run's start and progress events (`webhook_events`).
  */
 import type { ServerResponse } from "node:http";
 import { type Run, verifyWebhook, type WebhookEvent, WebhookVerificationError } from "@refvid/client";
@@ -360,6 +360,100 @@ describe("webhook_url checks at submit", () => {
       expect(account.concurrency.in_flight).toBe(0);
     },
   );
+});
+
+describe("a run's start and progress (webhook_events)", () => {
+  /**
+   * A run's next progress event is sent a second after the previous one was answered, so it
+   * arrives at least that long after the previous one did, however slow the machine.
+   */
+  const MIN_PROGRESS_GAP_MS = 1000;
+
+  it("sends run.started, rising run.progress at most once a second, then one terminal event last, all signed", async () => {
+    const hooks = await receiver();
+    const tenant = await t.tenant();
+    const { secret } = await tenant.client.getWebhookSecret();
+    // The simulated model reports progress in tenths over 4 s: several changes a second.
+    const run = await tenant.client.submit(
+      MODEL_D,
+      { ...input(), prompt: "[simulate:delay=4000] progress" },
+      { webhookUrl: `${hooks.url}/hook`, webhookEvents: ["started", "progress", "completed"] },
+    );
+    const deliveries = await eventually(
+      async () => {
+        const all = await t.refvid.deps.store.listWebhookDeliveries(run.run_id);
+        const ended = all.some((d) => d.eventType === "run.succeeded");
+        return ended && all.every((d) => d.state === "delivered") ? all : undefined;
+      },
+      60_000,
+      "every event of the run to be delivered",
+    );
+    expect(hooks.requests).toHaveLength(deliveries.length);
+
+    const events = await Promise.all(hooks.requests.map((r) => verifyWebhook(r.body, r.headers, secret)));
+    const types = events.map((e) => e.type);
+    expect(types[0]).toBe("run.started");
+    expect(types.at(-1)).toBe("run.succeeded");
+    expect(types.slice(1, -1).every((type) => type === "run.progress")).toBe(true);
+    expect(types.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(hooks.requests.map((r) => header(r, "webhook-id"))).size).toBe(events.length);
+    for (const event of events) expect(event.data.run_id).toBe(run.run_id);
+    expect(events[0]?.data).toMatchObject({ status: "processing", completed_at: null, billing: null });
+
+    const progress = events.filter((e) => e.type === "run.progress");
+    const fractions = progress.map((e) => e.data.progress ?? 0);
+    expect(progress.every((e) => e.data.status === "processing")).toBe(true);
+    expect(fractions.every((f, i) => f > 0 && f < 1 && (i === 0 || f > (fractions[i - 1] ?? 0)))).toBe(true);
+    const arrivals = hooks.requests.filter((_r, i) => events[i]?.type === "run.progress").map((r) => r.at);
+    for (let i = 1; i < arrivals.length; i++) {
+      expect((arrivals[i] ?? 0) - (arrivals[i - 1] ?? 0)).toBeGreaterThanOrEqual(MIN_PROGRESS_GAP_MS);
+    }
+    expect(events.at(-1)?.data).toMatchObject({ status: "succeeded", progress: 1 });
+
+    // The delivery log shows each event with its type, newest first.
+    const log = await tenant.client.listWebhookDeliveries({ run_id: run.run_id });
+    expect(log.data.map((d) => d.event_type)).toEqual([...types].reverse());
+    expect(log.data.every((d) => d.state === "delivered" && d.attempts.length === 1)).toBe(true);
+  });
+
+  it("a run without webhook_events gets its terminal event alone, however its progress moves", async () => {
+    const hooks = await receiver();
+    const tenant = await t.tenant();
+    const run = await tenant.client.submit(
+      MODEL_D,
+      { ...input(), prompt: "[simulate:delay=1500] no progress events" },
+      { webhookUrl: hooks.url },
+    );
+    await settledDelivery(t, run.run_id, "delivered");
+    expect(hooks.requests).toHaveLength(1);
+    expect(JSON.parse(hooks.requests[0]?.body ?? "{}")).toMatchObject({
+      type: "run.succeeded",
+      data: { run_id: run.run_id },
+    });
+    expect(await t.refvid.deps.store.listWebhookDeliveries(run.run_id)).toHaveLength(1);
+  });
+
+  it.each([
+    ["without webhook_url", { webhook_events: ["completed"] }, "body.webhook_events"],
+    [
+      "with an unknown event",
+      { webhook_url: "http://127.0.0.1:9/h", webhook_events: ["ended"] },
+      "body.webhook_events[0]",
+    ],
+    [
+      "with an event twice",
+      { webhook_url: "http://127.0.0.1:9/h", webhook_events: ["started", "started"] },
+      "body.webhook_events",
+    ],
+    ["with no event", { webhook_url: "http://127.0.0.1:9/h", webhook_events: [] }, "body.webhook_events"],
+  ])("refuses webhook_events %s: 400 naming the field, nothing admitted", async (_name, fields, field) => {
+    const tenant = await t.tenant();
+    const res = await tenant.call("POST", `/v1/run/${MODEL_D}`, { input: input(), ...fields });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ type: "invalid_request", code: 400 });
+    expect(res.body.error.fields.map((f: { field: string }) => f.field)).toEqual([field]);
+    expect((await tenant.client.getAccount()).concurrency.in_flight).toBe(0);
+  });
 });
 
 describe("a slow receiver", () => {

@@ -77,6 +77,8 @@ export interface RequestOptions {
 export interface SubmitOptions extends RequestOptions {
   /** URL to call with a signed `run.*` event once the run is terminal. */
   webhookUrl?: string;
+  /** The events `webhookUrl` gets: `started` and `progress` besides `completed` (the default). */
+  webhookEvents?: components["schemas"]["WebhookEvents"];
   /** Hold the response until the run is terminal. */
   sync?: boolean;
   /** Your key-value pairs, echoed on the run and searchable. */

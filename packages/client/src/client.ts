@@ -189,6 +189,7 @@ export function createRefvidClient(options: RefvidClientOptions = {}): RefvidCli
           body: {
             input,
             webhook_url: submitOptions.webhookUrl,
+            webhook_events: submitOptions.webhookEvents,
             sync: submitOptions.sync,
             metadata: submitOptions.metadata,
           },

@@ -10,3 +10,4 @@ export * from "./run-errors.js";
 export * from "./run-states.js";
 export * from "./settlement.js";
 export * from "./tiers.js";
+export * from "./webhook-events.js";

@@ -8,6 +8,7 @@ const run: EndingRun = {
   leaseOwner: "worker-1",
   reserved: 400_000,
   webhookUrl: "https://example.com/hook",
+  webhookEvents: ["completed"],
 };
 
 describe("decideEnd", () => {
@@ -71,6 +72,13 @@ describe("settleRun", () => {
         vendorCost: null,
       });
     }
+  });
+
+  it("raises the terminal event only for a webhook subscribed to it", () => {
+    const ended = (webhookEvents: EndingRun["webhookEvents"]) =>
+      settleRun({ ...run, webhookEvents }, { status: "failed" }).webhookEvent;
+    expect(ended(["started", "progress", "completed"])).toBe("run.failed");
+    expect(ended(["started", "progress"])).toBeNull();
   });
 
   it.each([

@@ -6,14 +6,14 @@
 import { type Environment, type InFlightDelta, inFlightDelta, paysFromWallet } from "./environments.js";
 import { assertMicros, type Micros } from "./money.js";
 import { isInFlight, type RunStatus, type TerminalStatus } from "./run-states.js";
+import { type TerminalWebhookEvent, type WebhookSubscriber, webhookGets } from "./webhook-events.js";
 
-export interface EndingRun {
+export interface EndingRun extends WebhookSubscriber {
   organizationId: string;
   environment: Environment;
   status: RunStatus;
   leaseOwner: string | null;
   reserved: Micros;
-  webhookUrl: string | null;
 }
 
 /** Who asks to end the run: a cancel names its organization and environment, a worker its lease. */
@@ -53,8 +53,6 @@ export type EndOutcome =
   | { status: "succeeded"; billableSeconds: number; charged: Micros; vendorCost?: Micros }
   | { status: Exclude<TerminalStatus, "succeeded"> };
 
-export type WebhookEventType = `run.${TerminalStatus}`;
-
 export interface Settlement {
   status: TerminalStatus;
   /** The run's charge, as billed on the run: never more than its price ceiling (`reserved`). */
@@ -70,8 +68,8 @@ export interface Settlement {
   orgInFlight: InFlightDelta;
   /** Progress the run ends with: complete when it succeeded, none otherwise. */
   progress: 1 | null;
-  /** The event to deliver, when the run has a webhook URL. */
-  webhookEvent: WebhookEventType | null;
+  /** The event to deliver, when the run's webhook subscribed to its end (`completed`). */
+  webhookEvent: TerminalWebhookEvent | null;
   /**
    * What the vendor charged for the run, as the worker reported it for a success; null when it
    * reported none, and for a run that did not succeed (usage counts null as 0).
@@ -92,7 +90,7 @@ export function settleRun(run: EndingRun, outcome: EndOutcome): Settlement {
     inFlightDelta: -1,
     orgInFlight: inFlightDelta(run.environment, -1),
     progress: succeeded ? 1 : null,
-    webhookEvent: run.webhookUrl ? `run.${outcome.status}` : null,
+    webhookEvent: webhookGets(run, "completed") ? `run.${outcome.status}` : null,
     vendorCost: succeeded ? vendorCostOf(outcome.vendorCost) : null,
   };
 }

@@ -18,6 +18,7 @@ import {
   isInFlight,
   type RateWindow,
   settleRun,
+  webhookGets,
 } from "@refvid/core";
 import { MemoryAccounts } from "./memory/accounts.js";
 import { copy, copyRun } from "./memory/copy.js";
@@ -174,6 +175,7 @@ export class MemoryStore implements Store {
       run.leaseOwner = workerId;
       run.leaseExpiresAt = new Date(now.getTime() + leaseMs);
       run.attempts += 1;
+      if (webhookGets(run, "started")) this.outbox.started(run, now);
       claimed.push(copyRun(run));
     }
     if (claimed.length > 0) this.events.emit({ kind: "changed", runIds: claimed.map((run) => run.id) });
@@ -226,18 +228,23 @@ export class MemoryStore implements Store {
     return this.upstreamOwners.get(`${provider}\u0000${upstreamId}`) ?? null;
   }
 
-  async setQueuePosition(runId: string, position: number | null) {
+  async setQueuePosition(runId: string, position: number | null, now: Date) {
     const run = this.runs.get(runId);
     if (run?.status !== "processing" || (run.queuePosition ?? null) === position) return;
     run.queuePosition = position;
-    this.events.emit({ kind: "changed", runIds: [runId] });
+    this.progressed(run, now);
   }
 
-  async setProgress(runId: string, progress: number) {
+  async setProgress(runId: string, progress: number, now: Date) {
     const run = this.runs.get(runId);
     if (run?.status !== "processing") return;
     run.progress = progress;
-    this.events.emit({ kind: "changed", runIds: [runId] });
+    this.progressed(run, now);
+  }
+
+  private progressed(run: RunRecord, now: Date) {
+    if (webhookGets(run, "progress")) this.outbox.progressed(run, now);
+    this.events.emit({ kind: "changed", runIds: [run.id] });
   }
 
   async completeRun({
@@ -280,9 +287,7 @@ export class MemoryStore implements Store {
     run.completedAt = now;
     run.leaseOwner = null;
     run.leaseExpiresAt = null;
-    if (run.webhookUrl && settled.webhookEvent) {
-      this.outbox.enqueue({ run, url: run.webhookUrl, eventType: settled.webhookEvent, now });
-    }
+    if (settled.webhookEvent) this.outbox.ended(run, settled.webhookEvent, now);
     const completed = { kind: "completed", run: copyRun(run) } as const;
     this.events.emit({ kind: "ended", runId });
     return completed;

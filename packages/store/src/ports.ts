@@ -105,7 +105,8 @@ export interface RunStore {
 
   /**
    * Moves up to `limit` queued runs, oldest first, to processing under a lease; runs of
-   * `skipEndpoints` (whose provider is full) stay queued.
+   * `skipEndpoints` (whose provider is full) stay queued. Queues the `run.started` event of a run
+   * whose webhook asked for it, on its first claim only.
    */
   claimRuns(input: {
     workerId: string;
@@ -128,9 +129,16 @@ export interface RunStore {
   releaseRun(input: { runId: string; workerId: string }): Promise<boolean>;
   /** Extends a lease; false when the run is no longer this worker's (it ended or was reclaimed). */
   renewLease(input: { runId: string; workerId: string; leaseMs: number; now: Date }): Promise<boolean>;
-  setProgress(runId: string, progress: number): Promise<void>;
-  /** Where a processing run's job stands in its vendor's queue (null: out of it, or not said). */
-  setQueuePosition(runId: string, position: number | null): Promise<void>;
+  /**
+   * Sets a processing run's progress, and queues a `run.progress` event when its webhook asked for
+   * them (merged into the run's progress event not yet sent, if there is one).
+   */
+  setProgress(runId: string, progress: number, now: Date): Promise<void>;
+  /**
+   * Where a processing run's job stands in its vendor's queue (null: out of it, or not said); a
+   * change raises a `run.progress` event as `setProgress` does.
+   */
+  setQueuePosition(runId: string, position: number | null, now: Date): Promise<void>;
   /**
    * Keeps the vendor job serving a run, before the worker waits on it; false (and nothing kept)
    * when the worker no longer holds the run's lease.
@@ -138,7 +146,8 @@ export interface RunStore {
   recordUpstream(input: { runId: string; workerId: string; upstream: UpstreamRecord }): Promise<boolean>;
   /**
    * Ends an in-flight run, exactly once: settles billing, releases the reservation, frees both
-   * concurrency slots, and enqueues the webhook when the run has a `webhook_url`.
+   * concurrency slots, and enqueues the terminal webhook event when the run's webhook asked for it
+   * (the default), dropping its progress event not yet sent: the terminal event carries the end.
    */
   completeRun(input: {
     runId: string;
@@ -164,11 +173,17 @@ export interface RunStore {
   }): Promise<{ requeued: string[]; exhausted: RunRecord[] }>;
 }
 
-/** The webhook outbox, written with each terminal transition, and its delivery log. */
+/** The webhook outbox, written with the run changes that raise events, and its delivery log. */
 export interface OutboxStore {
+  /**
+   * Due deliveries, each leased for `leaseMs`, oldest due first: of a run's deliveries only those
+   * whose earlier ones have all had a first attempt, and a progress event only once a second has
+   * passed since the first attempt of the run's last one ended.
+   */
   claimWebhookDeliveries(input: { now: Date; limit: number; leaseMs: number }): Promise<WebhookDelivery[]>;
   /** Counts and logs one attempt of a pending delivery; nothing when it is no longer pending. */
   recordWebhookAttempt(id: string, result: WebhookAttemptResult): Promise<void>;
+  /** A run's deliveries in the order they were queued. */
   listWebhookDeliveries(runId: string): Promise<WebhookDelivery[]>;
   /** The log: one organization's deliveries of one environment, newest first by `(createdAt, id)`. */
   searchWebhookDeliveries(search: WebhookDeliverySearch): Promise<WebhookDeliveryLog[]>;

@@ -1,4 +1,5 @@
 /** The record of a run as admission inserts it, built the same way wherever it is needed. */
+import { DEFAULT_WEBHOOK_EVENTS } from "@refvid/core";
 import { copy } from "./memory/copy.js";
 import type { Environment, NewRun, RunRecord } from "./types.js";
 
@@ -14,6 +15,7 @@ export const queuedRun = (run: NewRun, environment: Environment): RunRecord => (
   endpoint: run.endpoint,
   input: copy(run.input),
   webhookUrl: run.webhookUrl,
+  webhookEvents: [...(run.webhookEvents ?? DEFAULT_WEBHOOK_EVENTS)],
   metadata: copy(run.metadata),
   priceUnit: run.priceUnit,
   unitPrice: run.unitPrice,

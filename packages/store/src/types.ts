@@ -17,6 +17,7 @@ import type {
   Tier,
   TopUpDecision,
   WebhookEventType,
+  WebhookSubscription,
 } from "@refvid/core";
 
 export type { Environment };
@@ -88,6 +89,8 @@ export interface RunRecord {
   input: Record<string, unknown>;
   status: RunStatus;
   webhookUrl: string | null;
+  /** The events its webhook gets (`webhook_events`): `["completed"]` unless the client asked for more. */
+  webhookEvents: WebhookSubscription[];
   metadata: Record<string, string>;
   /**
    * The price ceiling, held from the wallet while a live run is in flight: unitPrice x
@@ -144,6 +147,8 @@ export interface NewRun {
   endpoint: ModelSlug;
   input: Record<string, unknown>;
   webhookUrl: string | null;
+  /** The events its webhook gets; absent, the terminal one only (`DEFAULT_WEBHOOK_EVENTS`). */
+  webhookEvents?: readonly WebhookSubscription[];
   metadata: Record<string, string>;
   /** How `unitPrice` counts: per second of output, or once for the run. */
   priceUnit: PriceUnit;
@@ -227,17 +232,31 @@ export interface Keyset {
   id: string;
 }
 
+/**
+ * One event of a run's webhook: its terminal event (`completeRun`), and when the run's
+ * `webhookEvents` ask for them its `run.started` (`claimRuns`, once per run) and `run.progress`
+ * (`setProgress`, `setQueuePosition`: at most one not yet sent per run, the latest state merged
+ * into it). A run's deliveries go out in the order they were queued: one is claimed only once the
+ * first attempt of every earlier one has ended, and a progress event only a second or more after
+ * the first attempt of the run's last one ended.
+ */
 export interface WebhookDelivery {
-  /** `msg_…`, sent as `webhook-id` on every attempt. */
+  /** `msg_…` (`webhook-id.ts`), sent as `webhook-id` on every attempt. */
   id: string;
   runId: string;
   organizationId: string;
   /** The run's environment: only keys of this environment see the delivery. */
   environment: Environment;
-  /** When it was queued (the run's end): the delivery log's order, with `id`. */
+  /** When it was queued: the delivery log's order, with `id`. */
   createdAt: Date;
   url: string;
   eventType: WebhookEventType;
+  /**
+   * For `run.started` and `run.progress`: the run as it stood at the event, `processing` with this
+   * progress and vendor queue position (for a progress event not yet sent, the latest). Null for a
+   * terminal event, whose run no longer changes.
+   */
+  runState: RunStateAtEvent | null;
   /** The exact body, fixed at the first attempt so every retry sends the same bytes. */
   payload: string | null;
   attempts: number;
@@ -248,6 +267,12 @@ export interface WebhookDelivery {
   deliveredAt: Date | null;
   /** The pending attempt is a redelivery (`redeliverWebhook`) of an ended delivery: it is made once, never retried. */
   redelivery: boolean;
+}
+
+export interface RunStateAtEvent {
+  at: Date;
+  progress: number | null;
+  queuePosition: number | null;
 }
 
 /** One request sent to a delivery's receiver. */

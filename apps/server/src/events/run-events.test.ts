@@ -30,9 +30,9 @@ describe("RunEvents", () => {
     events.onRunChanged(run.id, () => heard.push("changed"));
     await store.admitRun({ run, now: at(0) });
     await store.claimRuns({ workerId: "w1", limit: 1, leaseMs: 1000, now: at(1) });
-    await store.setProgress(run.id, 0.5);
+    await store.setProgress(run.id, 0.5, at(2));
     await events.close();
-    await store.setProgress(run.id, 0.6);
+    await store.setProgress(run.id, 0.6, at(3));
     expect(heard).toEqual(["queued", "changed", "changed"]);
   });
 });

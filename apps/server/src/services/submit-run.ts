@@ -25,7 +25,7 @@ import { getRun } from "./get-run.js";
 import { readRunRequest } from "./run-request.js";
 import { checkUploadReferences } from "./uploads.js";
 import type { RunEndWaits } from "./wait-for-run.js";
-import { checkWebhookUrl } from "./webhook-url.js";
+import { checkWebhookEvents, checkWebhookUrl } from "./webhook-url.js";
 
 export type SubmitBody = SubmitRunRequest;
 
@@ -44,12 +44,10 @@ export async function submitRun(
   body: SubmitBody,
   idempotencyKey: string | undefined,
 ): Promise<SubmitOutcome> {
-  const { served, input, price } = await readRunRequest(
-    deps,
-    slug,
-    body.input,
-    body.webhook_url ? checkWebhookUrl(body.webhook_url, deps.config.allowLocalUrls) : [],
-  );
+  const { served, input, price } = await readRunRequest(deps, slug, body.input, [
+    ...(body.webhook_url ? checkWebhookUrl(body.webhook_url, deps.config.allowLocalUrls) : []),
+    ...checkWebhookEvents(body),
+  ]);
   const now = deps.clock.now();
   const scopedKey = idempotencyKey
     ? scopedIdempotencyKey(caller.apiKey.environment, idempotencyKey)
@@ -76,6 +74,7 @@ export async function submitRun(
     endpoint: slug,
     input,
     webhookUrl: body.webhook_url ?? null,
+    ...(body.webhook_events ? { webhookEvents: body.webhook_events } : {}),
     metadata: body.metadata ?? {},
     priceUnit: price.unit,
     unitPrice: price.unitPrice,

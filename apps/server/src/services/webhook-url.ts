@@ -2,7 +2,9 @@
  * Submit-time checks of a webhook URL that cost no network I/O: https
  * only, and no local, private or special-purpose host, unless the operator allows local URLs.
  * A host NAME that resolves to such an address is caught when delivery connects (guardedFetch).
+ * Also: events asked for (`webhook_events`) need a URL.
  */
+import type { SubmitRunRequest } from "@refvid/api-types";
 import type { FieldProblem } from "@refvid/core";
 import { blockedHost } from "../net/address-policy.js";
 
@@ -24,6 +26,20 @@ export function checkWebhookUrl(text: string, allowLocal: boolean): FieldProblem
   if (isLocalHost(url.hostname))
     return problem(`host ${url.hostname} is local or private; webhooks go to public https endpoints`);
   return [];
+}
+
+/** `webhook_events` says what a webhook gets: without `webhook_url` there is none to send them to. */
+export function checkWebhookEvents(
+  body: Pick<SubmitRunRequest, "webhook_url" | "webhook_events">,
+): FieldProblem[] {
+  if (body.webhook_events === undefined || body.webhook_url !== undefined) return [];
+  return [
+    {
+      field: "body.webhook_events",
+      message: "needs a webhook_url to send the events to",
+      rule: "dependentRequired",
+    },
+  ];
 }
 
 /** Local names and addresses in every spelling the URL parser leaves (it already folds decimal, octal and hex IPv4). */

@@ -128,6 +128,62 @@ describe("the webhook dispatcher", () => {
   });
 });
 
+describe("a run's start and progress events", () => {
+  it("carry the run as it stood at each event, go out in order, and progress at most once a second", async () => {
+    const { dispatcher, clock, receiver, store, admit } = await setup(200);
+    const runId = await admit({
+      webhookUrl: `${receiver.url}/hook`,
+      webhookEvents: ["started", "progress", "completed"],
+    });
+    const t0 = clock.now().getTime();
+    await store.claimRuns({ workerId: "w1", limit: 1, leaseMs: 60_000, now: clock.now() });
+    await store.setProgress(runId, 0.25, clock.now());
+    await dispatcher.tick(); // run.started; its progress waits for it
+    await dispatcher.tick();
+    expect(receiver.requests).toHaveLength(2);
+
+    await clock.advance(200);
+    await store.setProgress(runId, 0.5, clock.now());
+    await clock.advance(300);
+    await store.setProgress(runId, 0.6, clock.now()); // merged into the one waiting
+    await dispatcher.tick();
+    expect(receiver.requests).toHaveLength(2);
+    await clock.advance(500);
+    await dispatcher.tick();
+    expect(receiver.requests).toHaveLength(3);
+    await store.completeRun({
+      runId,
+      outcome: { status: "failed", error: runErrors.providerError("the model refused") },
+      now: clock.now(),
+    });
+    await dispatcher.tick();
+
+    const events = [];
+    for (const request of receiver.requests) {
+      const sentAt = new Date(Number(request.headers["webhook-timestamp"]) * 1000);
+      events.push(await verifyWebhook(request.body, request.headers, SECRET, { now: sentAt }));
+    }
+    const iso = (ms: number) => new Date(t0 + ms).toISOString();
+    expect(events.map((e) => [e.type, e.timestamp, e.data.status, e.data.progress])).toEqual([
+      ["run.started", iso(0), "processing", null],
+      ["run.progress", iso(0), "processing", 0.25],
+      ["run.progress", iso(500), "processing", 0.6],
+      ["run.failed", iso(1000), "failed", null],
+    ]);
+    expect(events.slice(0, 3).map((e) => [e.data.started_at, e.data.completed_at, e.data.billing])).toEqual([
+      [iso(0), null, null],
+      [iso(0), null, null],
+      [iso(0), null, null],
+    ]);
+    expect(receiver.requests.map((r) => r.headers["webhook-id"])).toEqual([
+      `msg_${runId.slice(4)}_started`,
+      expect.stringMatching(/_progress_\d+$/),
+      expect.stringMatching(/_progress_\d+$/),
+      `msg_${runId.slice(4)}`,
+    ]);
+  });
+});
+
 /** Waits (on real I/O, not on time) until the store has recorded the delivery's `attempts`th attempt. */
 async function recorded(read: () => Promise<{ attempts: number } | undefined>, attempts: number) {
   const deadline = Date.now() + 5000;

@@ -4,11 +4,13 @@
  * timeouts and redirects (never followed) on the configured schedule; a redelivery asked for
  * through the API is tried once. Each attempt is recorded with its time, status and duration.
  * Delivery goes through the guarded fetcher, so a host that resolves into the operator's network
- * is refused at connect time.
+ * is refused at connect time. Which deliveries are due, in what order per run and how far apart a
+ * run's progress events go, the store decides (`claimWebhookDeliveries`); a run's end wakes the
+ * dispatcher, its start and progress are found by the poll.
  */
 import { performance } from "node:perf_hooks";
 import type { WebhookEvent } from "@refvid/api-types";
-import type { WebhookDelivery } from "@refvid/store";
+import type { RunRecord, RunStateAtEvent, WebhookDelivery } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 import type { WebhookAttemptResult } from "../metrics/metrics.js";
 import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
@@ -77,7 +79,8 @@ export class WebhookDispatcher {
           .catch((err) => this.deps.logger.error({ err, webhookId: delivery.id }, "webhook delivery failed"))
           .finally(() => {
             this.inFlight.delete(send);
-            if (due.length === free) void this.polling.trigger(); // a full batch: more may be waiting
+            // A full batch: more may be waiting. A started or progress event: its run's next one may be.
+            if (due.length === free || delivery.runState) void this.polling.trigger();
           });
         this.inFlight.add(send);
         return send;
@@ -159,13 +162,34 @@ export class WebhookDispatcher {
     );
   }
 
-  private render(delivery: WebhookDelivery, run: Parameters<typeof toApiRun>[0]): string {
-    const data = toApiRun(run, this.deps.signer, this.deps.clock.now());
+  private render(delivery: WebhookDelivery, run: RunRecord): string {
+    const { runState } = delivery;
+    const data = toApiRun(
+      runState ? runAtEvent(run, runState) : run,
+      this.deps.signer,
+      this.deps.clock.now(),
+    );
     const event: WebhookEvent = {
       type: delivery.eventType,
-      timestamp: data.completed_at ?? this.deps.clock.now().toISOString(),
+      timestamp: runState?.at.toISOString() ?? data.completed_at ?? this.deps.clock.now().toISOString(),
       data,
     };
     return JSON.stringify(event);
   }
+}
+
+/** The run as it stood at a started or progress event: processing, with the progress of then. */
+function runAtEvent(run: RunRecord, state: RunStateAtEvent): RunRecord {
+  return {
+    ...run,
+    status: "processing",
+    progress: state.progress,
+    queuePosition: state.queuePosition,
+    startedAt: run.startedAt ?? state.at,
+    completedAt: null,
+    output: null,
+    error: null,
+    charged: null,
+    billableSeconds: null,
+  };
 }

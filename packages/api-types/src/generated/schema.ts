@@ -907,16 +907,75 @@ export interface webhooks {
         put?: never;
         /**
          * A run reached a terminal state
-         * @description Sent to the run's `webhook_url` once, when the run ends. Signed per
-         *     [Standard Webhooks](https://www.standardwebhooks.com/): verify `webhook-signature` with the
-         *     secret from `GET /v1/webhooks/secret` before trusting the body, and reject timestamps more
-         *     than five minutes old.
+         * @description Sent to the run's `webhook_url` once, when the run ends (unless its `webhook_events` leaves
+         *     out `completed`). Signed per [Standard Webhooks](https://www.standardwebhooks.com/): verify
+         *     `webhook-signature` with the secret from `GET /v1/webhooks/secret` before trusting the body,
+         *     and reject timestamps more than five minutes old.
          *
          *     Any `2xx` acknowledges the delivery. Otherwise (another status, a timeout, or a redirect,
          *     which is never followed) it is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h,
          *     always with the same `webhook-id`, so use it to drop duplicates.
+         *
+         *     It is the run's last event: it is sent once the first attempt of each earlier event of the
+         *     run (`run.started`, `run.progress`) has ended, never held back by their retries. A progress
+         *     change not yet sent when the run ends is not sent: this event carries the final state.
          */
         post: operations["runTerminalWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A worker started a run
+         * @description refvid extension, sent only when the run's `webhook_events` names `started`: once per run,
+         *     when a worker first takes it (`status` is `processing`). A run given back to the queue and
+         *     taken again does not send it twice.
+         *
+         *     Signed, acknowledged and retried as the terminal event (`run.terminal`). A run's events are
+         *     sent in order, `run.started`, then `run.progress`, then the terminal one: each waits until the
+         *     first attempt of the one before it has ended. Retries are not held back, so a retried event may
+         *     arrive after a later one, as Standard Webhooks allows: order a run's events by `timestamp`, not
+         *     by arrival.
+         */
+        post: operations["runStartedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A run's progress moved
+         * @description refvid extension, sent only when the run's `webhook_events` names `progress`: while the run is
+         *     `processing`, when its `progress` moves (in steps of 5 % or more) or its `queue_position`
+         *     changes. At most one is sent a second per run: the next goes out a second or more after the
+         *     previous one was answered (or its first attempt failed), and changes meanwhile are merged into
+         *     it, so each event carries the latest state. A change still waiting when the run ends is
+         *     dropped when the terminal event is sent, which carries the final state; otherwise it is sent.
+         *
+         *     Signed, acknowledged, retried and ordered as `run.started` describes.
+         */
+        post: operations["runProgressWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1002,11 +1061,26 @@ export interface components {
         /**
          * Format: uri
          * @description HTTPS URL called once with a signed `run.*` event when the run reaches a terminal state (see
-         *     the `run.terminal` webhook). Plain `http` and local hosts are accepted only when the operator
-         *     allows local URLs.
+         *     the `run.terminal` webhook); `webhook_events` can add the run's start and progress. Plain `http`
+         *     and local hosts are accepted only when the operator allows local URLs.
          * @example https://example.com/hooks/refvid
          */
         WebhookUrl: string;
+        /**
+         * WebhookEvents
+         * @description refvid extension. The run's events its `webhook_url` receives, each named at most once:
+         *     `started` (`run.started`, when a worker starts the run), `progress` (`run.progress`, when its
+         *     `progress` or `queue_position` moves, at most one a second) and `completed` (the terminal
+         *     `run.succeeded`, `run.failed`, `run.timeout` or `run.cancelled`). Absent, it is `["completed"]`:
+         *     one event, when the run ends, as the interface describes. It needs a `webhook_url`: given
+         *     without one, the submit is a `400` naming `body.webhook_events`.
+         * @example [
+         *       "started",
+         *       "progress",
+         *       "completed"
+         *     ]
+         */
+        WebhookEvents: ("started" | "progress" | "completed")[];
         /**
          * @description When true the response is held until the run is terminal and carries the terminal Run. The
          *     `201` status line and the `Location` and `X-Run-Id` headers are sent as soon as the run is
@@ -1033,6 +1107,7 @@ export interface components {
         SubmitModelARunRequest: {
             input: components["schemas"]["ModelAInput"];
             webhook_url?: components["schemas"]["WebhookUrl"];
+            webhook_events?: components["schemas"]["WebhookEvents"];
             sync?: components["schemas"]["SyncFlag"];
             metadata?: components["schemas"]["Metadata"];
         };
@@ -1378,6 +1453,7 @@ export interface components {
         SubmitModelBRunRequest: {
             input: components["schemas"]["ModelBInput"];
             webhook_url?: components["schemas"]["WebhookUrl"];
+            webhook_events?: components["schemas"]["WebhookEvents"];
             sync?: components["schemas"]["SyncFlag"];
             metadata?: components["schemas"]["Metadata"];
         };
@@ -1423,6 +1499,7 @@ export interface components {
         SubmitModelCRunRequest: {
             input: components["schemas"]["ModelCInput"];
             webhook_url?: components["schemas"]["WebhookUrl"];
+            webhook_events?: components["schemas"]["WebhookEvents"];
             sync?: components["schemas"]["SyncFlag"];
             metadata?: components["schemas"]["Metadata"];
         };
@@ -1470,6 +1547,7 @@ export interface components {
         SubmitModelDRunRequest: {
             input: components["schemas"]["ModelDInput"];
             webhook_url?: components["schemas"]["WebhookUrl"];
+            webhook_events?: components["schemas"]["WebhookEvents"];
             sync?: components["schemas"]["SyncFlag"];
             metadata?: components["schemas"]["Metadata"];
         };
@@ -1484,6 +1562,7 @@ export interface components {
                 [key: string]: unknown;
             };
             webhook_url?: components["schemas"]["WebhookUrl"];
+            webhook_events?: components["schemas"]["WebhookEvents"];
             sync?: components["schemas"]["SyncFlag"];
             metadata?: components["schemas"]["Metadata"];
         };
@@ -1810,13 +1889,15 @@ export interface components {
         };
         /**
          * WebhookDelivery
-         * @description The webhook event of one run and every attempt to deliver it, newest last. Every attempt, the
+         * @description One webhook event of a run and every attempt to deliver it, newest last. Every attempt, the
          *     automatic retries and redeliveries alike, sends the same `webhook-id` and the same body bytes,
-         *     each with a fresh signature.
+         *     each with a fresh signature. A run has one delivery per event: its terminal event's, and with
+         *     `webhook_events` its `run.started` and each `run.progress`.
          */
         WebhookDelivery: {
             /**
-             * @description The event's `webhook-id` header, the same on every attempt.
+             * @description The event's `webhook-id` header, the same on every attempt: `msg_` and the run's uuid for
+             *     its terminal event, with `_started` or `_progress_<n>` after it for the others.
              * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
              */
             id: string;
@@ -1829,7 +1910,7 @@ export interface components {
              * @description The event's `type`.
              * @enum {string}
              */
-            event_type: "run.succeeded" | "run.failed" | "run.timeout" | "run.cancelled";
+            event_type: "run.started" | "run.progress" | "run.succeeded" | "run.failed" | "run.timeout" | "run.cancelled";
             /**
              * @description `pending` while an attempt is due or scheduled; `delivered` once a `2xx` acknowledged the
              *     last attempt; `failed` once the last attempt failed and none is scheduled (the retries were
@@ -1839,7 +1920,7 @@ export interface components {
             state: "pending" | "delivered" | "failed";
             /**
              * Format: date-time
-             * @description When the event was queued (the run's end).
+             * @description When the event was queued (the run's start, a progress change, or its end).
              */
             created_at: string;
             /**
@@ -2241,16 +2322,26 @@ export interface components {
         };
         /**
          * WebhookEvent
-         * @description Sent once per run, when it reaches a terminal state.
+         * @description A run's event, as its `webhook_url` receives it. `run.succeeded`, `run.failed`, `run.timeout`
+         *     and `run.cancelled` are sent once, when the run reaches that terminal state (the default, and
+         *     all the interface describes). The run's `webhook_events` adds `run.started`, once, when a worker
+         *     starts the run, and `run.progress` when its `progress` or `queue_position` moves: at most one a
+         *     second, each carrying the latest progress. A run's events are sent in that order, the terminal
+         *     one last; a retry may arrive after a later event.
          */
         WebhookEvent: {
             /** @enum {string} */
-            type: "run.succeeded" | "run.failed" | "run.timeout" | "run.cancelled";
+            type: "run.started" | "run.progress" | "run.succeeded" | "run.failed" | "run.timeout" | "run.cancelled";
             /**
              * Format: date-time
-             * @description When the event happened (the run's `completed_at`).
+             * @description When the event happened: the run's `completed_at` for a terminal event, its `started_at`
+             *     for `run.started`, and when the progress it carries was written for `run.progress`.
              */
             timestamp: string;
+            /**
+             * @description The run at the event: the terminal Run, or for `run.started` and `run.progress` the
+             *     `processing` Run as it stood then.
+             */
             data: components["schemas"]["Run"];
         };
     };
@@ -2497,6 +2588,22 @@ export interface components {
         OrganizationId: string;
         /** @example key_9c2d4e6f8a0b4c1d9e3f5a7b9c1d3e5f */
         ApiKeyId: string;
+        /**
+         * @description Identifier of this event; the same on every attempt. `msg_` and the run's uuid for a terminal
+         *     event, followed by `_started` or `_progress_<n>` for the run's other events.
+         * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
+         */
+        WebhookIdHeader: string;
+        /**
+         * @description Unix time (seconds) of this attempt.
+         * @example 1795000000
+         */
+        WebhookTimestampHeader: number;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}`.
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        WebhookSignatureHeader: string;
     };
     requestBodies: never;
     headers: {
@@ -3157,7 +3264,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Keep the delivery of this run.
+                 * @description Keep the deliveries of this run.
                  * @example run_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
                  */
                 run_id?: string;
@@ -4145,20 +4252,99 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Identifier of this event; the same on every attempt.
+                 * @description Identifier of this event; the same on every attempt. `msg_` and the run's uuid for a terminal
+                 *     event, followed by `_started` or `_progress_<n>` for the run's other events.
                  * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
                  */
-                "webhook-id": string;
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
                 /**
                  * @description Unix time (seconds) of this attempt.
                  * @example 1795000000
                  */
-                "webhook-timestamp": number;
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
                 /**
                  * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}`.
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
-                "webhook-signature": string;
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runStartedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of this event; the same on every attempt. `msg_` and the run's uuid for a terminal
+                 *     event, followed by `_started` or `_progress_<n>` for the run's other events.
+                 * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Unix time (seconds) of this attempt.
+                 * @example 1795000000
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runProgressWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of this event; the same on every attempt. `msg_` and the run's uuid for a terminal
+                 *     event, followed by `_started` or `_progress_<n>` for the run's other events.
+                 * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Unix time (seconds) of this attempt.
+                 * @example 1795000000
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
             };
             path?: never;
             cookie?: never;

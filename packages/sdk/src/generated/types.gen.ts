@@ -5,7 +5,7 @@ export type ClientOptions = {
     baseUrl: `${string}://{base_url}` | (string & {});
 };
 
-export type Webhooks = RunTerminalWebhookWebhookRequest;
+export type Webhooks = RunTerminalWebhookWebhookRequest | RunStartedWebhookWebhookRequest | RunProgressWebhookWebhookRequest;
 
 /**
  * An `http` or `https` URL the service downloads the reference from. It must be reachable from
@@ -84,11 +84,24 @@ export type ApiModelAInput = {
 
 /**
  * HTTPS URL called once with a signed `run.*` event when the run reaches a terminal state (see
- * the `run.terminal` webhook). Plain `http` and local hosts are accepted only when the operator
- * allows local URLs.
+ * the `run.terminal` webhook); `webhook_events` can add the run's start and progress. Plain `http`
+ * and local hosts are accepted only when the operator allows local URLs.
  *
  */
 export type ApiWebhookUrl = string;
+
+/**
+ * WebhookEvents
+ *
+ * refvid extension. The run's events its `webhook_url` receives, each named at most once:
+ * `started` (`run.started`, when a worker starts the run), `progress` (`run.progress`, when its
+ * `progress` or `queue_position` moves, at most one a second) and `completed` (the terminal
+ * `run.succeeded`, `run.failed`, `run.timeout` or `run.cancelled`). Absent, it is `["completed"]`:
+ * one event, when the run ends, as the interface describes. It needs a `webhook_url`: given
+ * without one, the submit is a `400` naming `body.webhook_events`.
+ *
+ */
+export type ApiWebhookEvents = Array<'started' | 'progress' | 'completed'>;
 
 /**
  * When true the response is held until the run is terminal and carries the terminal Run. The
@@ -117,6 +130,7 @@ export type ApiMetadata = {
 export type ApiSubmitModelARunRequest = {
     input: ApiModelAInput;
     webhook_url?: ApiWebhookUrl;
+    webhook_events?: ApiWebhookEvents;
     sync?: ApiSyncFlag;
     metadata?: ApiMetadata;
 };
@@ -500,6 +514,7 @@ export type ApiModelBInput = {
 export type ApiSubmitModelBRunRequest = {
     input: ApiModelBInput;
     webhook_url?: ApiWebhookUrl;
+    webhook_events?: ApiWebhookEvents;
     sync?: ApiSyncFlag;
     metadata?: ApiMetadata;
 };
@@ -546,6 +561,7 @@ export type ApiModelCInput = {
 export type ApiSubmitModelCRunRequest = {
     input: ApiModelCInput;
     webhook_url?: ApiWebhookUrl;
+    webhook_events?: ApiWebhookEvents;
     sync?: ApiSyncFlag;
     metadata?: ApiMetadata;
 };
@@ -592,6 +608,7 @@ export type ApiModelDInput = {
 export type ApiSubmitModelDRunRequest = {
     input: ApiModelDInput;
     webhook_url?: ApiWebhookUrl;
+    webhook_events?: ApiWebhookEvents;
     sync?: ApiSyncFlag;
     metadata?: ApiMetadata;
 };
@@ -611,6 +628,7 @@ export type ApiSubmitRunRequest = {
         [key: string]: unknown;
     };
     webhook_url?: ApiWebhookUrl;
+    webhook_events?: ApiWebhookEvents;
     sync?: ApiSyncFlag;
     metadata?: ApiMetadata;
 };
@@ -1017,14 +1035,17 @@ export type ApiWebhookDeliveryAttempt = {
 /**
  * WebhookDelivery
  *
- * The webhook event of one run and every attempt to deliver it, newest last. Every attempt, the
+ * One webhook event of a run and every attempt to deliver it, newest last. Every attempt, the
  * automatic retries and redeliveries alike, sends the same `webhook-id` and the same body bytes,
- * each with a fresh signature.
+ * each with a fresh signature. A run has one delivery per event: its terminal event's, and with
+ * `webhook_events` its `run.started` and each `run.progress`.
  *
  */
 export type ApiWebhookDelivery = {
     /**
-     * The event's `webhook-id` header, the same on every attempt.
+     * The event's `webhook-id` header, the same on every attempt: `msg_` and the run's uuid for
+     * its terminal event, with `_started` or `_progress_<n>` after it for the others.
+     *
      */
     id: string;
     /**
@@ -1039,7 +1060,7 @@ export type ApiWebhookDelivery = {
     /**
      * The event's `type`.
      */
-    event_type: 'run.succeeded' | 'run.failed' | 'run.timeout' | 'run.cancelled';
+    event_type: 'run.started' | 'run.progress' | 'run.succeeded' | 'run.failed' | 'run.timeout' | 'run.cancelled';
     /**
      * `pending` while an attempt is due or scheduled; `delivered` once a `2xx` acknowledged the
      * last attempt; `failed` once the last attempt failed and none is scheduled (the retries were
@@ -1048,7 +1069,7 @@ export type ApiWebhookDelivery = {
      */
     state: 'pending' | 'delivered' | 'failed';
     /**
-     * When the event was queued (the run's end).
+     * When the event was queued (the run's start, a progress change, or its end).
      */
     created_at: string;
     /**
@@ -1531,14 +1552,27 @@ export type ApiAdminRunPage = {
 /**
  * WebhookEvent
  *
- * Sent once per run, when it reaches a terminal state.
+ * A run's event, as its `webhook_url` receives it. `run.succeeded`, `run.failed`, `run.timeout`
+ * and `run.cancelled` are sent once, when the run reaches that terminal state (the default, and
+ * all the interface describes). The run's `webhook_events` adds `run.started`, once, when a worker
+ * starts the run, and `run.progress` when its `progress` or `queue_position` moves: at most one a
+ * second, each carrying the latest progress. A run's events are sent in that order, the terminal
+ * one last; a retry may arrive after a later event.
+ *
  */
 export type ApiWebhookEvent = {
-    type: 'run.succeeded' | 'run.failed' | 'run.timeout' | 'run.cancelled';
+    type: 'run.started' | 'run.progress' | 'run.succeeded' | 'run.failed' | 'run.timeout' | 'run.cancelled';
     /**
-     * When the event happened (the run's `completed_at`).
+     * When the event happened: the run's `completed_at` for a terminal event, its `started_at`
+     * for `run.started`, and when the progress it carries was written for `run.progress`.
+     *
      */
     timestamp: string;
+    /**
+     * The run at the event: the terminal Run, or for `run.started` and `run.progress` the
+     * `processing` Run as it stood then.
+     *
+     */
     data: ApiRun;
 };
 
@@ -1581,6 +1615,23 @@ export type ApiPageCursor = string;
 export type ApiOrganizationId = string;
 
 export type ApiApiKeyId = string;
+
+/**
+ * Identifier of this event; the same on every attempt. `msg_` and the run's uuid for a terminal
+ * event, followed by `_started` or `_progress_<n>` for the run's other events.
+ *
+ */
+export type ApiWebhookIdHeader = string;
+
+/**
+ * Unix time (seconds) of this attempt.
+ */
+export type ApiWebhookTimestampHeader = number;
+
+/**
+ * Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}`.
+ */
+export type ApiWebhookSignatureHeader = string;
 
 export type SubmitModelARunData = {
     body: ApiSubmitModelARunRequest;
@@ -2399,7 +2450,7 @@ export type ListWebhookDeliveriesData = {
     path?: never;
     query?: {
         /**
-         * Keep the delivery of this run.
+         * Keep the deliveries of this run.
          */
         run_id?: string;
         /**
@@ -3528,6 +3579,24 @@ export type RunTerminalWebhookWebhookPayload = ApiWebhookEvent;
 export type RunTerminalWebhookWebhookRequest = {
     body: RunTerminalWebhookWebhookPayload;
     key: 'run.terminal';
+    path?: never;
+    query?: never;
+};
+
+export type RunStartedWebhookWebhookPayload = ApiWebhookEvent;
+
+export type RunStartedWebhookWebhookRequest = {
+    body: RunStartedWebhookWebhookPayload;
+    key: 'run.started';
+    path?: never;
+    query?: never;
+};
+
+export type RunProgressWebhookWebhookPayload = ApiWebhookEvent;
+
+export type RunProgressWebhookWebhookRequest = {
+    body: RunProgressWebhookWebhookPayload;
+    key: 'run.progress';
     path?: never;
     query?: never;
 };

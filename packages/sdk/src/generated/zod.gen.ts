@@ -89,11 +89,28 @@ export const zModelAInput = z.object({
 
 /**
  * HTTPS URL called once with a signed `run.*` event when the run reaches a terminal state (see
- * the `run.terminal` webhook). Plain `http` and local hosts are accepted only when the operator
- * allows local URLs.
+ * the `run.terminal` webhook); `webhook_events` can add the run's start and progress. Plain `http`
+ * and local hosts are accepted only when the operator allows local URLs.
  *
  */
 export const zWebhookUrl = z.url().max(2048).regex(/^https?:\/\//);
+
+/**
+ * WebhookEvents
+ *
+ * refvid extension. The run's events its `webhook_url` receives, each named at most once:
+ * `started` (`run.started`, when a worker starts the run), `progress` (`run.progress`, when its
+ * `progress` or `queue_position` moves, at most one a second) and `completed` (the terminal
+ * `run.succeeded`, `run.failed`, `run.timeout` or `run.cancelled`). Absent, it is `["completed"]`:
+ * one event, when the run ends, as the interface describes. It needs a `webhook_url`: given
+ * without one, the submit is a `400` naming `body.webhook_events`.
+ *
+ */
+export const zWebhookEvents = z.array(z.enum([
+    'started',
+    'progress',
+    'completed'
+])).min(1).max(3);
 
 /**
  * When true the response is held until the run is terminal and carries the terminal Run. The
@@ -120,6 +137,7 @@ export const zMetadata = z.record(z.string(), z.string().max(500));
 export const zSubmitModelARunRequest = z.object({
     input: zModelAInput,
     webhook_url: zWebhookUrl.optional(),
+    webhook_events: zWebhookEvents.optional(),
     sync: zSyncFlag.optional(),
     metadata: zMetadata.optional()
 });
@@ -375,6 +393,7 @@ export const zModelBInput = z.object({
 export const zSubmitModelBRunRequest = z.object({
     input: zModelBInput,
     webhook_url: zWebhookUrl.optional(),
+    webhook_events: zWebhookEvents.optional(),
     sync: zSyncFlag.optional(),
     metadata: zMetadata.optional()
 });
@@ -410,6 +429,7 @@ export const zModelCInput = z.object({
 export const zSubmitModelCRunRequest = z.object({
     input: zModelCInput,
     webhook_url: zWebhookUrl.optional(),
+    webhook_events: zWebhookEvents.optional(),
     sync: zSyncFlag.optional(),
     metadata: zMetadata.optional()
 });
@@ -446,6 +466,7 @@ export const zModelDInput = z.object({
 export const zSubmitModelDRunRequest = z.object({
     input: zModelDInput,
     webhook_url: zWebhookUrl.optional(),
+    webhook_events: zWebhookEvents.optional(),
     sync: zSyncFlag.optional(),
     metadata: zMetadata.optional()
 });
@@ -460,6 +481,7 @@ export const zSubmitModelDRunRequest = z.object({
 export const zSubmitRunRequest = z.object({
     input: z.record(z.string(), z.unknown()),
     webhook_url: zWebhookUrl.optional(),
+    webhook_events: zWebhookEvents.optional(),
     sync: zSyncFlag.optional(),
     metadata: zMetadata.optional()
 });
@@ -681,9 +703,10 @@ export const zWebhookDeliveryAttempt = z.object({
 /**
  * WebhookDelivery
  *
- * The webhook event of one run and every attempt to deliver it, newest last. Every attempt, the
+ * One webhook event of a run and every attempt to deliver it, newest last. Every attempt, the
  * automatic retries and redeliveries alike, sends the same `webhook-id` and the same body bytes,
- * each with a fresh signature.
+ * each with a fresh signature. A run has one delivery per event: its terminal event's, and with
+ * `webhook_events` its `run.started` and each `run.progress`.
  *
  */
 export const zWebhookDelivery = z.object({
@@ -692,6 +715,8 @@ export const zWebhookDelivery = z.object({
     environment: zEnvironment,
     url: z.string(),
     event_type: z.enum([
+        'run.started',
+        'run.progress',
         'run.succeeded',
         'run.failed',
         'run.timeout',
@@ -1017,10 +1042,18 @@ export const zAdminRunPage = z.object({
 /**
  * WebhookEvent
  *
- * Sent once per run, when it reaches a terminal state.
+ * A run's event, as its `webhook_url` receives it. `run.succeeded`, `run.failed`, `run.timeout`
+ * and `run.cancelled` are sent once, when the run reaches that terminal state (the default, and
+ * all the interface describes). The run's `webhook_events` adds `run.started`, once, when a worker
+ * starts the run, and `run.progress` when its `progress` or `queue_position` moves: at most one a
+ * second, each carrying the latest progress. A run's events are sent in that order, the terminal
+ * one last; a retry may arrive after a later event.
+ *
  */
 export const zWebhookEvent = z.object({
     type: z.enum([
+        'run.started',
+        'run.progress',
         'run.succeeded',
         'run.failed',
         'run.timeout',
@@ -1069,6 +1102,23 @@ export const zPageCursor = z.string().min(1).max(512);
 export const zOrganizationId = z.string().min(1).max(100);
 
 export const zApiKeyId = z.string().min(1).max(100);
+
+/**
+ * Identifier of this event; the same on every attempt. `msg_` and the run's uuid for a terminal
+ * event, followed by `_started` or `_progress_<n>` for the run's other events.
+ *
+ */
+export const zWebhookIdHeader = z.string();
+
+/**
+ * Unix time (seconds) of this attempt.
+ */
+export const zWebhookTimestampHeader = z.int();
+
+/**
+ * Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}`.
+ */
+export const zWebhookSignatureHeader = z.string();
 
 export const zSubmitModelARunBody = zSubmitModelARunRequest;
 
@@ -1487,6 +1537,28 @@ export const zReceiveVendorHookResponse = z.object({
 });
 
 export const zRunTerminalWebhookWebhookRequest = z.object({
+    body: zWebhookEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string(),
+        'webhook-timestamp': z.int(),
+        'webhook-signature': z.string()
+    })
+});
+
+export const zRunStartedWebhookWebhookRequest = z.object({
+    body: zWebhookEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string(),
+        'webhook-timestamp': z.int(),
+        'webhook-signature': z.string()
+    })
+});
+
+export const zRunProgressWebhookWebhookRequest = z.object({
     body: zWebhookEvent,
     path: z.never().optional(),
     query: z.never().optional(),

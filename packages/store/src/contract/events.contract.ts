@@ -23,7 +23,7 @@ export function eventsContract(makeStore: StoreFactory): void {
 
         await store.claimRuns({ workerId: "w1", limit: 5, leaseMs: 1000, now: at(1) });
         expect(heard.slice(1)).toEqual([{ kind: "changed", runIds: [run.id] }]);
-        await store.setProgress(run.id, 0.5);
+        await store.setProgress(run.id, 0.5, at(2));
         expect(heard.slice(2)).toEqual([{ kind: "changed", runIds: [run.id] }]);
 
         const requeue = await store.requeueExpiredLeases({ now: at(5000), maxAttempts: 3, limit: 10 });
@@ -49,7 +49,7 @@ export function eventsContract(makeStore: StoreFactory): void {
       try {
         expect((await store.admitRun({ run: newRun(broke), now: at(0) })).kind).toBe("rejected");
         expect(await store.claimRuns({ workerId: "w1", limit: 5, leaseMs: 1000, now: at(1) })).toEqual([]);
-        await store.setProgress("run_unknown", 0.5);
+        await store.setProgress("run_unknown", 0.5, at(1));
         await store.requeueExpiredLeases({ now: at(2), maxAttempts: 3, limit: 10 });
         await store.admitRun({ run, now: at(3) });
         await store.completeRun({ runId: run.id, outcome: failed, now: at(4) });
@@ -57,7 +57,7 @@ export function eventsContract(makeStore: StoreFactory): void {
         expect((await store.completeRun({ runId: run.id, outcome: failed, now: at(5) })).kind).toBe(
           "already_terminal",
         );
-        await store.setProgress(run.id, 0.9);
+        await store.setProgress(run.id, 0.9, at(5));
         expect(heard).toEqual([{ kind: "queued" }, { kind: "ended", runId: run.id }]);
       } finally {
         await unsubscribe();

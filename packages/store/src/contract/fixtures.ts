@@ -1,6 +1,6 @@
 /** Builders shared by the contract suite and the property tests. */
 import { createHash, randomUUID } from "node:crypto";
-import { amountFor, type Micros, type PriceUnit } from "@refvid/core";
+import { amountFor, type Micros, type PriceUnit, type WebhookSubscription } from "@refvid/core";
 import type { Environment, NewRun, Store } from "../types.js";
 
 export const T0 = new Date("2026-11-22T10:00:00.000Z");
@@ -84,6 +84,7 @@ export function newRun(
     seconds?: number;
     createdAt?: Date;
     webhookUrl?: string;
+    webhookEvents?: WebhookSubscription[];
     metadata?: Record<string, string>;
     endpoint?: NewRun["endpoint"];
   } = {},
@@ -99,6 +100,7 @@ export function newRun(
     endpoint: options.endpoint ?? "lab-d/model-d/reference-to-video",
     input: { prompt: `run ${sequence}` },
     webhookUrl: options.webhookUrl ?? null,
+    ...(options.webhookEvents ? { webhookEvents: options.webhookEvents } : {}),
     metadata: options.metadata ?? {},
     priceUnit,
     unitPrice,

@@ -20,6 +20,7 @@ import { statsContract } from "./stats.contract.js";
 import { uploadsContract } from "./uploads.contract.js";
 import { usageContract } from "./usage.contract.js";
 import { vendorLogContract } from "./vendor-log.contract.js";
+import { webhookEventsContract } from "./webhook-events.contract.js";
 import { webhookLogContract } from "./webhook-log.contract.js";
 import { webhooksContract } from "./webhooks.contract.js";
 
@@ -39,6 +40,7 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
     statsContract(makeStore);
     webhooksContract(makeStore);
     webhookLogContract(makeStore);
+    webhookEventsContract(makeStore);
     vendorLogContract(makeStore);
     invariantsContract(makeStore);
     adminListsContract(makeStore);

@@ -60,7 +60,7 @@ export function lifecycleContract(makeStore: StoreFactory): void {
       expect(await store.renewLease({ runId: run.id, workerId: "w2", leaseMs: 1000, now: at(500) })).toBe(
         false,
       );
-      await store.setProgress(run.id, 0.5);
+      await store.setProgress(run.id, 0.5, at(500));
       expect((await store.getRun(tenant.organizationId, run.id))?.progress).toBe(0.5);
       await store.completeRun({ runId: run.id, outcome: failed, now: at(600) });
       expect(await store.renewLease({ runId: run.id, workerId: "w1", leaseMs: 1000, now: at(700) })).toBe(

@@ -72,7 +72,7 @@ export function vendorLogContract(makeStore: StoreFactory): void {
       const tenant = await makeTenant(store, { balance: 10_000_000 });
       const run = newRun(tenant);
       await store.admitRun({ run, now: at(0) });
-      await store.setQueuePosition(run.id, 3); // queued, not processing: nothing
+      await store.setQueuePosition(run.id, 3, at(0)); // queued, not processing: nothing
       expect((await store.getRunById(run.id))?.queuePosition ?? null).toBeNull();
       await store.claimRuns({ workerId: "w1", limit: 1, leaseMs: 60_000, now: at(1) });
       const heard: StoreEvent[] = [];
@@ -80,10 +80,10 @@ export function vendorLogContract(makeStore: StoreFactory): void {
         if (event.kind !== "subscription") heard.push(event);
       });
       try {
-        await store.setQueuePosition(run.id, 3);
-        await store.setQueuePosition(run.id, 3);
+        await store.setQueuePosition(run.id, 3, at(2));
+        await store.setQueuePosition(run.id, 3, at(3));
         expect((await store.getRunById(run.id))?.queuePosition).toBe(3);
-        await store.setQueuePosition(run.id, null);
+        await store.setQueuePosition(run.id, null, at(4));
         expect((await store.getRunById(run.id))?.queuePosition).toBeNull();
         expect(heard).toEqual([
           { kind: "changed", runIds: [run.id] },

@@ -46,6 +46,7 @@ export function copyRun(run: RunRecord): RunRecord {
     input: copy(run.input),
     status: run.status,
     webhookUrl: run.webhookUrl,
+    webhookEvents: [...run.webhookEvents],
     metadata: copy(run.metadata),
     reserved: run.reserved,
     priceUnit: run.priceUnit,

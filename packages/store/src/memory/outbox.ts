@@ -1,21 +1,32 @@
 /**
- * MemoryOutbox: every delivery with its attempts, the pending ones in the order they were due, and
- * per organization and environment the delivery ids in keyset order (newest last) for the log.
+ * MemoryOutbox: every delivery with its attempts, the pending ones in the order they were queued,
+ * each run's deliveries in order, and per organization and environment the delivery ids in keyset
+ * order (newest last) for the log.
  */
-import type { WebhookEventType } from "@refvid/core";
+import type { TerminalWebhookEvent, WebhookEventType } from "@refvid/core";
 import type {
   Environment,
   RunRecord,
+  RunStateAtEvent,
   WebhookAttempt,
   WebhookAttemptResult,
   WebhookDelivery,
   WebhookDeliveryLog,
   WebhookDeliverySearch,
 } from "../types.js";
-import { webhookIdOf } from "../webhook-id.js";
+import { progressWebhookIdOf, startedWebhookIdOf, webhookIdOf } from "../webhook-id.js";
 import { newestFirst } from "./run-index.js";
 
 const scopeOf = (organizationId: string, environment: Environment) => `${environment}\u0000${organizationId}`;
+
+/** The least time between the first attempts of two progress events of one run. */
+const PROGRESS_SPACING_MS = 1000;
+
+const stateOf = (run: RunRecord, at: Date): RunStateAtEvent => ({
+  at,
+  progress: run.progress,
+  queuePosition: run.queuePosition ?? null,
+});
 
 export class MemoryOutbox {
   private readonly deliveries = new Map<string, WebhookDelivery>();
@@ -23,39 +34,39 @@ export class MemoryOutbox {
   private readonly pending = new Map<string, WebhookDelivery>();
   private readonly histories = new Map<string, WebhookAttempt[]>();
   private readonly byScope = new Map<string, string[]>();
+  /** Each run's deliveries, in the order they were queued. */
+  private readonly byRun = new Map<string, WebhookDelivery[]>();
+  /** Each delivery's first attempt: when it was claimed, then when it ended. */
+  private readonly firstAttempts = new Map<string, Date>();
+  private seq = 0;
 
-  /** The one event of a run that just ended, due at once. */
-  enqueue({
-    run,
-    url,
-    eventType,
-    now,
-  }: {
-    run: RunRecord;
-    url: string;
-    eventType: WebhookEventType;
-    now: Date;
-  }): void {
-    const delivery: WebhookDelivery = {
-      id: webhookIdOf(run.id),
-      runId: run.id,
-      organizationId: run.organizationId,
-      environment: run.environment,
-      createdAt: now,
-      url,
-      eventType,
-      payload: null,
-      attempts: 0,
-      nextAttemptAt: now,
-      state: "pending",
-      lastError: null,
-      deliveredAt: null,
-      redelivery: false,
-    };
-    this.deliveries.set(delivery.id, delivery);
-    this.pending.set(delivery.id, delivery);
-    this.histories.set(delivery.id, []);
-    this.index(delivery);
+  /** The terminal event of a run that just ended, due at once: its progress event not yet sent is dropped. */
+  ended(run: RunRecord, eventType: TerminalWebhookEvent, now: Date): void {
+    const unsent = this.unsentProgress(run.id);
+    if (unsent) this.drop(unsent);
+    this.add(run, eventType, now, now, null, webhookIdOf(run.id));
+  }
+
+  /** The `run.started` event of a run a worker took, once per run. */
+  started(run: RunRecord, now: Date): void {
+    const id = startedWebhookIdOf(run.id);
+    if (!this.deliveries.has(id)) this.add(run, "run.started", now, now, stateOf(run, now), id);
+  }
+
+  /**
+   * A change of the run's progress: merged into its progress event not yet sent, or a new one, due
+   * a second after the first attempt of the run's last one.
+   */
+  progressed(run: RunRecord, now: Date): void {
+    const unsent = this.unsentProgress(run.id);
+    if (unsent) {
+      unsent.runState = stateOf(run, now);
+      return;
+    }
+    const last = this.lastProgressAttempt(run.id);
+    const due =
+      last && last + PROGRESS_SPACING_MS > now.getTime() ? new Date(last + PROGRESS_SPACING_MS) : now;
+    this.add(run, "run.progress", now, due, stateOf(run, now));
   }
 
   /** Due deliveries, each held for `leaseMs` so another dispatcher takes it only if this one dies (the live records: copy before handing out). */
@@ -63,8 +74,9 @@ export class MemoryOutbox {
     const due: WebhookDelivery[] = [];
     for (const delivery of this.pending.values()) {
       if (due.length >= limit) break;
-      if (delivery.state !== "pending" || delivery.nextAttemptAt > now) continue;
+      if (delivery.state !== "pending" || delivery.nextAttemptAt > now || this.held(delivery, now)) continue;
       delivery.nextAttemptAt = new Date(now.getTime() + leaseMs);
+      if (!this.firstAttempts.has(delivery.id)) this.firstAttempts.set(delivery.id, now);
       due.push(delivery);
     }
     return due;
@@ -73,6 +85,7 @@ export class MemoryOutbox {
   record(id: string, result: WebhookAttemptResult): void {
     const delivery = this.deliveries.get(id);
     if (delivery?.state !== "pending") return;
+    if (delivery.attempts === 0) this.firstAttempts.set(id, result.now);
     delivery.attempts += 1;
     delivery.payload ??= result.payload;
     delivery.redelivery = false;
@@ -103,7 +116,7 @@ export class MemoryOutbox {
   }
 
   list(runId: string): WebhookDelivery[] {
-    return [...this.deliveries.values()].filter((d) => d.runId === runId);
+    return [...(this.byRun.get(runId) ?? [])];
   }
 
   /** A page of the log, newest first. */
@@ -115,11 +128,11 @@ export class MemoryOutbox {
       (!search.state || d.state === search.state) &&
       (!search.after || newestFirst(d, search.after) > 0);
     if (search.runId !== undefined) {
-      // One event per run: its delivery's id follows from the run's.
-      const delivery = this.deliveries.get(webhookIdOf(search.runId));
-      return matches(delivery) && delivery.runId === search.runId && search.limit > 0
-        ? [this.logOf(delivery)]
-        : [];
+      return (this.byRun.get(search.runId) ?? [])
+        .filter(matches)
+        .sort(newestFirst)
+        .slice(0, Math.max(search.limit, 0))
+        .map((delivery) => this.logOf(delivery));
     }
     const ids = this.byScope.get(scopeOf(search.organizationId, search.environment)) ?? [];
     const found: WebhookDeliveryLog[] = [];
@@ -158,11 +171,89 @@ export class MemoryOutbox {
     return this.logOf(delivery);
   }
 
+  private add(
+    run: RunRecord,
+    eventType: WebhookEventType,
+    now: Date,
+    due: Date,
+    runState: RunStateAtEvent | null,
+    id?: string,
+  ): void {
+    this.seq += 1;
+    const delivery: WebhookDelivery = {
+      id: id ?? progressWebhookIdOf(run.id, this.seq),
+      runId: run.id,
+      organizationId: run.organizationId,
+      environment: run.environment,
+      createdAt: now,
+      url: run.webhookUrl as string,
+      eventType,
+      runState,
+      payload: null,
+      attempts: 0,
+      nextAttemptAt: due,
+      state: "pending",
+      lastError: null,
+      deliveredAt: null,
+      redelivery: false,
+    };
+    this.deliveries.set(delivery.id, delivery);
+    this.pending.set(delivery.id, delivery);
+    this.histories.set(delivery.id, []);
+    this.index(delivery);
+    const ofRun = this.byRun.get(run.id);
+    if (ofRun) ofRun.push(delivery);
+    else this.byRun.set(run.id, [delivery]);
+  }
+
+  /** Forgets a delivery never sent. */
+  private drop(delivery: WebhookDelivery): void {
+    this.deliveries.delete(delivery.id);
+    this.pending.delete(delivery.id);
+    this.histories.delete(delivery.id);
+    const ids = this.byScope.get(scopeOf(delivery.organizationId, delivery.environment)) ?? [];
+    ids.splice(ids.lastIndexOf(delivery.id), 1);
+    const ofRun = this.byRun.get(delivery.runId) ?? [];
+    ofRun.splice(ofRun.indexOf(delivery), 1);
+  }
+
+  /**
+   * Whether a due delivery waits: an earlier event of its run has not had its first attempt yet
+   * (the run's events go out in order), or it is a progress event within a second of the run's
+   * last one.
+   */
+  private held(delivery: WebhookDelivery, now: Date): boolean {
+    for (const earlier of this.byRun.get(delivery.runId) ?? []) {
+      if (earlier === delivery) break;
+      if (earlier.state === "pending" && earlier.attempts === 0) return true;
+    }
+    if (delivery.eventType !== "run.progress" || this.firstAttempts.has(delivery.id)) return false;
+    const last = this.lastProgressAttempt(delivery.runId);
+    return last !== undefined && now.getTime() - last < PROGRESS_SPACING_MS;
+  }
+
+  /** The run's progress event not yet claimed, if any (there is at most one). */
+  private unsentProgress(runId: string): WebhookDelivery | undefined {
+    return this.byRun
+      .get(runId)
+      ?.find((d) => d.eventType === "run.progress" && !this.firstAttempts.has(d.id));
+  }
+
+  /** The latest first attempt of the run's progress events (epoch ms; see `firstAttempts`). */
+  private lastProgressAttempt(runId: string): number | undefined {
+    let last: number | undefined;
+    for (const d of this.byRun.get(runId) ?? []) {
+      const sent = d.eventType === "run.progress" ? this.firstAttempts.get(d.id)?.getTime() : undefined;
+      if (sent !== undefined && (last === undefined || sent > last)) last = sent;
+    }
+    return last;
+  }
+
   private logOf(delivery: WebhookDelivery): WebhookDeliveryLog {
     return structuredClone({ ...delivery, history: this.histories.get(delivery.id) ?? [] });
   }
 
-  /** Places a delivery in its scope's keyset order: an append unless another ended in the same millisecond. */
+  /** Places a delivery in its scope's keyset order: an append unless another was queued in the same millisecond. */
   private index(delivery: WebhookDelivery): void {
     const scope = scopeOf(delivery.organizationId, delivery.environment);
     let ids = this.byScope.get(scope);

@@ -18,6 +18,20 @@ async function databaseAt(through: string): Promise<Database> {
   return db;
 }
 
+/** Organization `org_a` and its live key `key_live`, as every schema since 000006 holds them. */
+async function organizationWithKey(db: Database): Promise<void> {
+  await db.query(
+    `insert into organizations (id, name, created_at, tier, concurrency_limit, webhook_secret)
+     values ('org_a', 'A', $1, 'starter', 10, 'whsec_x')`,
+    [T0],
+  );
+  await db.query(
+    `insert into api_keys (id, organization_id, environment, key_hash, key_prefix, max_concurrency, rate_limit_per_minute, created_at)
+     values ('key_live', 'org_a', 'live', 'h1', 'sk-live-', 10, 120, $1)`,
+    [T0],
+  );
+}
+
 describe("000006 environments", () => {
   it("moves test runs in flight out of the live counts and the reservation, and scopes idempotency keys", async () => {
     const db = await databaseAt("000005");
@@ -83,14 +97,10 @@ describe("000006 environments", () => {
 describe("000007 webhook attempts", () => {
   it("puts each existing delivery in its run's environment, queued at the run's end, in the log", async () => {
     const db = await databaseAt("000006");
-    await db.query(
-      `insert into organizations (id, name, created_at, tier, concurrency_limit, webhook_secret)
-       values ('org_a', 'A', $1, 'starter', 10, 'whsec_x')`,
-      [T0],
-    );
+    await organizationWithKey(db);
     await db.query(
       `insert into api_keys (id, organization_id, environment, key_hash, key_prefix, max_concurrency, rate_limit_per_minute, created_at)
-       values ('key_live', 'org_a', 'live', 'h1', 'sk-live-', 10, 120, $1), ('key_test', 'org_a', 'test', 'h2', 'sk-test-', 10, 120, $1)`,
+       values ('key_test', 'org_a', 'test', 'h2', 'sk-test-', 10, 120, $1)`,
       [T0],
     );
     const ended = (id: string, key: string, environment: string, completedAt: Date) =>
@@ -157,5 +167,49 @@ describe("000012 run price unit", () => {
     await expect(db.query("update runs set price_unit = 'minute' where id = 'run_a'")).rejects.toThrow(
       /price_unit/,
     );
+  });
+});
+
+describe("000015 webhook events", () => {
+  it("gives every run the terminal event alone, keeps each delivery, and lets a run have several", async () => {
+    const db = await databaseAt("000014");
+    await organizationWithKey(db);
+    await db.query(
+      `insert into runs (id, organization_id, api_key_id, environment, endpoint, input, status, reserved, unit_price,
+         reserved_seconds, charged, created_at, completed_at, webhook_url)
+       values ('run_a', 'org_a', 'key_live', 'live', 'lab-d/model-d/reference-to-video', '{}', 'failed', 0, 0, 5, 0, $1, $1,
+         'https://example.com/h')`,
+      [T0],
+    );
+    const sent = new Date(T0.getTime() + 500);
+    await db.query(
+      `insert into webhook_deliveries (id, run_id, organization_id, environment, created_at, url, event_type, attempts,
+         next_attempt_at, state, delivered_at)
+       values ('msg_a', 'run_a', 'org_a', 'live', $1, 'https://example.com/h', 'run.failed', 1, $1, 'delivered', $2)`,
+      [T0, sent],
+    );
+    await db.query(
+      `insert into webhook_attempts (delivery_id, number, attempted_at, status, error, duration_ms)
+       values ('msg_a', 1, $1, 200, null, 10)`,
+      [sent],
+    );
+
+    expect(await migrate(db)).toContain("000015_webhook_events.sql");
+
+    const store = new PostgresStore(db);
+    expect((await store.getRun("org_a", "run_a"))?.webhookEvents).toEqual(["completed"]);
+    expect(await store.listWebhookDeliveries("run_a")).toMatchObject([
+      { id: "msg_a", eventType: "run.failed", state: "delivered", runState: null },
+    ]);
+    expect((await db.query("select first_attempt_at from webhook_deliveries")).rows).toEqual([
+      { first_attempt_at: new Date(sent.getTime() + 10) },
+    ]);
+    await db.query(
+      `insert into webhook_deliveries (id, run_id, organization_id, environment, created_at, url, event_type,
+         next_attempt_at, state)
+       values ('msg_a_started', 'run_a', 'org_a', 'live', $1, 'https://example.com/h', 'run.started', $1, 'pending')`,
+      [T0],
+    );
+    expect((await store.listWebhookDeliveries("run_a")).map((d) => d.id)).toEqual(["msg_a", "msg_a_started"]);
   });
 });

@@ -71,13 +71,13 @@ export class PostgresStore implements T.Store {
   readonly listVendorEvents: T.Store["listVendorEvents"] = (...args) => q.listVendorEvents(this.db, ...args);
   readonly findRunByUpstream: T.Store["findRunByUpstream"] = (...args) =>
     q.findRunByUpstream(this.db, ...args);
-  readonly setQueuePosition: T.Store["setQueuePosition"] = async (runId, position) => {
-    if (await q.setQueuePosition(this.db, this.origin, runId, position)) {
+  readonly setQueuePosition: T.Store["setQueuePosition"] = async (runId, position, now) => {
+    if (await q.setQueuePosition(this.db, this.origin, runId, position, now)) {
       this.events.emit({ kind: "changed", runIds: [runId] });
     }
   };
-  readonly setProgress: T.Store["setProgress"] = async (runId, progress) => {
-    if (await q.setProgress(this.db, this.origin, runId, progress)) {
+  readonly setProgress: T.Store["setProgress"] = async (runId, progress, now) => {
+    if (await q.setProgress(this.db, this.origin, runId, progress, now)) {
       this.events.emit({ kind: "changed", runIds: [runId] });
     }
   };

@@ -88,6 +88,7 @@ export function toRun(r: Row): RunRecord {
     input: r.input as Record<string, unknown>,
     status: r.status as RunStatus,
     webhookUrl: (r.webhook_url as string | null) ?? null,
+    webhookEvents: r.webhook_events as RunRecord["webhookEvents"],
     metadata: (r.metadata as Record<string, string>) ?? {},
     reserved: micros(r.reserved, "reserved"),
     priceUnit: priceUnit(r.price_unit),
@@ -136,6 +137,14 @@ export function toDelivery(r: Row): WebhookDelivery {
     createdAt: date(r.created_at),
     url: String(r.url),
     eventType: r.event_type as WebhookDelivery["eventType"],
+    runState:
+      r.state_at === null || r.state_at === undefined
+        ? null
+        : {
+            at: date(r.state_at),
+            progress: numOrNull(r.state_progress),
+            queuePosition: numOrNull(r.state_queue_position),
+          },
     payload: (r.payload as string | null) ?? null,
     attempts: num(r.attempts),
     nextAttemptAt: date(r.next_attempt_at),

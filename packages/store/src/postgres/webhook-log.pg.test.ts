@@ -78,7 +78,7 @@ describe("the delivery log's search plan", () => {
       "webhook_deliveries_log_state",
       "any",
     ],
-    ["a run's delivery", { limit: 21, runId: "run_7" }, "webhook_deliveries_run_id_key", "any"],
+    ["a run's deliveries", { limit: 21, runId: "run_7" }, "webhook_deliveries_by_run", "any"],
   ])("reads %s through an index", async (_name, search, index, order) => {
     const text = await plan(search);
     expect(text).toMatch(new RegExp(`(Index Scan using|Bitmap Index Scan on) ${index}\\b`));

@@ -3,6 +3,7 @@ import {
   admissionState,
   afterAdmission,
   concurrencyRemaining,
+  DEFAULT_WEBHOOK_EVENTS,
   decideAdmission,
   decideIdempotency,
   type IdempotencyRecord,
@@ -144,13 +145,13 @@ async function insertRuns(
          k as (update api_keys k set in_flight = d.in_flight from unnest($5::text[], $6::int[]) as d (id, in_flight)
            where k.id = d.id),
          r as (insert into runs (id, organization_id, api_key_id, environment, endpoint, input, status, webhook_url, metadata,
-             reserved, price_unit, unit_price, reserved_seconds, created_at)
+             reserved, price_unit, unit_price, reserved_seconds, created_at, webhook_events)
            select id, organization_id, api_key_id, environment, endpoint, input, 'queued', webhook_url, metadata, reserved,
-             price_unit, unit_price, reserved_seconds, created_at
+             price_unit, unit_price, reserved_seconds, created_at, webhook_events
            from unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::jsonb[], $13::text[], $14::jsonb[],
-             $15::bigint[], $16::text[], $17::bigint[], $18::int[], $19::timestamptz[])
+             $15::bigint[], $16::text[], $17::bigint[], $18::int[], $19::timestamptz[], $22::jsonb[])
              as n (id, organization_id, api_key_id, environment, endpoint, input, webhook_url, metadata, reserved, price_unit,
-               unit_price, reserved_seconds, created_at)
+               unit_price, reserved_seconds, created_at, webhook_events)
            returning ${RUN_COLUMNS}),
          notified as (select pg_notify($20, $21))
      select r.*, (select count(*) from notified) as notified from r`,
@@ -176,6 +177,7 @@ async function insertRuns(
       runs.map((r) => r.createdAt),
       CHANNEL,
       eventPayload(origin, { kind: "queued" }),
+      runs.map((r) => json(r.webhookEvents ?? DEFAULT_WEBHOOK_EVENTS)),
     ],
     "refvid_admit_runs",
   );

@@ -6,7 +6,10 @@ import { type Row, toRun } from "../rows.js";
 import { namedStatement } from "./named.js";
 import { CHANNEL, eventPayload, json, RUN_COLUMNS } from "./sql.js";
 
-/** The end in one statement: the counters, the run, its webhook delivery and the NOTIFY. */
+/**
+ * The end in one statement: the counters, the run, its webhook delivery (replacing its progress
+ * event not yet sent: the terminal one carries the end) and the NOTIFY.
+ */
 const END_RUN = namedStatement<{
   run_id: string;
   status: T.RunRecord["status"];
@@ -41,6 +44,8 @@ const END_RUN = namedStatement<{
          select :delivery_id::text, :run_id::text, :organization_id::text, :environment::text, :now::timestamptz,
            :webhook_url::text, :event_type::text, :now::timestamptz, 'pending'
          where :delivers::boolean),
+       unsent as (delete from webhook_deliveries where run_id = :run_id::text and event_type = 'run.progress'
+         and first_attempt_at is null and :delivers::boolean),
        r as (update runs set status = :status, charged = :charged, billable_seconds = :billable_seconds, output = :output,
          error = :error, progress = :progress, route = :route, vendor_cost = :vendor_cost, completed_at = :now, lease_owner = null, lease_expires_at = null
          where id = :run_id returning ${RUN_COLUMNS}),

@@ -6,6 +6,6 @@ export async function listWebhookDeliveries(
   db: Database,
   runId: string,
 ): ReturnType<T.Store["listWebhookDeliveries"]> {
-  const { rows } = await db.query("select * from webhook_deliveries where run_id = $1", [runId]);
+  const { rows } = await db.query("select * from webhook_deliveries where run_id = $1 order by seq", [runId]);
   return rows.map(toDelivery);
 }

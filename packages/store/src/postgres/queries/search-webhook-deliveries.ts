@@ -6,7 +6,8 @@ import { DELIVERY_HISTORY } from "./sql.js";
 /**
  * The statement a log search sends: newest first by `(created_at, id)` through
  * `webhook_deliveries_log` (or `_log_state` with a state), keyset paging after a cursor; a run's
- * delivery is found by its unique `run_id`. Exported so a test EXPLAINs exactly this statement.
+ * deliveries are found through `webhook_deliveries_by_run`. Exported so a test EXPLAINs exactly
+ * this statement.
  */
 export function searchWebhookDeliveriesQuery(search: T.WebhookDeliverySearch): {
   text: string;
