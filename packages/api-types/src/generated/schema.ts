@@ -1628,7 +1628,7 @@ export interface components {
              * @default 20
              */
             limit?: number;
-            /** @description `next_cursor` of the previous page. Send the same filters with it. */
+            /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
             cursor?: string;
         };
         /**
@@ -2206,7 +2206,7 @@ export interface components {
              * @default 20
              */
             limit?: number;
-            /** @description `next_cursor` of the previous page. Send the same filters with it. */
+            /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
             cursor?: string;
         };
         /**
@@ -2491,7 +2491,7 @@ export interface components {
         UploadId: string;
         /** @description Page size. */
         PageLimit: number;
-        /** @description `next_cursor` of the previous page. Send the same filters with it. */
+        /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
         PageCursor: string;
         /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
         OrganizationId: string;
@@ -3168,7 +3168,7 @@ export interface operations {
                 state?: "pending" | "delivered" | "failed";
                 /** @description Page size. */
                 limit?: number;
-                /** @description `next_cursor` of the previous page. Send the same filters with it. */
+                /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
                 cursor?: string;
             };
             header?: never;
@@ -3600,7 +3600,7 @@ export interface operations {
                 name?: string;
                 /** @description Page size. */
                 limit?: components["parameters"]["PageLimit"];
-                /** @description `next_cursor` of the previous page. Send the same filters with it. */
+                /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
                 cursor?: components["parameters"]["PageCursor"];
             };
             header?: never;
@@ -3690,7 +3690,7 @@ export interface operations {
                 revoked?: boolean;
                 /** @description Page size. */
                 limit?: components["parameters"]["PageLimit"];
-                /** @description `next_cursor` of the previous page. Send the same filters with it. */
+                /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
                 cursor?: components["parameters"]["PageCursor"];
             };
             header?: never;
@@ -3756,7 +3756,7 @@ export interface operations {
             query?: {
                 /** @description Page size. */
                 limit?: components["parameters"]["PageLimit"];
-                /** @description `next_cursor` of the previous page. Send the same filters with it. */
+                /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
                 cursor?: components["parameters"]["PageCursor"];
             };
             header?: never;

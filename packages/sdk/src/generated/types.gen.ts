@@ -782,7 +782,7 @@ export type ApiSearchRunsRequest = {
      */
     limit?: number;
     /**
-     * `next_cursor` of the previous page. Send the same filters with it.
+     * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
      */
     cursor?: string;
 };
@@ -1483,7 +1483,7 @@ export type ApiAdminSearchRunsRequest = {
      */
     limit?: number;
     /**
-     * `next_cursor` of the previous page. Send the same filters with it.
+     * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
      */
     cursor?: string;
 };
@@ -1574,7 +1574,7 @@ export type ApiUploadId = string;
 export type ApiPageLimit = number;
 
 /**
- * `next_cursor` of the previous page. Send the same filters with it.
+ * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
  */
 export type ApiPageCursor = string;
 
@@ -2411,7 +2411,7 @@ export type ListWebhookDeliveriesData = {
          */
         limit?: number;
         /**
-         * `next_cursor` of the previous page. Send the same filters with it.
+         * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
          */
         cursor?: string;
     };
@@ -2847,7 +2847,7 @@ export type ListOrganizationsData = {
          */
         limit?: number;
         /**
-         * `next_cursor` of the previous page. Send the same filters with it.
+         * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
          */
         cursor?: string;
     };
@@ -2988,7 +2988,7 @@ export type ListApiKeysData = {
          */
         limit?: number;
         /**
-         * `next_cursor` of the previous page. Send the same filters with it.
+         * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
          */
         cursor?: string;
     };
@@ -3093,7 +3093,7 @@ export type ListTopUpsData = {
          */
         limit?: number;
         /**
-         * `next_cursor` of the previous page. Send the same filters with it.
+         * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
          */
         cursor?: string;
     };
