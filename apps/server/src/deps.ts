@@ -12,6 +12,7 @@ import type { RunEvents } from "./events/run-events.js";
 import type { BlobStore } from "./files/blob-store.js";
 import type { FileUrlSigner } from "./files/signed-urls.js";
 import type { Metrics } from "./metrics/metrics.js";
+import type { PageCursors } from "./page-cursors.js";
 import type { Provider } from "./providers/types.js";
 import type { VendorHookUrls } from "./providers/upstream/hook-urls.js";
 
@@ -26,6 +27,8 @@ export interface AppDeps {
   logger: Logger;
   blobs: BlobStore;
   signer: FileUrlSigner;
+  /** Signs the lists' page cursors and opens them, under the signing secret. */
+  cursors: PageCursors;
   /** The URLs vendors post a run's webhooks to, and their check. */
   hookUrls: VendorHookUrls;
   /** The models served, with the providers that serve each, in order (the later ones fallbacks). */

@@ -31,6 +31,7 @@ import { configureHttpServer } from "./http/http-server.js";
 import { countRunEnds } from "./metrics/count-run-ends.js";
 import { Metrics } from "./metrics/metrics.js";
 import { openStore } from "./open-store.js";
+import { PageCursors } from "./page-cursors.js";
 import { PreviewProvider } from "./providers/preview.js";
 import { SimulatedProvider } from "./providers/simulated.js";
 import type { Provider } from "./providers/types.js";
@@ -105,6 +106,7 @@ export async function buildDeps(config: Config, options: StartOptions = {}): Pro
     blobs,
     signer: new FileUrlSigner(signingSecret, config.publicUrl, config.fileUrlTtlSeconds, presign),
     hookUrls: new VendorHookUrls(signingSecret, config.publicUrl),
+    cursors: new PageCursors(signingSecret),
     catalog,
     sandbox: simulated,
     events,

@@ -136,7 +136,7 @@ describe("offending strings in bodies are 400 naming the field", () => {
 
 describe("a search cursor", () => {
   it("made by hand with NUL in the run id it continues from is 400 naming the cursor", async () => {
-    // A cursor is base64url JSON {t, i, f}, f being a hash of the filters: anyone can make one.
+    // Made as an unsigned cursor was, base64url JSON {t, i, f} with f a hash of the filters.
     const f = createHash("sha256").update(JSON.stringify({})).digest("base64url").slice(0, 16);
     const cursor = Buffer.from(
       JSON.stringify({ t: "2020-01-01T00:00:00.000Z", i: "run_\u0000", f }),

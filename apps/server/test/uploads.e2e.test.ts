@@ -4,7 +4,7 @@
  * blob store, not downloaded), and refused clearly when it is too big, not media, someone
  * else's or gone.
  */
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, readlink, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -263,7 +263,140 @@ describe("reference uploads", () => {
       ),
     ).toEqual([]);
   });
+
+  it("forgets uploads whose clients hang up mid-body: no file left open, no partial file", async () => {
+    const t = await server.tenant();
+    const before = await storedUploads();
+    const watch = await watchStore(server.refvid.deps.config.dataDir);
+    const png = await readFile(SCULPTURE);
+    // Each announces the whole body, sends its first half, and is cut off once the server is
+    // writing it to a partial file: 30 forms (the leak), and 10 raw bodies for comparison.
+    const senders = startSending(server.url, t.apiKey, png, { forms: 30, raw: 10 });
+    await watch.underWay(senders.length);
+    for (const hangUp of senders) hangUp();
+    await watch.expectAllClosed();
+    expect(await storedUploads()).toEqual(before);
+    // And it still takes uploads.
+    const res = await upload(t.apiKey, png, { "content-type": "image/png" });
+    expect(res.status).toBe(201);
+  });
 });
+
+describe("an upload that stops sending", () => {
+  const server = useTestRefvid({ REFVID_REQUEST_TIMEOUT_MS: "1500", REFVID_HEADERS_TIMEOUT_MS: "1500" });
+
+  it("times out, and leaves no file open and no partial file", async () => {
+    const t = await server.tenant();
+    const watch = await watchStore(server.refvid.deps.config.dataDir);
+    const png = await readFile(SCULPTURE);
+    const senders = startSending(server.url, t.apiKey, png, { forms: 5, raw: 5 });
+    await watch.underWay(senders.length);
+    await watch.expectAllClosed();
+    for (const hangUp of senders) hangUp();
+    const res = await fetch(`${server.url}/v1/files`, {
+      method: "POST",
+      headers: { authorization: `Key ${t.apiKey}`, "content-type": "image/png" },
+      body: png,
+    });
+    expect(res.status).toBe(201);
+  });
+});
+
+const HANG_UP_BOUNDARY = "refvid-hang-up";
+
+/**
+ * Starts POSTs to /v1/files of `file`, so many as forms and so many as raw bodies, each announcing
+ * the whole body but sending only the first half of the file; each function returned hangs up one
+ * (as does an answer).
+ */
+function startSending(
+  url: string,
+  apiKey: string,
+  file: Buffer,
+  count: { forms: number; raw: number },
+): (() => void)[] {
+  return [
+    ...Array.from({ length: count.forms }, () => startOne(url, apiKey, file, "form")),
+    ...Array.from({ length: count.raw }, () => startOne(url, apiKey, file, "raw")),
+  ];
+}
+
+function startOne(url: string, apiKey: string, file: Buffer, as: "form" | "raw"): () => void {
+  const [head, tail, contentType] =
+    as === "form"
+      ? [
+          `--${HANG_UP_BOUNDARY}\r\ncontent-disposition: form-data; name="file"; filename="a.png"\r\n` +
+            "content-type: image/png\r\n\r\n",
+          `\r\n--${HANG_UP_BOUNDARY}--\r\n`,
+          `multipart/form-data; boundary=${HANG_UP_BOUNDARY}`,
+        ]
+      : ["", "", "image/png"];
+  const req = request(`${url}/v1/files`, {
+    method: "POST",
+    agent: false,
+    headers: {
+      authorization: `Key ${apiKey}`,
+      "content-type": contentType,
+      "content-length": String(Buffer.byteLength(head) + file.length + Buffer.byteLength(tail)),
+    },
+  });
+  req.on("error", () => {}); // the hang-up is the point
+  req.on("response", (res) => {
+    res.resume();
+    req.destroy(); // answered before the body was sent (a timeout): hang up at once
+  });
+  req.write(Buffer.concat([Buffer.from(head), file.subarray(0, file.length / 2)]));
+  return () => req.destroy();
+}
+
+/**
+ * Watches the local blob store of a refvid running in this process: the partial files in it, and
+ * what the process holds open, against what it held when the watch began.
+ */
+async function watchStore(dataDir: string) {
+  const files = join(dataDir, "files");
+  const partials = async () =>
+    (await readdir(files).catch(() => [] as string[])).filter((n) => n.includes(".partial-"));
+  const openBefore = (await openFiles()).length;
+  return {
+    /** Waits until `count` partial files are being written. */
+    async underWay(count: number) {
+      await eventually(
+        async () => ((await partials()).length >= count ? true : undefined),
+        20_000,
+        `${count} uploads under way`,
+      );
+    },
+    /** Waits until no file of the store is open or partial, and no more is open than before. */
+    async expectAllClosed() {
+      let left = { filesOpenInStore: -1, partialFiles: -1, extraOpenFiles: -1 };
+      await eventually(
+        async () => {
+          const open = await openFiles();
+          left = {
+            filesOpenInStore: open.filter((target) => target.startsWith(files)).length,
+            partialFiles: (await partials()).length,
+            extraOpenFiles: Math.max(0, open.length - openBefore),
+          };
+          return left.filesOpenInStore === 0 && left.partialFiles === 0 && left.extraOpenFiles <= 2
+            ? true
+            : undefined;
+        },
+        20_000,
+        "the uploads' files closed and removed",
+      ).catch(() => {}); // the figures left say what stayed open
+      expect(left).toMatchObject({ filesOpenInStore: 0, partialFiles: 0 });
+      expect(left.extraOpenFiles).toBeLessThanOrEqual(2);
+    },
+  };
+}
+
+/** What this process (the server runs in it) holds open: the targets of /proc/self/fd. */
+async function openFiles(): Promise<string[]> {
+  const fds = await readdir("/proc/self/fd");
+  const targets = await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => null)));
+  return targets.filter((target): target is string => target !== null);
+}
 
 /**
  * POSTs `first` then `moreMiB` MiB more, one MiB at a time, and returns the answer as soon as it

@@ -73,6 +73,17 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
       expect(await blobs.stat(uploadId)).toBeNull();
     });
 
+    it("keeps nothing of a stream closed before its end, and does not wait for the rest", async () => {
+      const blobs = await make();
+      const uploadId = id("upload");
+      // A request whose client hung up: the stream closes without an error and without an end.
+      const cut = new Readable({ read() {} });
+      cut.push(randomBytes(64 * 1024));
+      setTimeout(() => cut.destroy(), 50);
+      await expect(blobs.put(uploadId, cut, { contentType: "video/mp4" })).rejects.toThrow();
+      expect(await blobs.stat(uploadId)).toBeNull();
+    });
+
     it("forgets deleted and unknown blobs", async () => {
       const blobs = await make();
       const fileId = id("file");

@@ -6,7 +6,7 @@
  */
 import { createReadStream } from "node:fs";
 import { rm } from "node:fs/promises";
-import { Readable, Transform } from "node:stream";
+import { pipeline, Readable, Transform } from "node:stream";
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -64,8 +64,9 @@ export class S3BlobStore implements BlobStore {
       },
     });
     const body = typeof source === "string" ? createReadStream(source) : source;
-    body.on("error", (err: Error) => counted.destroy(err));
-    body.pipe(counted);
+    // Not `pipe`: a source that closes before its end (a client that hung up) must fail the
+    // upload too, or it waits for the rest forever.
+    pipeline(body, counted, () => {});
     const upload = new Upload({
       client: this.client,
       params: { Bucket: this.location.bucket, Key: key, Body: counted, ContentType: contentType },

@@ -63,6 +63,7 @@ export function fileOf(
     let found = false;
     form.on("file", (name, stream, info) => {
       if (name !== "file" || found) {
+        stream.on("error", () => {}); // fails with the form when the request does
         stream.resume();
         return;
       }
@@ -75,6 +76,13 @@ export function fileOf(
       if (!found) reject(missingFile());
     });
     req.pipe(form);
+    // A request that ends short (the client hung up, or the request timed out) fails the form and
+    // its file stream with it; `pipe` alone would leave them waiting, and the blob store with them.
+    const cutShort = (err?: Error) => {
+      if (!req.complete) form.destroy(err ?? Object.assign(new Error("aborted"), { code: "ECONNRESET" }));
+    };
+    req.on("error", cutShort);
+    req.once("close", () => cutShort());
   });
 }
 

@@ -17,13 +17,18 @@ export async function listOrganizations(
   query: PageQuery & { name?: string | undefined },
 ): Promise<Schemas["OrganizationPage"]> {
   const { limit = 20, cursor, name } = query;
-  const { after, filterHash } = pageStart(cursor, { name }, "query.cursor");
+  const start = pageStart(deps.cursors, {
+    listing: "organization list",
+    cursor,
+    filters: { name },
+    field: "query.cursor",
+  });
   const found = await deps.store.listOrganizations({
     limit: limit + 1,
     ...(name !== undefined ? { namePrefix: name } : {}),
-    ...(after ? { after } : {}),
+    ...(start.after ? { after: start.after } : {}),
   });
-  return pageOf(found, limit, filterHash, organizationView);
+  return pageOf(found, limit, start, organizationView);
 }
 
 export async function listApiKeys(
@@ -32,15 +37,20 @@ export async function listApiKeys(
   query: PageQuery & { revoked?: boolean | undefined },
 ): Promise<Schemas["ApiKeyPage"]> {
   const { limit = 20, cursor, revoked } = query;
-  const { after, filterHash } = pageStart(cursor, { organizationId, revoked }, "query.cursor");
+  const start = pageStart(deps.cursors, {
+    listing: "API key list",
+    cursor,
+    filters: { organizationId, revoked },
+    field: "query.cursor",
+  });
   await mustExist(deps, organizationId);
   const found = await deps.store.listApiKeys({
     organizationId,
     limit: limit + 1,
     ...(revoked !== undefined ? { revoked } : {}),
-    ...(after ? { after } : {}),
+    ...(start.after ? { after: start.after } : {}),
   });
-  return pageOf(found, limit, filterHash, apiKeyView);
+  return pageOf(found, limit, start, apiKeyView);
 }
 
 export async function listTopUps(
@@ -49,14 +59,19 @@ export async function listTopUps(
   query: PageQuery,
 ): Promise<Schemas["TopUpPage"]> {
   const { limit = 20, cursor } = query;
-  const { after, filterHash } = pageStart(cursor, { organizationId }, "query.cursor");
+  const start = pageStart(deps.cursors, {
+    listing: "top-up list",
+    cursor,
+    filters: { organizationId },
+    field: "query.cursor",
+  });
   await mustExist(deps, organizationId);
   const found = await deps.store.listTopUps({
     organizationId,
     limit: limit + 1,
-    ...(after ? { after } : {}),
+    ...(start.after ? { after: start.after } : {}),
   });
-  return pageOf(found, limit, filterHash, topUpView);
+  return pageOf(found, limit, start, topUpView);
 }
 
 /** An empty list of an organization that does not exist is a 404, not an empty page. */

@@ -13,7 +13,12 @@ export async function adminSearchRuns(
   body: Schemas["AdminSearchRunsRequest"],
 ): Promise<Schemas["AdminRunPage"]> {
   const { cursor, limit = 20, ...filters } = body;
-  const { after, filterHash } = pageStart(cursor, filters, "body.cursor", "search");
+  const start = pageStart(deps.cursors, {
+    listing: "admin run search",
+    cursor,
+    filters,
+    field: "body.cursor",
+  });
   const createdAfter = parseInstant(filters.created_after, "body.created_after");
   const createdBefore = parseInstant(filters.created_before, "body.created_before");
   // A filter naming nothing is more likely a mistake than a question: say so.
@@ -30,8 +35,8 @@ export async function adminSearchRuns(
     ...(filters.endpoint ? { endpoint: filters.endpoint } : {}),
     ...(createdAfter ? { createdAfter } : {}),
     ...(createdBefore ? { createdBefore } : {}),
-    ...(after ? { after } : {}),
+    ...(start.after ? { after: start.after } : {}),
   });
   const now = deps.clock.now();
-  return pageOf(runs, limit, filterHash, (run) => toAdminRun(run, deps.signer, now));
+  return pageOf(runs, limit, start, (run) => toAdminRun(run, deps.signer, now));
 }

@@ -1,18 +1,11 @@
 /**
  * Keyset pages, newest first by `(created_at, id)`: the opaque cursor a page hands out and takes
- * back. A cursor carries the last row's keyset and a hash of the filters it was made with, so it
- * only continues the same listing.
+ * back. A cursor carries the last row's keyset, signed with the listing and the filters it was
+ * made with (`PageCursors`), so it only continues the same listing; any other is a 400 naming it.
  */
-import { createHash } from "node:crypto";
 import { InvalidRequestError } from "@refvid/core";
 import type { Keyset } from "@refvid/store";
-
-interface Cursor {
-  t: string;
-  i: string;
-  /** Hash of the filters the cursor was made with. */
-  f: string;
-}
+import type { PageCursors } from "../page-cursors.js";
 
 export interface Page<V> {
   data: V[];
@@ -20,33 +13,47 @@ export interface Page<V> {
   next_cursor: string | null;
 }
 
+/** Which listing a cursor is for, and where it is sent. */
+export interface PageRequest {
+  /** The listing, as the 400 names it: "run search", "organization list"… */
+  listing: string;
+  cursor: string | undefined;
+  /** Everything that selects the rows: a cursor continues these filters only. */
+  filters: unknown;
+  /** The cursor's field, as a 400 names it: `body.cursor` or `query.cursor`. */
+  field: string;
+}
+
+export interface PageStart {
+  /** The keyset the page starts after; none for a first page. */
+  after?: Keyset;
+  /** The cursor of the page after `last`. */
+  cursorAfter(last: Keyset): string;
+}
+
 /** Where a page starts: after the cursor's row (none for a first page), for these filters only. */
-export function pageStart(
-  cursor: string | undefined,
-  filters: unknown,
-  field: string,
-  what = "listing",
-): { after?: Keyset; filterHash: string } {
-  const filterHash = createHash("sha256").update(JSON.stringify(filters)).digest("base64url").slice(0, 16);
-  if (cursor === undefined) return { filterHash };
-  const decoded = decodeCursor(cursor);
-  if (!decoded || decoded.f !== filterHash) {
+export function pageStart(cursors: PageCursors, request: PageRequest): PageStart {
+  const scope = `${request.listing}\0${JSON.stringify(request.filters)}`;
+  const cursorAfter = (last: Keyset) => cursors.sign(scope, last);
+  if (request.cursor === undefined) return { cursorAfter };
+  const after = cursors.open(scope, request.cursor);
+  if (!after) {
     throw new InvalidRequestError([
       {
-        field,
-        message: `is not a next_cursor of this ${what}; send the same filters with it`,
+        field: request.field,
+        message: `is not a next_cursor of this ${request.listing}; send it as given, with the same filters`,
         rule: "cursor",
       },
     ]);
   }
-  return { after: { createdAt: new Date(decoded.t), id: decoded.i }, filterHash };
+  return { after, cursorAfter };
 }
 
 /** A page from the `limit + 1` rows the store found: the extra row only says that more follow. */
 export function pageOf<R extends Keyset, V>(
   found: R[],
   limit: number,
-  filterHash: string,
+  start: PageStart,
   view: (row: R) => V,
 ): Page<V> {
   const rows = found.slice(0, limit);
@@ -55,8 +62,7 @@ export function pageOf<R extends Keyset, V>(
   return {
     data: rows.map(view),
     has_more: hasMore,
-    next_cursor:
-      hasMore && last ? encodeCursor({ t: last.createdAt.toISOString(), i: last.id, f: filterHash }) : null,
+    next_cursor: hasMore && last ? start.cursorAfter(last) : null,
   };
 }
 
@@ -68,19 +74,4 @@ export function parseInstant(text: string | undefined, field: string): Date | un
     throw new InvalidRequestError([{ field, message: "is not a valid date-time", rule: "format" }]);
   }
   return date;
-}
-
-const encodeCursor = (cursor: Cursor) => Buffer.from(JSON.stringify(cursor)).toString("base64url");
-
-function decodeCursor(text: string): Cursor | null {
-  try {
-    const value = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as Partial<Cursor>;
-    if (typeof value.t !== "string" || typeof value.i !== "string" || typeof value.f !== "string")
-      return null;
-    if (Number.isNaN(Date.parse(value.t))) return null;
-    if (value.i.includes("\u0000")) return null; // no id holds NUL; Postgres text cannot
-    return value as Cursor;
-  } catch {
-    return null;
-  }
 }

@@ -10,7 +10,7 @@ import { pageOf, pageStart, parseInstant } from "./keyset-page.js";
 
 export async function searchRuns(deps: AppDeps, caller: Caller, body: SearchRunsRequest): Promise<RunPage> {
   const { cursor, limit = 20, ...filters } = body;
-  const { after, filterHash } = pageStart(cursor, filters, "body.cursor", "search");
+  const start = pageStart(deps.cursors, { listing: "run search", cursor, filters, field: "body.cursor" });
   const createdAfter = parseInstant(filters.created_after, "body.created_after");
   const createdBefore = parseInstant(filters.created_before, "body.created_before");
   const runs = await deps.store.searchRuns({
@@ -24,8 +24,8 @@ export async function searchRuns(deps: AppDeps, caller: Caller, body: SearchRuns
     ...(createdAfter ? { createdAfter } : {}),
     ...(createdBefore ? { createdBefore } : {}),
     ...(filters.metadata ? { metadata: filters.metadata } : {}),
-    ...(after ? { after } : {}),
+    ...(start.after ? { after: start.after } : {}),
   });
   const now = deps.clock.now();
-  return pageOf(runs, limit, filterHash, (run) => toApiRun(run, deps.signer, now));
+  return pageOf(runs, limit, start, (run) => toApiRun(run, deps.signer, now));
 }

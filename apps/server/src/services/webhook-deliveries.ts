@@ -34,16 +34,21 @@ export async function listDeliveries(
   query: DeliveryQuery,
 ): Promise<ApiWebhookDeliveryPage> {
   const { cursor, limit = 20, runId, state } = query;
-  const { after, filterHash } = pageStart(cursor, { runId, state }, "query.cursor");
+  const start = pageStart(deps.cursors, {
+    listing: "delivery log",
+    cursor,
+    filters: { runId, state },
+    field: "query.cursor",
+  });
   const found = await deps.store.searchWebhookDeliveries({
     organizationId: caller.organization.id,
     environment: caller.apiKey.environment,
     limit: limit + 1,
     ...(runId !== undefined ? { runId } : {}),
     ...(state ? { state } : {}),
-    ...(after ? { after } : {}),
+    ...(start.after ? { after: start.after } : {}),
   });
-  return pageOf(found, limit, filterHash, toApiDelivery);
+  return pageOf(found, limit, start, toApiDelivery);
 }
 
 export async function getDelivery(deps: AppDeps, caller: Caller, id: string): Promise<ApiWebhookDelivery> {

@@ -1707,7 +1707,7 @@ export interface components {
              * @default 20
              */
             limit?: number;
-            /** @description `next_cursor` of the previous page. Send the same filters with it. */
+            /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
             cursor?: string;
         };
         /**
@@ -2287,7 +2287,7 @@ export interface components {
              * @default 20
              */
             limit?: number;
-            /** @description `next_cursor` of the previous page. Send the same filters with it. */
+            /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
             cursor?: string;
         };
         /**
@@ -2582,7 +2582,7 @@ export interface components {
         UploadId: string;
         /** @description Page size. */
         PageLimit: number;
-        /** @description `next_cursor` of the previous page. Send the same filters with it. */
+        /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
         PageCursor: string;
         /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
         OrganizationId: string;
@@ -3275,7 +3275,7 @@ export interface operations {
                 state?: "pending" | "delivered" | "failed";
                 /** @description Page size. */
                 limit?: number;
-                /** @description `next_cursor` of the previous page. Send the same filters with it. */
+                /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
                 cursor?: string;
             };
             header?: never;
@@ -3707,7 +3707,7 @@ export interface operations {
                 name?: string;
                 /** @description Page size. */
                 limit?: components["parameters"]["PageLimit"];
-                /** @description `next_cursor` of the previous page. Send the same filters with it. */
+                /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
                 cursor?: components["parameters"]["PageCursor"];
             };
             header?: never;
@@ -3797,7 +3797,7 @@ export interface operations {
                 revoked?: boolean;
                 /** @description Page size. */
                 limit?: components["parameters"]["PageLimit"];
-                /** @description `next_cursor` of the previous page. Send the same filters with it. */
+                /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
                 cursor?: components["parameters"]["PageCursor"];
             };
             header?: never;
@@ -3863,7 +3863,7 @@ export interface operations {
             query?: {
                 /** @description Page size. */
                 limit?: components["parameters"]["PageLimit"];
-                /** @description `next_cursor` of the previous page. Send the same filters with it. */
+                /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
                 cursor?: components["parameters"]["PageCursor"];
             };
             header?: never;

@@ -800,7 +800,7 @@ export type ApiSearchRunsRequest = {
      */
     limit?: number;
     /**
-     * `next_cursor` of the previous page. Send the same filters with it.
+     * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
      */
     cursor?: string;
 };
@@ -1504,7 +1504,7 @@ export type ApiAdminSearchRunsRequest = {
      */
     limit?: number;
     /**
-     * `next_cursor` of the previous page. Send the same filters with it.
+     * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
      */
     cursor?: string;
 };
@@ -1608,7 +1608,7 @@ export type ApiUploadId = string;
 export type ApiPageLimit = number;
 
 /**
- * `next_cursor` of the previous page. Send the same filters with it.
+ * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
  */
 export type ApiPageCursor = string;
 
@@ -2462,7 +2462,7 @@ export type ListWebhookDeliveriesData = {
          */
         limit?: number;
         /**
-         * `next_cursor` of the previous page. Send the same filters with it.
+         * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
          */
         cursor?: string;
     };
@@ -2898,7 +2898,7 @@ export type ListOrganizationsData = {
          */
         limit?: number;
         /**
-         * `next_cursor` of the previous page. Send the same filters with it.
+         * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
          */
         cursor?: string;
     };
@@ -3039,7 +3039,7 @@ export type ListApiKeysData = {
          */
         limit?: number;
         /**
-         * `next_cursor` of the previous page. Send the same filters with it.
+         * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
          */
         cursor?: string;
     };
@@ -3144,7 +3144,7 @@ export type ListTopUpsData = {
          */
         limit?: number;
         /**
-         * `next_cursor` of the previous page. Send the same filters with it.
+         * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
          */
         cursor?: string;
     };

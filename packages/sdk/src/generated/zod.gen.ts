@@ -1095,7 +1095,7 @@ export const zUploadId = z.string().min(1).max(200);
 export const zPageLimit = z.int().gte(1).lte(100).default(20);
 
 /**
- * `next_cursor` of the previous page. Send the same filters with it.
+ * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
  */
 export const zPageCursor = z.string().min(1).max(512);
 

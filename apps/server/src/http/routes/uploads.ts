@@ -46,17 +46,18 @@ export function uploadRoute(deps: AppDeps): RequestHandler {
       hangUpEarly();
       res.status(201).json(upload);
     } catch (caught) {
-      let err = caught;
-      const clientLeft = (req.destroyed && !req.complete) || clientWentAway(bodyError);
-      if (!(err instanceof RefvidError) && (bodyError || clientLeft)) {
-        // The body itself failed, not refvid: the client left, or sent a form that stops short.
-        if (clientLeft) {
-          deps.logger.debug({ requestId: res.locals.requestId, err }, "upload ended early by the client");
-          res.destroy();
-          return;
-        }
-        err = unreadableBody(req, bodyError?.message);
+      if ((req.destroyed && !req.complete) || clientWentAway(bodyError)) {
+        // The client left, or its request timed out: nobody is there to answer.
+        deps.logger.debug(
+          { requestId: res.locals.requestId, err: caught },
+          "upload ended early by the client",
+        );
+        res.destroy();
+        return;
       }
+      // A body that failed, not refvid: a form that stops short.
+      const err =
+        !(caught instanceof RefvidError) && bodyError ? unreadableBody(req, bodyError.message) : caught;
       hangUpEarly();
       next(err);
     }
