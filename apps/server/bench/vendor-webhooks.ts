@@ -7,21 +7,17 @@
  *   npm run build && npx vitest run -c apps/server/vitest.bench.config.ts
  *   BENCH_HOOK_JOBS=100 BENCH_HOOK_JOB_MS=20000 BENCH_HOOK_RUNS=200 BENCH_HOOK_PARALLEL=16 (the defaults)
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { it } from "vitest";
 import { eventually, startTestRefvid, type Tenant, type TestRefvid } from "../test/harness.js";
-import { type FalServer, startFalServer } from "../test/vendors/fal-server.js";
-import { type ReplicateServer, startReplicateServer } from "../test/vendors/replicate-server.js";
+import { FAL_PATH, IMG, REPLICATE_PATH, startFalAndReplicate } from "../test/vendors/fal-replicate.js";
+import type { FalServer } from "../test/vendors/fal-server.js";
+import type { ReplicateServer } from "../test/vendors/replicate-server.js";
 
 const JOBS = Number(process.env.BENCH_HOOK_JOBS ?? 100);
 const JOB_MS = Number(process.env.BENCH_HOOK_JOB_MS ?? 20_000);
 const RUNS = Number(process.env.BENCH_HOOK_RUNS ?? 200);
 /** Short runs in flight at once while webhook-to-end latency is measured. */
 const PARALLEL = Number(process.env.BENCH_HOOK_PARALLEL ?? 16);
-const FAL_ENDPOINT = "fal-ai/refvid-test/reference-to-video";
-const IMG = "https://example.com/ref.png";
 
 interface Stack {
   fal: FalServer;
@@ -31,37 +27,15 @@ interface Stack {
   close(): Promise<void>;
 }
 
-async function stack(webhooks: boolean, env: Record<string, string> = {}): Promise<Stack> {
-  const [fal, replicate] = await Promise.all([
-    startFalServer({ endpoints: [FAL_ENDPOINT], knobs: { queueMs: 0, latencyMs: 80, outputSeconds: 2 } }),
-    startReplicateServer({ knobs: { queueMs: 0, latencyMs: 80, outputSeconds: 2 } }),
-  ]);
-  const dir = await mkdtemp(join(tmpdir(), "refvid-bench-hooks-"));
-  const file = join(dir, "providers.json");
-  await writeFile(
-    file,
-    JSON.stringify({
-      providers: {
-        "fal-main": { type: "fal", url: fal.url, token_env: "FAL_KEY" },
-        replicate: { type: "replicate", url: replicate.url, token_env: "REPLICATE_API_TOKEN" },
-      },
-      routes: {
-        "lab-a/model-a/reference-to-video": [{ provider: "fal-main", model: FAL_ENDPOINT }],
-        "lab-b/model-b/reference-to-video": [{ provider: "replicate", model: replicate.model }],
-      },
-    }),
-  );
+async function stack(webhooks: boolean): Promise<Stack> {
+  const vendors = await startFalAndReplicate({ queueMs: 0, latencyMs: 80, outputSeconds: 2 });
   const t = await startTestRefvid({
-    REFVID_PROVIDERS_FILE: file,
-    FAL_KEY: fal.token,
-    REPLICATE_API_TOKEN: replicate.token,
+    ...vendors.env,
     REFVID_VENDOR_WEBHOOKS: webhooks ? "on" : "off",
-    REFVID_FAL_JWKS_URL: fal.jwksUrl,
     REFVID_UPSTREAM_POLL_MS: "1000",
     REFVID_VENDOR_POLL_BACKSTOP_MS: "30000",
     REFVID_WORKER_CONCURRENCY: String(Math.max(JOBS, 16)),
     REFVID_RUN_TIMEOUT_MS: String(JOB_MS * 10),
-    ...env,
   });
   const tenant = await t.tenant({
     environment: "live",
@@ -70,14 +44,13 @@ async function stack(webhooks: boolean, env: Record<string, string> = {}): Promi
     balanceUsd: "7000.00",
   });
   return {
-    fal,
-    replicate,
+    fal: vendors.fal,
+    replicate: vendors.replicate,
     t,
     tenant,
     close: async () => {
       await t.close();
-      await Promise.all([fal.close(), replicate.close()]);
-      await rm(dir, { recursive: true, force: true });
+      await vendors.close();
     },
   };
 }
@@ -85,7 +58,7 @@ async function stack(webhooks: boolean, env: Record<string, string> = {}): Promi
 const VENDORS = [
   {
     name: "fal",
-    path: "/v1/run/lab-a/model-a/reference-to-video",
+    path: FAL_PATH,
     input: (i: number) => ({ prompt: `bench ${i}`, image_urls: [IMG], duration: "4" }),
     server: (s: Stack) => s.fal,
     statusCalls: (s: Stack) => s.fal.stats.statusCalls,
@@ -93,7 +66,7 @@ const VENDORS = [
   },
   {
     name: "Replicate",
-    path: "/v1/run/lab-b/model-b/reference-to-video",
+    path: REPLICATE_PATH,
     input: (i: number) => ({ prompt: `bench ${i}`, reference_image_urls: [IMG] }),
     server: (s: Stack) => s.replicate,
     statusCalls: (s: Stack) => s.replicate.stats.statusCalls,

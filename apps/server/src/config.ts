@@ -3,7 +3,6 @@
  * variables, parsed and checked once at boot. A bad value stops the process with a message
  * naming the variable.
  */
-import { isIP } from "node:net";
 import { join } from "node:path";
 import { type BuiltInModelSlug, MODEL_SLUGS } from "@refvid/core";
 import { z } from "zod";
@@ -17,6 +16,7 @@ import {
 import { MAX_UPLOAD_TTL_HOURS } from "./files/retention.js";
 import { parseS3Url, type S3Location } from "./files/s3-location.js";
 import { MAX_PRESIGN_SECONDS } from "./files/s3-presign.js";
+import { isLoopbackHost } from "./net/loopback.js";
 import { FAL_JWKS_URL } from "./providers/upstream/hook-signatures.js";
 
 export type ProviderName = "simulated" | "preview";
@@ -210,7 +210,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     catalog: catalogSource ? readCatalog(catalogSource, production) : null,
     catalogSource,
     upstreamPollMs: e.REFVID_UPSTREAM_POLL_MS,
-    vendorWebhooks: e.REFVID_VENDOR_WEBHOOKS ?? !isLoopbackUrl(publicUrl),
+    vendorWebhooks: e.REFVID_VENDOR_WEBHOOKS ?? !isLoopbackHost(new URL(publicUrl).hostname),
     vendorBackstopMs: e.REFVID_VENDOR_POLL_BACKSTOP_MS,
     vendorAdoptWindowMs: e.REFVID_VENDOR_ADOPT_WINDOW_MS,
     falJwksUrl: e.REFVID_FAL_JWKS_URL,
@@ -343,18 +343,4 @@ function readCatalog(source: CatalogSource, production: boolean): CatalogFile {
     if (err instanceof CatalogError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
     throw err;
   }
-}
-
-const isLoopbackUrl = (url: string) => isLoopbackHost(new URL(url).hostname);
-
-/** Whether a host name is this machine only: localhost, 127.0.0.0/8, 0.0.0.0, ::1, ::. */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname
-    .replace(/^\[|\]$/g, "")
-    .replace(/\.+$/, "")
-    .toLowerCase();
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  if (isIP(host) === 4) return host.startsWith("127.") || host.startsWith("0.");
-  if (isIP(host) === 6) return host === "::1" || host === "::" || /^::ffff:(7f|0:)/.test(host);
-  return false;
 }

@@ -5,7 +5,8 @@
  * scale out, or plain-http file URLs, start with a warning.
  */
 
-import { type Config, isLoopbackHost } from "./config.js";
+import type { Config } from "./config.js";
+import { isLoopbackHost } from "./net/loopback.js";
 
 /** Start-up cannot go on; the message tells the operator what to change (printed without a stack). */
 export class StartupError extends Error {}

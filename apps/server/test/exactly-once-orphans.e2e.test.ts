@@ -5,22 +5,18 @@
  * adopts its own, from the list or by the prediction's start webhook); and fal without webhooks, where
  * refvid cannot know and says so.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, startTestRefvid, type Tenant, type TestRefvid } from "./harness.js";
-import { type FalServer, startFalServer } from "./vendors/fal-server.js";
-import { type ReplicateServer, startReplicateServer } from "./vendors/replicate-server.js";
+import {
+  FAL_PATH,
+  type FalAndReplicate,
+  IMG,
+  REPLICATE_PATH,
+  runOfHook,
+  startFalAndReplicate,
+} from "./vendors/fal-replicate.js";
 
-const FAL_ENDPOINT = "fal-ai/refvid-test/reference-to-video";
-const IMG = "https://example.com/ref.png";
-const FAL_PATH = "/v1/run/lab-a/model-a/reference-to-video";
-const REPLICATE_PATH = "/v1/run/lab-b/model-b/reference-to-video";
-
-let fal: FalServer;
-let replicate: ReplicateServer;
-let dir: string;
+let vendors: FalAndReplicate;
 /** Vendor webhooks on, a short wait for a lost create's webhook. */
 let hooked: { t: TestRefvid; tenant: Tenant };
 /** Vendor webhooks off. */
@@ -28,10 +24,7 @@ let blind: { t: TestRefvid; tenant: Tenant };
 
 async function refvid(env: Record<string, string>) {
   const t = await startTestRefvid({
-    REFVID_PROVIDERS_FILE: join(dir, "providers.json"),
-    FAL_KEY: fal.token,
-    REPLICATE_API_TOKEN: replicate.token,
-    REFVID_FAL_JWKS_URL: fal.jwksUrl,
+    ...vendors.env,
     REFVID_UPSTREAM_POLL_MS: "25",
     REFVID_VENDOR_POLL_BACKSTOP_MS: "60000",
     ...env,
@@ -41,38 +34,18 @@ async function refvid(env: Record<string, string>) {
 }
 
 beforeAll(async () => {
-  [fal, replicate] = await Promise.all([
-    startFalServer({ endpoints: [FAL_ENDPOINT], knobs: { queueMs: 10, latencyMs: 200, outputSeconds: 2 } }),
-    startReplicateServer({ knobs: { queueMs: 10, latencyMs: 200, outputSeconds: 2 } }),
-  ]);
-  dir = await mkdtemp(join(tmpdir(), "refvid-orphans-"));
-  await writeFile(
-    join(dir, "providers.json"),
-    JSON.stringify({
-      providers: {
-        "fal-main": { type: "fal", url: fal.url, token_env: "FAL_KEY" },
-        replicate: { type: "replicate", url: replicate.url, token_env: "REPLICATE_API_TOKEN" },
-      },
-      routes: {
-        "lab-a/model-a/reference-to-video": [{ provider: "fal-main", model: FAL_ENDPOINT }],
-        "lab-b/model-b/reference-to-video": [{ provider: "replicate", model: replicate.model }],
-      },
-    }),
-  );
+  vendors = await startFalAndReplicate({ queueMs: 10, latencyMs: 200, outputSeconds: 2 });
   hooked = await refvid({ REFVID_VENDOR_WEBHOOKS: "on", REFVID_VENDOR_ADOPT_WINDOW_MS: "500" });
-  blind = await refvid({ REFVID_VENDOR_WEBHOOKS: "off", REFVID_UPSTREAM_POLL_MS: "25" });
+  blind = await refvid({ REFVID_VENDOR_WEBHOOKS: "off" });
 }, 60_000);
 
 afterAll(async () => {
   await hooked?.t.close();
   await blind?.t.close();
-  await Promise.all([fal?.close(), replicate?.close()]);
-  await rm(dir, { recursive: true, force: true });
+  await vendors?.close();
   expect(hooked.t.mismatches).toEqual([]);
   expect(blind.t.mismatches).toEqual([]);
 }, 60_000);
-
-const runOfHook = (url: string | null) => (url ? decodeURIComponent(url.split("/").at(-2) ?? "") : "");
 
 async function kindsOf(t: TestRefvid, runId: string): Promise<string[]> {
   const res = await t.admin("GET", `/admin/v1/runs/${runId}/vendor-log`);
@@ -81,14 +54,14 @@ async function kindsOf(t: TestRefvid, runId: string): Promise<string[]> {
 
 describe("fal", () => {
   it("adopts a lost create's job when its webhook comes late, cancelling the job made meanwhile before it starts", async () => {
-    const falJobs = () => [...fal.stats.jobs.values()];
+    const falJobs = () => [...vendors.fal.stats.jobs.values()];
     const before = falJobs().length;
-    fal.knobs.loseAnswerNext = 1;
-    fal.knobs.webhookDelayMs = 2_000; // past the 500 ms refvid waits for it
+    vendors.fal.knobs.loseAnswerNext = 1;
+    vendors.fal.knobs.webhookDelayMs = 2_000; // past the 500 ms refvid waits for it
     // Once the first job is made, the next one waits in fal's queue for a minute.
     const slowQueue = eventually(async () => (falJobs().length > before ? true : undefined), 30_000).then(
       () => {
-        fal.knobs.queueMs = 60_000;
+        vendors.fal.knobs.queueMs = 60_000;
       },
     );
     try {
@@ -113,20 +86,20 @@ describe("fal", () => {
         "adopted",
       ]);
     } finally {
-      fal.knobs.queueMs = 10;
-      fal.knobs.webhookDelayMs = 0;
+      vendors.fal.knobs.queueMs = 10;
+      vendors.fal.knobs.webhookDelayMs = 0;
     }
   });
 
   it("without webhooks, cannot find a lost create's job: creates again and says so", async () => {
-    const before = fal.stats.submits;
-    fal.knobs.loseAnswerNext = 1;
+    const before = vendors.fal.stats.submits;
+    vendors.fal.knobs.loseAnswerNext = 1;
     const res = await blind.tenant.call("POST", FAL_PATH, {
       input: { prompt: "nobody calls back", image_urls: [IMG], duration: "4" },
       sync: true,
     });
     expect(res.body.status).toBe("succeeded");
-    expect(fal.stats.submits).toBe(before + 2);
+    expect(vendors.fal.stats.submits).toBe(before + 2);
     expect(await kindsOf(blind.t, res.body.run_id)).toEqual([
       "create_unanswered",
       "uncertain",
@@ -139,13 +112,13 @@ describe("Replicate", () => {
   // Whether a run finds one candidate in the list (the other's create came later, or was already
   // adopted) or two (then the start webhook, whose URL names the run, tells which), it adopts its own.
   it("gives each of two look-alike lost creates its own prediction", async () => {
-    const predictions = () => [...replicate.stats.predictions.values()];
-    replicate.knobs.loseAnswerNext = 2;
+    const predictions = () => [...vendors.replicate.stats.predictions.values()];
+    vendors.replicate.knobs.loseAnswerNext = 2;
     const input = { prompt: "twins", reference_image_urls: [IMG] };
     const [a, b] = await Promise.all(
       [0, 1].map(() => hooked.tenant.call("POST", REPLICATE_PATH, { input, sync: true })),
     );
-    expect(replicate.knobs.loseAnswerNext).toBe(0);
+    expect(vendors.replicate.knobs.loseAnswerNext).toBe(0);
     for (const res of [a, b]) {
       expect(res?.body.status).toBe("succeeded");
       const mine = predictions().filter((p) => runOfHook(p.webhook) === res?.body.run_id);

@@ -7,53 +7,31 @@
  * holds, and runs end soon after their webhook. Forged, stale and misdirected webhooks change
  * nothing.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestRefvid, type Tenant, type TestRefvid } from "./harness.js";
-import { type FalServer, startFalServer } from "./vendors/fal-server.js";
-import { type ReplicateServer, startReplicateServer } from "./vendors/replicate-server.js";
+import {
+  FAL_PATH,
+  type FalAndReplicate,
+  IMG,
+  REPLICATE_PATH,
+  runOfHook,
+  startFalAndReplicate,
+} from "./vendors/fal-replicate.js";
 
-const FAL_ENDPOINT = "fal-ai/refvid-test/reference-to-video";
-const IMG = "https://example.com/ref.png";
 const RUNS = 200;
 const LOST_PER_KIND = 20;
 const IN_FLIGHT = 16;
 
-let fal: FalServer;
-let replicate: ReplicateServer;
-let dir: string;
+let vendors: FalAndReplicate;
 let t: TestRefvid;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  [fal, replicate] = await Promise.all([
-    startFalServer({ endpoints: [FAL_ENDPOINT], knobs: { queueMs: 10, latencyMs: 80, outputSeconds: 2 } }),
-    startReplicateServer({ knobs: { queueMs: 10, latencyMs: 80, outputSeconds: 2 } }),
-  ]);
-  dir = await mkdtemp(join(tmpdir(), "refvid-exactly-once-"));
-  const file = join(dir, "providers.json");
-  await writeFile(
-    file,
-    JSON.stringify({
-      providers: {
-        "fal-main": { type: "fal", url: fal.url, token_env: "FAL_KEY" },
-        replicate: { type: "replicate", url: replicate.url, token_env: "REPLICATE_API_TOKEN" },
-      },
-      routes: {
-        "lab-a/model-a/reference-to-video": [{ provider: "fal-main", model: FAL_ENDPOINT }],
-        "lab-b/model-b/reference-to-video": [{ provider: "replicate", model: replicate.model }],
-      },
-    }),
-  );
+  vendors = await startFalAndReplicate({ queueMs: 10, latencyMs: 80, outputSeconds: 2 });
   t = await startTestRefvid({
-    REFVID_PROVIDERS_FILE: file,
-    FAL_KEY: fal.token,
-    REPLICATE_API_TOKEN: replicate.token,
+    ...vendors.env,
     REFVID_VENDOR_WEBHOOKS: "on",
-    REFVID_FAL_JWKS_URL: fal.jwksUrl,
     // Polling only as a backstop: runs that end in time ended by their webhook.
     REFVID_VENDOR_POLL_BACKSTOP_MS: "60000",
     REFVID_WORKER_CONCURRENCY: String(IN_FLIGHT),
@@ -68,8 +46,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  await Promise.all([fal?.close(), replicate?.close()]);
-  await rm(dir, { recursive: true, force: true });
+  await vendors?.close();
   expect(t.mismatches).toEqual([]);
 }, 60_000);
 
@@ -104,9 +81,6 @@ async function runMany(path: string, count: number, input: (i: number) => Record
   return runs;
 }
 
-/** The run a vendor job belongs to, from the webhook URL refvid gave it. */
-const runOfHook = (url: string | null) => (url ? decodeURIComponent(url.split("/").at(-2) ?? "") : "");
-
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
 async function expectWalletEquation(): Promise<void> {
@@ -132,11 +106,11 @@ async function expectWalletEquation(): Promise<void> {
 describe.each([
   {
     vendor: "fal",
-    path: "/v1/run/lab-a/model-a/reference-to-video",
+    path: FAL_PATH,
     input: (i: number) => ({ prompt: `fal run ${i}`, image_urls: [IMG], duration: "4" }),
-    knobs: () => fal.knobs,
+    knobs: () => vendors.fal.knobs,
     jobs: () =>
-      [...fal.stats.jobs.values()].map((j) => ({
+      [...vendors.fal.stats.jobs.values()].map((j) => ({
         run: runOfHook(j.webhookUrl),
         paid: j.paid,
         lost: j.answerLost,
@@ -145,11 +119,11 @@ describe.each([
   },
   {
     vendor: "Replicate",
-    path: "/v1/run/lab-b/model-b/reference-to-video",
+    path: REPLICATE_PATH,
     input: (i: number) => ({ prompt: `replicate run ${i}`, reference_image_urls: [IMG] }),
-    knobs: () => replicate.knobs,
+    knobs: () => vendors.replicate.knobs,
     jobs: () =>
-      [...replicate.stats.predictions.values()].map((p) => ({
+      [...vendors.replicate.stats.predictions.values()].map((p) => ({
         run: runOfHook(p.webhook),
         paid: p.paid,
         lost: p.answerLost,
@@ -204,16 +178,18 @@ describe.each([
 
 describe("vendor webhooks that are not the vendor's", () => {
   it("refuses a wrong token, a bad signature and a stale one; a forged claim changes nothing", async () => {
-    const res = await tenant.call("POST", "/v1/run/lab-b/model-b/reference-to-video", {
+    const res = await tenant.call("POST", REPLICATE_PATH, {
       input: { prompt: "forgery target", reference_image_urls: [IMG] },
       sync: true,
     });
     expect(res.body.status).toBe("succeeded");
     const runId = res.body.run_id as string;
-    const prediction = [...replicate.stats.predictions.values()].find((p) => runOfHook(p.webhook) === runId);
+    const prediction = [...vendors.replicate.stats.predictions.values()].find(
+      (p) => runOfHook(p.webhook) === runId,
+    );
     const hookUrl = prediction?.webhook as string;
     const before = await vendorLog(runId);
-    const cancels = replicate.stats.cancels;
+    const cancels = vendors.replicate.stats.cancels;
     const body = JSON.stringify({
       id: "forged-prediction",
       status: "succeeded",
@@ -232,24 +208,24 @@ describe("vendor webhooks that are not the vendor's", () => {
 
     // A token that is not the one refvid gave the vendor for this run.
     const wrongToken = hookUrl.replace(/[^/]+$/, "A".repeat(43));
-    expect((await post(wrongToken, signed(replicate.webhookSecret))).status).toBe(404);
+    expect((await post(wrongToken, signed(vendors.replicate.webhookSecret))).status).toBe(404);
     // Signed with someone else's secret, or with the vendor's but ten minutes ago (a replay).
     const other = `whsec_${Buffer.from("not replicate's secret").toString("base64")}`;
     expect((await post(hookUrl, signed(other))).status).toBe(401);
-    const stale = signed(replicate.webhookSecret, new Date(Date.now() - 600_000));
+    const stale = signed(vendors.replicate.webhookSecret, new Date(Date.now() - 600_000));
     expect((await post(hookUrl, stale)).status).toBe(401);
     expect(await vendorLog(runId)).toEqual(before);
 
     // Correctly signed (as only Replicate could), naming a prediction the ended run never had:
     // taken, logged as an orphan and cancelled at the vendor; the run itself is unchanged.
-    expect((await post(hookUrl, signed(replicate.webhookSecret))).status).toBe(200);
+    expect((await post(hookUrl, signed(vendors.replicate.webhookSecret))).status).toBe(200);
     const after = await vendorLog(runId);
     expect(after.slice(before.length).map((e) => [e.kind, e.upstream_id])).toEqual([
       ["hook", "forged-prediction"],
       ["orphan", "forged-prediction"],
       ["cancelled", "forged-prediction"],
     ]);
-    expect(replicate.stats.cancels).toBe(cancels + 1);
+    expect(vendors.replicate.stats.cancels).toBe(cancels + 1);
     const again = await tenant.call("GET", `/v1/runs/${runId}`);
     expect(again.body).toMatchObject({
       status: "succeeded",
@@ -259,12 +235,12 @@ describe("vendor webhooks that are not the vendor's", () => {
   });
 
   it("refuses a fal webhook not signed by fal's published keys", async () => {
-    const res = await tenant.call("POST", "/v1/run/lab-a/model-a/reference-to-video", {
+    const res = await tenant.call("POST", FAL_PATH, {
       input: { prompt: "fal forgery target", image_urls: [IMG], duration: "4" },
       sync: true,
     });
     const runId = res.body.run_id as string;
-    const job = [...fal.stats.jobs.values()].find((j) => runOfHook(j.webhookUrl) === runId);
+    const job = [...vendors.fal.stats.jobs.values()].find((j) => runOfHook(j.webhookUrl) === runId);
     const before = await vendorLog(runId);
     const body = JSON.stringify({ request_id: "forged", status: "OK", payload: {} });
     const answer = await fetch(job?.webhookUrl as string, {
@@ -272,7 +248,7 @@ describe("vendor webhooks that are not the vendor's", () => {
       headers: {
         "content-type": "application/json",
         "x-fal-webhook-request-id": "forged",
-        "x-fal-webhook-user-id": fal.userId,
+        "x-fal-webhook-user-id": vendors.fal.userId,
         "x-fal-webhook-timestamp": String(Math.floor(Date.now() / 1000)),
         "x-fal-webhook-signature": "ab".repeat(64),
       },

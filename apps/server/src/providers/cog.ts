@@ -1,7 +1,6 @@
 import { cogBoxes } from "./cog-box.js";
 import { HeldPrediction, type HeldPredictionOptions } from "./cog-prediction.js";
 import {
-  HookRefused,
   type Provider,
   type ProviderContext,
   ProviderError,
@@ -12,7 +11,7 @@ import {
   type VendorHook,
   type VendorProviderOptions,
 } from "./types.js";
-import { hookJson } from "./upstream/hook-signatures.js";
+import { type HookedJob, hookedJob } from "./upstream/hook-signatures.js";
 import { vendorInput } from "./upstream/input.js";
 import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
 import { redactSecret, VendorError } from "./upstream/vendor-http.js";
@@ -36,11 +35,8 @@ export class CogProvider implements Provider {
   }
 
   /** Cog signs nothing: the webhook URL's per-run token, checked before this, is its credential. */
-  async readHook(hook: VendorHook): Promise<{ upstreamId: string; status: string | null }> {
-    const body = hookJson(hook);
-    if (typeof body.id !== "string" || body.id === "")
-      throw new HookRefused("the webhook names no prediction");
-    return { upstreamId: body.id, status: typeof body.status === "string" ? body.status : null };
+  async readHook(hook: VendorHook): Promise<HookedJob> {
+    return hookedJob(hook);
   }
 
   async cancelUpstream(job: UpstreamJob): Promise<void> {

@@ -13,7 +13,15 @@
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
 import {
-  HookRefused,
+  type FalOutput,
+  type FalUrls,
+  falMessage,
+  falUrls,
+  isModelError,
+  RESULT_ANSWERS,
+  requestPaths,
+} from "./fal-protocol.js";
+import {
   type Provider,
   type ProviderContext,
   ProviderError,
@@ -25,21 +33,12 @@ import {
 } from "./types.js";
 import { followOrCancel } from "./upstream/cancel-on-abort.js";
 import { awaitHookedJob, createOnce, type Found, forEachOrphan } from "./upstream/create-once.js";
-import { FAL_JWKS_URL, hookJson, verifyFalHook } from "./upstream/hook-signatures.js";
+import { FAL_JWKS_URL, type HookedJob, readFalHook } from "./upstream/hook-signatures.js";
 import { progressFromLogs, vendorInput } from "./upstream/input.js";
+import { JobTimes } from "./upstream/job-times.js";
 import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
-
-/** Where fal's video models put their video, unless a route says otherwise. */
-type FalOutput = { video?: { url?: unknown } };
-
 import { VendorClient } from "./upstream/vendor-client.js";
-import {
-  UnansweredCreate,
-  VendorError,
-  type VendorResponse,
-  vendorMessage,
-  vendorUrl,
-} from "./upstream/vendor-http.js";
+import { UnansweredCreate, VendorError, type VendorResponse, vendorMessage } from "./upstream/vendor-http.js";
 
 /** fal's queue API. */
 export const FAL_QUEUE_URL = "https://queue.fal.run";
@@ -56,26 +55,9 @@ export interface FalProviderOptions extends VendorProviderOptions {
 
 type FalJob = UpstreamJob & { urls: FalUrls };
 
-/** Namespaces whose app id has three parts (`workflows/owner/app`); otherwise `owner/app`. */
-const NAMESPACES = new Set(["workflows", "comfy"]);
-/** The wait for a lost create's webhook is twice the route's slow jobs, at least this. */
-const MIN_ADOPT_WINDOW_MS = 30_000;
-const DEFAULT_ADOPT_WINDOW_MS = 600_000;
-/** Jobs whose length sets the wait. */
-const TIMED_JOBS = 50;
-
-/** The URLs a fal request is followed by, as fal names them in its submit answer. */
-const URL_NAMES = ["status_url", "response_url", "cancel_url"] as const;
-type FalUrls = Record<(typeof URL_NAMES)[number], string>;
-
 const CANCEL_TIMEOUT_MS = 5_000;
-/**
- * Result answers read here rather than retried: the model's errors (4xx, and 5xx in fal's model
- * error shape). 401/403/404 stay errors of the call; 429 and gateway 5xx are retried.
- */
-const RESULT_ANSWERS: readonly number[] = Array.from({ length: 200 }, (_, i) => 400 + i).filter(
-  (status) => ![401, 403, 404, 429].includes(status),
-);
+/** The longest wait for a lost create's webhook, unless the route says (`adopt_window_ms`). */
+const DEFAULT_ADOPT_WINDOW_MS = 600_000;
 
 export class FalProvider implements Provider {
   /** fal fetches the reference URLs itself. */
@@ -84,7 +66,7 @@ export class FalProvider implements Provider {
   private readonly client: VendorClient;
   private readonly pollMs: number;
   /** How long this route's recent jobs took, from the create to COMPLETED (ms). */
-  private readonly jobTimes: number[] = [];
+  private readonly jobTimes = new JobTimes();
 
   constructor(private readonly options: FalProviderOptions) {
     this.baseUrl = options.url ?? FAL_QUEUE_URL;
@@ -130,18 +112,12 @@ export class FalProvider implements Provider {
       },
       () => this.cancel(following.request, log),
     );
-    this.timeJob(this.client.now() - startedAt);
+    this.jobTimes.record(this.client.now() - startedAt);
     return finishWithOutputVideo(videoUrl, job, context, this.options.allowLocalOutputs);
   }
 
-  async readHook(hook: VendorHook): Promise<{ upstreamId: string; status: string | null }> {
-    await verifyFalHook(hook, this.options.jwksUrl ?? FAL_JWKS_URL, () => this.client.now());
-    const body = hookJson(hook);
-    const id = body.request_id;
-    if (typeof id !== "string" || id === "" || id !== hook.headers["x-fal-webhook-request-id"]) {
-      throw new HookRefused("the fal webhook names no request, or another than it is signed for");
-    }
-    return { upstreamId: id, status: typeof body.status === "string" ? body.status : null };
+  readHook(hook: VendorHook): Promise<HookedJob> {
+    return readFalHook(hook, this.options.jwksUrl ?? FAL_JWKS_URL, () => this.client.now());
   }
 
   /**
@@ -157,43 +133,18 @@ export class FalProvider implements Provider {
   ): Promise<Found<FalJob>> {
     const vendor = context.vendor;
     if (!vendor?.hookUrl) return { none: true, sure: false };
-    const windowMs = Math.min(this.adoptWindowMs(), Math.max(0, deadline - this.client.now()));
-    const id = await awaitHookedJob(vendor, {
-      windowMs,
-      skip: new Set(),
-      now: () => this.client.now(),
-      signal,
-    });
-    return id ? { job: this.requestOf(id) } : { none: true, sure: true };
-  }
-
-  /** How long to wait for a lost create's webhook: twice the route's slow (p90) jobs, bounded. */
-  private adoptWindowMs(): number {
     const most = this.options.adoptWindowMs ?? DEFAULT_ADOPT_WINDOW_MS;
-    if (this.jobTimes.length < 5) return most;
-    const sorted = [...this.jobTimes].sort((a, b) => a - b);
-    const p90 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.9))] ?? most;
-    return Math.min(most, Math.max(MIN_ADOPT_WINDOW_MS, 2 * p90));
-  }
-
-  private timeJob(ms: number): void {
-    this.jobTimes.push(ms);
-    if (this.jobTimes.length > TIMED_JOBS) this.jobTimes.shift();
+    const windowMs = Math.min(this.jobTimes.waitMs(most), Math.max(0, deadline - this.client.now()));
+    const id = await awaitHookedJob(vendor, { windowMs, now: () => this.client.now(), signal });
+    return id ? { job: this.requestOf(id) } : { none: true, sure: true };
   }
 
   /** A request known only by its id: its URLs as fal builds them, under the endpoint's app id. */
   private requestOf(id: string): FalJob {
-    const parts = this.options.model.split("/");
-    const app = parts.slice(0, NAMESPACES.has(parts[0] ?? "") ? 3 : 2).join("/");
-    const base = `${app}/requests/${encodeURIComponent(id)}`;
     return {
       provider: this.options.name,
       id,
-      urls: this.falUrls(id, {
-        status_url: `${base}/status`,
-        response_url: base,
-        cancel_url: `${base}/cancel`,
-      }),
+      urls: falUrls(this.baseUrl, this.options.name, id, requestPaths(this.options.model, id)),
     };
   }
 
@@ -221,7 +172,7 @@ export class FalProvider implements Provider {
     if (typeof id !== "string" || id === "") {
       throw new VendorError(`${this.options.name} answered the submit without a request_id`, null, false);
     }
-    return { provider: this.options.name, id, urls: this.falUrls(id, body) };
+    return { provider: this.options.name, id, urls: falUrls(this.baseUrl, this.options.name, id, body) };
   }
 
   /** The fal request a previous worker started for this run. */
@@ -235,20 +186,7 @@ export class FalProvider implements Provider {
     }
     // A job known by its id alone (a webhook's) has its URLs built the way fal builds them.
     if (!upstream.urls.status_url) return this.requestOf(upstream.id);
-    return { ...upstream, urls: this.falUrls(upstream.id, upstream.urls) };
-  }
-
-  /** status_url, response_url and cancel_url as fal gave them, on fal's own origin. */
-  private falUrls(id: string, given: Record<string, unknown>): FalUrls {
-    const urls = {} as FalUrls;
-    for (const name of URL_NAMES) {
-      const value = given[name];
-      if (typeof value !== "string" || value === "") {
-        throw new VendorError(`${this.options.name} request ${id} has no ${name}`, null, false);
-      }
-      urls[name] = vendorUrl(this.baseUrl, value).toString();
-    }
-    return urls;
+    return { ...upstream, urls: falUrls(this.baseUrl, this.options.name, upstream.id, upstream.urls) };
   }
 
   /**
@@ -407,35 +345,4 @@ export class FalProvider implements Provider {
       { timeoutMs: CANCEL_TIMEOUT_MS, log, what: "fal request", upstreamId: request.id },
     );
   }
-}
-
-/** fal's model errors: any 4xx, or a 5xx that says it is the model's (typed, not retryable). */
-function isModelError(answer: VendorResponse): boolean {
-  if (answer.status < 500) return true;
-  const body = answer.body as { detail?: unknown; error_type?: unknown } | null;
-  return (
-    answer.headers.get("x-fal-retryable") === "false" ||
-    answer.headers.has("x-fal-error-type") ||
-    Array.isArray(body?.detail) ||
-    typeof body?.error_type === "string"
-  );
-}
-
-/**
- * fal's message: `detail` as a string, or every `{loc, msg}` as `field: msg` (the `body` prefix
- * dropped). A 422 naming fields is the model refusing the input, and says so.
- */
-function falMessage(body: unknown, status?: number): string {
-  const detail = (body as { detail?: unknown } | null)?.detail;
-  const entries = Array.isArray(detail) ? (detail as { loc?: unknown; msg?: unknown }[]) : [];
-  const said = entries.flatMap((entry) => {
-    const { loc, msg } = entry ?? {};
-    if (typeof msg !== "string") return [];
-    const field = Array.isArray(loc) ? loc.filter((part, i) => !(i === 0 && part === "body")).join(".") : "";
-    return [{ field, msg }];
-  });
-  if (said.length === 0) return vendorMessage(body);
-  const text = said.map(({ field, msg }) => (field ? `${field}: ${msg}` : msg)).join("; ");
-  const refused = status === 422 && said.some(({ field }) => field !== "");
-  return (refused ? `The model refused the input: ${text}` : text).slice(0, 500);
 }

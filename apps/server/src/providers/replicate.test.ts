@@ -20,7 +20,8 @@ import { type Clock, type Scheduler, systemClock, systemScheduler } from "../clo
 import { ManualClock } from "../manual-clock.js";
 import { probeDuration } from "../media/ffmpeg.js";
 import { describeProviderContract } from "./provider.contract.js";
-import { ReplicateProvider, type ReplicateProviderOptions, replicateTarget } from "./replicate.js";
+import { ReplicateProvider, type ReplicateProviderOptions } from "./replicate.js";
+import { replicateTarget } from "./replicate-model.js";
 import {
   LeaveUpstreamRunning,
   type Provider,

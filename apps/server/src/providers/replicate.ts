@@ -14,11 +14,19 @@
  * "Input validation failed" whose `invalid_fields` name each field (replicate.com/changelog/
  * 2024-05-01-improved-validation-for-api-prediction-payloads), and fails the run with those words.
  */
-import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
+import { findLostPrediction } from "./replicate-lost-create.js";
 import {
-  HookRefused,
+  endedMessage,
+  firstVideo,
+  invalidFields,
+  type Prediction,
+  predictionOf,
+  type ReplicateTarget,
+  replicateTarget,
+} from "./replicate-model.js";
+import {
   type Provider,
   type ProviderContext,
   ProviderError,
@@ -29,8 +37,8 @@ import {
   type VendorProviderOptions,
 } from "./types.js";
 import { followOrCancel } from "./upstream/cancel-on-abort.js";
-import { awaitHookedJob, createOnce, type Found, forEachOrphan } from "./upstream/create-once.js";
-import { hookJson, ReplicateHookSecret } from "./upstream/hook-signatures.js";
+import { createOnce, forEachOrphan } from "./upstream/create-once.js";
+import { type HookedJob, hookedJob, ReplicateHookSecret } from "./upstream/hook-signatures.js";
 import { progressFromLogs, vendorInput } from "./upstream/input.js";
 import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
 import { VendorClient } from "./upstream/vendor-client.js";
@@ -54,47 +62,13 @@ export interface ReplicateProviderOptions extends VendorProviderOptions {
   model: string;
 }
 
-/** Where predictions of a route's `model` are created. */
-export type ReplicateTarget =
-  | { kind: "model"; owner: string; name: string }
-  | { kind: "version"; id: string };
-
-const NAME = "[A-Za-z0-9][A-Za-z0-9._-]*";
-const MODEL = new RegExp(`^(${NAME})/(${NAME})$`);
-const VERSION = new RegExp(`^(?:${NAME}/${NAME}:)?([A-Za-z0-9]+)$`);
-
-/** Reads a route's `model`; throws naming the accepted forms. */
-export function replicateTarget(model: string): ReplicateTarget {
-  const official = MODEL.exec(model);
-  if (official?.[1] && official[2]) return { kind: "model", owner: official[1], name: official[2] };
-  const version = VERSION.exec(model);
-  if (version?.[1]) return { kind: "version", id: version[1] };
-  throw new Error(`Replicate model "${model}" is not owner/name, owner/name:version or a version id`);
-}
-
-interface Prediction {
-  id: string;
-  status: string;
-  output: unknown;
-  error: unknown;
-  logs: unknown;
-  dataRemoved: boolean;
-}
-
 type Followed = UpstreamJob & { urls: { get: string; cancel: string } };
 
 const CANCEL_TIMEOUT_MS = 3_000;
 /** Replicate refuses a `Cancel-After` shorter than this. */
 const MIN_CANCEL_AFTER_S = 5;
-const VIDEO_PATH = /\.(mp4|mov|m4v)$/i;
 /** Webhooks asked for: the start (which names a lost create's prediction early) and the end. */
 const HOOK_EVENTS = ["start", "completed"];
-/** The predictions list is searched this far around a lost create (clocks differ). */
-const LIST_MARGIN_MS = 120_000;
-/** Pages of the predictions list read at most while looking for a lost create's prediction. */
-const LIST_PAGES = 20;
-/** The wait for the webhook that tells which of several look-alike predictions is the run's. */
-const TELL_APART_MS = 60_000;
 
 export class ReplicateProvider implements Provider {
   /** Replicate fetches the reference URLs itself. */
@@ -113,12 +87,9 @@ export class ReplicateProvider implements Provider {
     this.hookSecret = new ReplicateHookSecret(this.baseUrl, options.token, () => this.client.now());
   }
 
-  async readHook(hook: VendorHook): Promise<{ upstreamId: string; status: string | null }> {
+  async readHook(hook: VendorHook): Promise<HookedJob> {
     await this.hookSecret.verify(hook);
-    const body = hookJson(hook);
-    if (typeof body.id !== "string" || body.id === "")
-      throw new HookRefused("the webhook names no prediction");
-    return { upstreamId: body.id, status: typeof body.status === "string" ? body.status : null };
+    return hookedJob(hook);
   }
 
   async run(job: ProviderJob, context: ProviderContext): Promise<ProviderResult> {
@@ -136,7 +107,19 @@ export class ReplicateProvider implements Provider {
       const input = vendorInput(job.input, this.options.mapping);
       const created = await createOnce({
         create: () => this.submit(input, context, deadline),
-        find: (sentAt, findSignal) => this.findLost(input, sentAt, context, deadline, findSignal),
+        find: async (sentAt, findSignal) => {
+          const found = await findLostPrediction({
+            client: this.client,
+            target: this.target,
+            vendor: context.vendor,
+            followed: (id, urls) => this.followed(id, urls),
+            input,
+            sentAt,
+            deadline,
+            signal: findSignal,
+          });
+          return "job" in found ? { job: { job: found.job, first: null } } : found;
+        },
         idOf: (found) => found.job.id,
         vendor: context.vendor,
         now: () => this.client.now(),
@@ -199,7 +182,7 @@ export class ReplicateProvider implements Provider {
       throw new Kind(`submit failed: ${err.message}`, err.status, err.retryable);
     }
     if (answer.status === 422) throw this.refused(request, answer.body);
-    const first = this.prediction(answer, "the submit");
+    const first = predictionOf(this.options.name, answer, "the submit");
     const urls = (answer.body as { urls?: unknown }).urls;
     const given = urls && typeof urls === "object" ? (urls as Record<string, unknown>) : {};
     return { job: this.followed(first.id, given), first };
@@ -210,14 +193,7 @@ export class ReplicateProvider implements Provider {
    * each field in Replicate's words, or any other refusal (an unknown version), as before.
    */
   private refused(request: VendorRequest, body: unknown): Error {
-    const fields = (body as { invalid_fields?: unknown } | null)?.invalid_fields;
-    const named = Array.isArray(fields)
-      ? fields.flatMap((entry) => {
-          const { field, description } = (entry ?? {}) as { field?: unknown; description?: unknown };
-          if (typeof description !== "string") return [];
-          return [typeof field === "string" && field !== "" ? `${field}: ${description}` : description];
-        })
-      : [];
+    const named = invalidFields(body);
     if (named.length > 0) {
       return new ProviderError(
         this.client.redact(`The model refused the input: ${named.join("; ")}`.slice(0, 500)),
@@ -280,7 +256,8 @@ export class ReplicateProvider implements Provider {
           context.onProgress(reported);
         }
         if (current.status === "succeeded") return current;
-        this.throwIfEnded(current);
+        const ended = endedMessage(this.options.name, current);
+        if (ended) throw new ProviderError(this.client.redact(ended));
         const left = deadline - this.client.now();
         if (left <= 0) {
           throw new VendorError(
@@ -295,7 +272,8 @@ export class ReplicateProvider implements Provider {
         }
         signal.throwIfAborted();
       }
-      current = this.prediction(
+      current = predictionOf(
+        this.options.name,
         await this.client.call(signal, deadline, { method: "GET", url: following.prediction.urls.get }),
         "the status call",
       );
@@ -338,100 +316,6 @@ export class ReplicateProvider implements Provider {
     });
   }
 
-  /**
-   * After a lost create answer: the prediction it made, from the predictions list around the
-   * create (each with its model, version and input, not its webhook): the one whose target and
-   * input are what this run sent and that no other run holds. When several could be it, the
-   * webhook that names the run (sent at the prediction's start) tells which.
-   */
-  private async findLost(
-    input: Record<string, unknown>,
-    sentAt: number,
-    context: ProviderContext,
-    deadline: number,
-    signal: AbortSignal,
-  ): Promise<Found<{ job: Followed; first: Prediction | null }>> {
-    const vendor = context.vendor;
-    const after = new Date(sentAt - LIST_MARGIN_MS).toISOString();
-    const before = new Date(this.client.now() + LIST_MARGIN_MS).toISOString();
-    let url: string | null =
-      `v1/predictions?created_after=${encodeURIComponent(after)}&created_before=${encodeURIComponent(before)}`;
-    const candidates: Followed[] = [];
-    for (let page = 0; url && page < LIST_PAGES; page++) {
-      const { body } = await this.client.call(signal, deadline, { method: "GET", url });
-      const { results, next } = (body ?? {}) as { results?: unknown; next?: unknown };
-      for (const item of Array.isArray(results) ? results : []) {
-        const p = (item ?? {}) as Record<string, unknown>;
-        if (typeof p.id !== "string" || !this.sameTarget(p) || !isDeepStrictEqual(p.input, input)) continue;
-        if (vendor && (await vendor.heldByAnotherRun(p.id))) continue;
-        const urls = p.urls && typeof p.urls === "object" ? (p.urls as Record<string, unknown>) : {};
-        candidates.push(this.followed(p.id, urls));
-      }
-      url = typeof next === "string" && next !== "" ? next : null;
-    }
-    const [only] = candidates;
-    if (candidates.length === 1 && only) return { job: { job: only, first: null } };
-    if (candidates.length === 0) return { none: true, sure: true };
-    if (!vendor?.hookUrl) return { none: true, sure: false };
-    const others = new Set<string>();
-    const windowMs = Math.min(TELL_APART_MS, Math.max(0, deadline - this.client.now()));
-    const id = await awaitHookedJob(vendor, { windowMs, skip: others, now: () => this.client.now(), signal });
-    const named = candidates.find((candidate) => candidate.id === id);
-    return named ? { job: { job: named, first: null } } : { none: true, sure: false };
-  }
-
-  /** Whether a listed prediction is of this route's model or version. */
-  private sameTarget(prediction: Record<string, unknown>): boolean {
-    if (this.target.kind === "version") return prediction.version === this.target.id;
-    return prediction.model === `${this.target.owner}/${this.target.name}`;
-  }
-
-  /** `failed`, `canceled` and `aborted` end the run; `starting` and `processing` (or new states) go on. */
-  private throwIfEnded(prediction: Prediction): void {
-    const { name } = this.options;
-    const why = errorText(prediction.error);
-    switch (prediction.status) {
-      case "failed":
-        throw new ProviderError(
-          this.client.redact(`${name} prediction ${prediction.id} failed: ${why ?? "no message"}`),
-        );
-      case "canceled":
-        throw new ProviderError(
-          this.client.redact(
-            `${name} prediction ${prediction.id} was canceled upstream, not by refvid${why ? `: ${why}` : ""}`,
-          ),
-        );
-      case "aborted":
-        throw new ProviderError(
-          this.client.redact(
-            `${name} prediction ${prediction.id} was aborted by Replicate before it ran${why ? `: ${why}` : ""}`,
-          ),
-        );
-    }
-  }
-
-  /** The prediction in an API answer; one without an id or a status is the vendor's error. */
-  private prediction(answer: VendorResponse, what: string): Prediction {
-    const body = answer.body as Record<string, unknown> | null;
-    const id = body && typeof body === "object" ? body.id : undefined;
-    const status = body && typeof body === "object" ? body.status : undefined;
-    if (typeof id !== "string" || id === "" || typeof status !== "string") {
-      throw new VendorError(
-        `${this.options.name} answered ${what} without a prediction (HTTP ${answer.status})`,
-        answer.status,
-        false,
-      );
-    }
-    return {
-      id,
-      status,
-      output: body?.output,
-      error: body?.error,
-      logs: body?.logs,
-      dataRemoved: body?.data_removed === true,
-    };
-  }
-
   async cancelUpstream(job: UpstreamJob): Promise<void> {
     await this.cancel(this.resumable(job), this.options.logger);
   }
@@ -443,26 +327,4 @@ export class ReplicateProvider implements Provider {
       { timeoutMs: CANCEL_TIMEOUT_MS, log, what: "Replicate prediction", upstreamId: prediction.id },
     );
   }
-}
-
-/** The output URL, or the first video of a list of URLs (the first URL when none looks like one). */
-function firstVideo(output: unknown): unknown {
-  if (!Array.isArray(output)) return output;
-  const urls = output.filter((value): value is string => typeof value === "string" && value !== "");
-  return urls.find(isVideoUrl) ?? urls[0];
-}
-
-function isVideoUrl(value: string): boolean {
-  try {
-    return VIDEO_PATH.test(new URL(value).pathname);
-  } catch {
-    return false;
-  }
-}
-
-/** A prediction's `error` as a sentence: usually a string, sometimes an object. */
-function errorText(error: unknown): string | null {
-  if (typeof error === "string") return error.trim().slice(0, 500) || null;
-  if (error === null || error === undefined) return null;
-  return JSON.stringify(error).slice(0, 500);
 }

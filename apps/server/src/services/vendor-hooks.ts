@@ -7,8 +7,10 @@
  * themselves. A webhook naming a job of a run that has ended and never followed that job is an
  * orphan: it is logged and the job cancelled.
  */
+import { isInFlight } from "@refvid/core";
 import type { AppDeps } from "../deps.js";
 import { HookRefused, type VendorHook } from "../providers/types.js";
+import { writeVendorLog } from "../worker/vendor-side.js";
 
 export type VendorHookAnswer =
   /** Taken (or nothing to do): the vendor stops retrying. */
@@ -41,18 +43,21 @@ export async function receiveVendorHook(
     return { status: 401, message: `The webhook does not verify: ${err.message}` };
   }
   metrics.hook(route, "accepted");
-  const at = deps.clock.now();
-  const entry = { runId, provider: route, upstreamId: said.upstreamId, at };
-  await deps.store.addVendorEvent({ ...entry, kind: "hook", detail: said.status });
-  const ended = run.status !== "queued" && run.status !== "processing";
+  await deps.store.addVendorEvent({
+    runId,
+    provider: route,
+    upstreamId: said.upstreamId,
+    kind: "hook",
+    detail: said.status,
+    at: deps.clock.now(),
+  });
   const followed = run.upstream?.provider === route && run.upstream.id === said.upstreamId;
-  if (ended && !followed && served.provider.cancelUpstream) {
+  if (!isInFlight(run.status) && !followed && served.provider.cancelUpstream) {
     // Nobody will follow this job: the run ended without it.
-    deps.metrics.vendor.log(route, "orphan");
-    await deps.store.addVendorEvent({ ...entry, kind: "orphan", detail: "the run had ended" });
+    const why = { upstreamId: said.upstreamId, detail: "the run had ended" };
+    await writeVendorLog(deps, runId, route, { kind: "orphan", ...why });
     await served.provider.cancelUpstream({ provider: route, id: said.upstreamId, urls: {} });
-    deps.metrics.vendor.log(route, "cancelled");
-    await deps.store.addVendorEvent({ ...entry, kind: "cancelled", detail: "the run had ended" });
+    await writeVendorLog(deps, runId, route, { kind: "cancelled", ...why });
   }
   return { status: 200 };
 }

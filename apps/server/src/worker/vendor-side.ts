@@ -5,7 +5,7 @@
  */
 import type { ProviderRoute } from "../catalog/routes.js";
 import type { AppDeps } from "../deps.js";
-import type { VendorSide } from "../providers/types.js";
+import type { VendorLogKind, VendorSide } from "../providers/types.js";
 
 export interface ClosableVendorSide extends VendorSide {
   /** Stops listening for the run's webhooks (the attempt ended). */
@@ -64,17 +64,18 @@ export function vendorSide(
       const owner = await deps.store.findRunByUpstream({ provider: route.name, upstreamId });
       return owner !== null && owner !== runId;
     },
-    async log(kind, upstreamId, detail) {
-      deps.metrics.vendor.log(route.name, kind);
-      await deps.store.addVendorEvent({
-        runId,
-        provider: route.name,
-        upstreamId,
-        kind,
-        detail,
-        at: deps.clock.now(),
-      });
-    },
+    log: (kind, upstreamId, detail) => writeVendorLog(deps, runId, route.name, { kind, upstreamId, detail }),
     close: off,
   };
+}
+
+/** Adds an entry to a run's vendor log, and counts it. */
+export async function writeVendorLog(
+  deps: Pick<AppDeps, "store" | "clock" | "metrics">,
+  runId: string,
+  route: string,
+  entry: { kind: VendorLogKind; upstreamId: string | null; detail: string | null },
+): Promise<void> {
+  deps.metrics.vendor.log(route, entry.kind);
+  await deps.store.addVendorEvent({ runId, provider: route, ...entry, at: deps.clock.now() });
 }

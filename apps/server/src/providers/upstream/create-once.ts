@@ -68,20 +68,15 @@ export async function createOnce<J>(options: CreateOnceOptions<J>): Promise<{ jo
 
 /**
  * Waits up to `windowMs` for a verified webhook of the run naming a vendor job that no other run
- * holds and that is not in `skip`; its id, or null when the window passes.
+ * holds; its id, or null when the window passes.
  */
 export async function awaitHookedJob(
   vendor: VendorSide,
-  {
-    windowMs,
-    skip,
-    now,
-    signal,
-  }: { windowMs: number; skip: ReadonlySet<string>; now(): number; signal: AbortSignal },
+  { windowMs, now, signal }: { windowMs: number; now(): number; signal: AbortSignal },
 ): Promise<string | null> {
   const until = now() + windowMs;
   for (;;) {
-    const id = await newHookedJob(vendor, skip);
+    const id = await newHookedJob(vendor, new Set());
     if (id) return id;
     const left = until - now();
     if (left <= 0) return null;

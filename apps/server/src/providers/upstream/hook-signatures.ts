@@ -174,13 +174,33 @@ export class ReplicateHookSecret {
   }
 }
 
-/** The body as JSON, or `HookRefused`. */
-export function hookJson(hook: VendorHook): Record<string, unknown> {
+/** The job a webhook names and the vendor's status word. */
+export interface HookedJob {
+  upstreamId: string;
+  status: string | null;
+}
+
+/** The job a webhook's JSON body names in `idField`, with its `status`; `HookRefused` otherwise. */
+export function hookedJob(hook: VendorHook, idField = "id"): HookedJob {
+  let body: Record<string, unknown> | null = null;
   try {
     const parsed = JSON.parse(hook.body.toString("utf8"));
-    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) return parsed;
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) body = parsed;
   } catch {
     // refused below
   }
-  throw new HookRefused("the webhook's body is not a JSON object");
+  if (!body) throw new HookRefused("the webhook's body is not a JSON object");
+  const id = body[idField];
+  if (typeof id !== "string" || id === "") throw new HookRefused(`the webhook names no job (${idField})`);
+  return { upstreamId: id, status: typeof body.status === "string" ? body.status : null };
+}
+
+/** A fal webhook, verified: the request it names, which must be the one it is signed for. */
+export async function readFalHook(hook: VendorHook, jwksUrl: string, now: () => number): Promise<HookedJob> {
+  await verifyFalHook(hook, jwksUrl, now);
+  const job = hookedJob(hook, "request_id");
+  if (job.upstreamId !== hook.headers["x-fal-webhook-request-id"]) {
+    throw new HookRefused("the fal webhook names another request than it is signed for");
+  }
+  return job;
 }
