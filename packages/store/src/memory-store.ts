@@ -13,8 +13,6 @@ import {
   countRequest,
   decideAdmission,
   decideEnd,
-  decideIdempotency,
-  type IdempotencyRecord,
   isInFlight,
   type RateWindow,
   settleRun,
@@ -22,8 +20,10 @@ import {
 } from "@refvid/core";
 import { MemoryAccounts } from "./memory/accounts.js";
 import { copy, copyRun } from "./memory/copy.js";
+import { MemoryIdempotency } from "./memory/idempotency.js";
 import { MemoryOutbox } from "./memory/outbox.js";
 import { RunIndex } from "./memory/run-index.js";
+import { MemoryRunProgress } from "./memory/run-progress.js";
 import { RunQueue } from "./memory/run-queue.js";
 import { serviceStatsOf } from "./memory/stats.js";
 import { MemoryUploads } from "./memory/uploads.js";
@@ -33,9 +33,6 @@ import { queuedRun } from "./queued-run.js";
 import { StoreEventHub } from "./store-events.js";
 import type * as T from "./types.js";
 import type { RunRecord, Store } from "./types.js";
-
-/** An idempotency entry's key: keys are per organization. */
-const idempotencyEntryKey = (organizationId: string, key: string) => `${organizationId}\u0000${key}`;
 
 export class MemoryStore implements Store {
   private readonly runs = new Map<string, RunRecord>();
@@ -61,15 +58,26 @@ export class MemoryStore implements Store {
   readonly deleteExpiredUploads = this.uploads.deleteExpiredUploads;
   private readonly outbox = new MemoryOutbox();
   private readonly rateWindows = new Map<string, RateWindow>();
-  private readonly idempotency = new Map<string, IdempotencyRecord>();
+  private readonly idempotency = new MemoryIdempotency();
+  readonly completeIdempotency = this.idempotency.completeIdempotency;
+  readonly hasIdempotencyKey = this.idempotency.hasIdempotencyKey;
   /** Runs queued or processing, so the sweeper's scans cost O(in flight), not O(history). */
   private readonly inFlight = new Map<string, RunRecord>();
   private readonly events = new StoreEventHub();
   private readonly vendorLog = new MemoryVendorLog((runId) => this.events.emit({ kind: "vendor", runId }));
   readonly addVendorEvent = this.vendorLog.addVendorEvent;
   readonly listVendorEvents = this.vendorLog.listVendorEvents;
-  /** Which run recorded each vendor job, by `provider\0id`. */
-  private readonly upstreamOwners = new Map<string, string>();
+  /** A processing run's vendor job, progress and vendor queue position. */
+  private readonly progress = new MemoryRunProgress(
+    this.runs,
+    this.outbox,
+    (runId, workerId) => this.heldBy(runId, workerId),
+    (runId) => this.events.emit({ kind: "changed", runIds: [runId] }),
+  );
+  readonly recordUpstream = this.progress.recordUpstream;
+  readonly findRunByUpstream = this.progress.findRunByUpstream;
+  readonly setQueuePosition = this.progress.setQueuePosition;
+  readonly setProgress = this.progress.setProgress;
   private closed = false;
 
   async countRequest(apiKeyId: string, limit: number, now: Date) {
@@ -82,11 +90,8 @@ export class MemoryStore implements Store {
     const org = this.accounts.organizations.get(run.organizationId);
     const key = this.accounts.apiKeys.get(run.apiKeyId);
     if (!org || !key) return { kind: "api_key_gone" } as const;
-    const idemKey = idempotency ? idempotencyEntryKey(run.organizationId, idempotency.key) : null;
-    if (idempotency && idemKey) {
-      const decision = decideIdempotency(this.idempotency.get(idemKey), idempotency.requestHash, now);
-      if (decision.kind !== "new") return { kind: "idempotency", decision } as const;
-    }
+    const earlier = idempotency ? this.idempotency.earlier(run.organizationId, idempotency, now) : null;
+    if (earlier) return { kind: "idempotency", decision: earlier } as const;
     if (key.revokedAt) return { kind: "api_key_gone" } as const;
     const state = admissionState(org, key);
     const decision = decideAdmission(state, run.reserved);
@@ -102,29 +107,12 @@ export class MemoryStore implements Store {
     this.queue.push(run.id);
     this.inFlight.set(run.id, record);
     this.index.add(record);
-    if (idempotency && idemKey) {
-      this.idempotency.set(idemKey, {
-        requestHash: idempotency.requestHash,
-        runId: run.id,
-        expiresAt: idempotency.expiresAt,
-        response: idempotency.response ? copy(idempotency.response) : null,
-      });
-    }
+    if (idempotency) this.idempotency.remember(run.organizationId, idempotency, run.id);
     const remaining = concurrencyRemaining(afterAdmission(state));
     const admitted = { kind: "admitted", run: copyRun(record), concurrencyRemaining: remaining } as const;
     // After the answer is made: a listener (a worker claiming at once) may change the run.
     this.events.emit({ kind: "queued" });
     return admitted;
-  }
-
-  async completeIdempotency(organizationId: string, key: string, response: T.IdempotencyResponse) {
-    const entry = this.idempotency.get(idempotencyEntryKey(organizationId, key));
-    if (entry && !entry.response) entry.response = copy(response);
-  }
-
-  async hasIdempotencyKey(organizationId: string, key: string, now: Date) {
-    const entry = this.idempotency.get(idempotencyEntryKey(organizationId, key));
-    return entry !== undefined && entry.expiresAt > now;
   }
 
   async getRun(organizationId: string, runId: string) {
@@ -206,45 +194,11 @@ export class MemoryStore implements Store {
   async releaseRun({ runId, workerId }: Parameters<T.Store["releaseRun"]>[0]) {
     const run = this.heldBy(runId, workerId);
     if (!run) return false;
-    run.status = "queued";
-    run.leaseOwner = null;
-    run.leaseExpiresAt = null;
     run.provider = null;
     run.attempts -= 1;
     if (run.attempts === 0) run.startedAt = null;
-    this.queue.putBack(run);
+    this.backToQueue(run);
     return true;
-  }
-
-  async recordUpstream({ runId, workerId, upstream }: Parameters<T.Store["recordUpstream"]>[0]) {
-    const run = this.heldBy(runId, workerId);
-    if (!run) return false;
-    run.upstream = copy(upstream);
-    this.upstreamOwners.set(`${upstream.provider}\u0000${upstream.id}`, runId);
-    return true;
-  }
-
-  async findRunByUpstream({ provider, upstreamId }: Parameters<T.Store["findRunByUpstream"]>[0]) {
-    return this.upstreamOwners.get(`${provider}\u0000${upstreamId}`) ?? null;
-  }
-
-  async setQueuePosition(runId: string, position: number | null, now: Date) {
-    const run = this.runs.get(runId);
-    if (run?.status !== "processing" || (run.queuePosition ?? null) === position) return;
-    run.queuePosition = position;
-    this.progressed(run, now);
-  }
-
-  async setProgress(runId: string, progress: number, now: Date) {
-    const run = this.runs.get(runId);
-    if (run?.status !== "processing") return;
-    run.progress = progress;
-    this.progressed(run, now);
-  }
-
-  private progressed(run: RunRecord, now: Date) {
-    if (webhookGets(run, "progress")) this.outbox.progressed(run, now);
-    this.events.emit({ kind: "changed", runIds: [run.id] });
   }
 
   async completeRun({
@@ -312,11 +266,8 @@ export class MemoryStore implements Store {
         exhausted.push(copyRun(run));
         continue;
       }
-      run.status = "queued";
-      run.leaseOwner = null;
-      run.leaseExpiresAt = null;
       run.progress = null;
-      this.queue.putBack(run);
+      this.backToQueue(run);
       requeued.push(run.id);
     }
     if (requeued.length > 0) this.events.emit({ kind: "queued" });
@@ -359,6 +310,14 @@ export class MemoryStore implements Store {
   private heldBy(runId: string, workerId: string): RunRecord | null {
     const run = this.runs.get(runId);
     return run?.status === "processing" && run.leaseOwner === workerId ? run : null;
+  }
+
+  /** A processing run goes back to its place in the queue, held by no worker. */
+  private backToQueue(run: RunRecord) {
+    run.status = "queued";
+    run.leaseOwner = null;
+    run.leaseExpiresAt = null;
+    this.queue.putBack(run);
   }
 
   /** This process is the only one: the store's own changes are all there is to hear. */
