@@ -2,7 +2,20 @@ import type { Logger } from "pino";
 import { sleep } from "../clock.js";
 import { cogBoxes, type LeftPrediction } from "./cog-box.js";
 import { untilFree } from "./cog-health.js";
-import { type HeldAnswer, HeldRequestLost, putAndHold } from "./cog-held-request.js";
+import {
+  answerLost,
+  type CogPrediction,
+  endedPrediction,
+  heldFailure,
+  type OpenRequest,
+  openRequest,
+  refusal,
+  retryAfterOf,
+  untilAborted,
+} from "./cog-held-put.js";
+import { type HeldAnswer, HeldRequestLost } from "./cog-held-request.js";
+import { probePrediction, watchHeld } from "./cog-probe.js";
+import { type LostAnswer, recoverLostAnswer } from "./cog-recovery.js";
 import {
   type ProviderContext,
   ProviderError,
@@ -18,18 +31,10 @@ import {
   VendorError,
   type VendorResponse,
   vendorFetch,
-  vendorMessage,
   vendorUrl,
 } from "./upstream/vendor-http.js";
 
-/** What Cog answers about a prediction (coglet and Cog ≤ 0.16 share these fields). */
-export interface CogPrediction {
-  id?: unknown;
-  status?: unknown;
-  output?: unknown;
-  error?: unknown;
-  logs?: unknown;
-}
+export type { CogPrediction } from "./cog-held-put.js";
 
 /** What a Cog route's prediction is made with. */
 export interface HeldPredictionOptions
@@ -44,13 +49,7 @@ export interface HeldPredictionOptions
   cancelGraceMs?: number;
 }
 
-/** An input no model accepts: a probe with it can reattach to a prediction, never start one. */
-const PROBE_INPUT: readonly unknown[] = [];
-const PROBE_TIMEOUT_MS = 10_000;
 const CANCEL_TIMEOUT_MS = 3_000;
-const ENDED: readonly unknown[] = ["succeeded", "failed", "canceled"];
-/** A gateway's answers when it gave up on Cog (Cog sends neither): Cog may hold the prediction. */
-const GATEWAY_GAVE_UP: readonly number[] = [502, 504];
 
 /** One run's prediction: created by a held sync PUT, watched by probes, cancelled when abandoned. */
 export class HeldPrediction {
@@ -199,8 +198,8 @@ export class HeldPrediction {
         answered.abort();
         await watching;
       }
-      const body = (answer?.body ?? null) as CogPrediction | null;
-      if (answer?.status === 200 && ENDED.includes(body?.status)) return body as CogPrediction;
+      const ended = endedPrediction(answer);
+      if (ended) return ended;
       if (answer?.status === 202) {
         this.log?.warn(
           "an earlier prediction of this run is in flight and nobody gets its output: cancelling it",
@@ -209,71 +208,34 @@ export class HeldPrediction {
         await sleep(this.options.scheduler, this.pollMs, work);
         continue;
       }
-      const lost = answer ? GATEWAY_GAVE_UP.includes(answer.status) : sent;
+      const lost = answerLost(answer, sent);
       if (!lost) this.mayRun = false;
-      if (answer?.status === 422) {
-        throw new ProviderError(
-          redactSecret(`The model refused the input: ${refusalText(answer.body)}`, this.options.token),
-        );
-      }
-      const failure = answer
-        ? new VendorError(
-            `${this.options.name} answered ${answer.status} to PUT ${url.pathname}: ${vendorMessage(body)}`,
-            answer.status,
-            answer.status === 409 || answer.status === 429 || answer.status >= 500,
-          )
-        : new VendorError(`${this.options.name}: connection lost (PUT ${url.pathname})`, null, true);
+      if (answer?.status === 422) throw refusal(answer.body, this.options.token);
+      const failure = heldFailure(this.options.name, url, answer);
       if (lost) {
         await this.afterLostAnswer(failure);
         continue;
       }
       if (!failure.retryable) throw this.failed(failure);
-      await this.backOff(failures++, headerOf(answer?.headers["retry-after"]), failure);
+      await this.backOff(failures++, retryAfterOf(answer), failure);
     }
   }
 
-  /**
-   * After a held request whose answer was lost (its connection dropped once it had gone out, or a
-   * gateway's 502/504): the output of a prediction it left can reach no one (Cog hands it only to
-   * that request, and forgets the prediction once ended), so probes follow the prediction, and it
-   * is cancelled, until none of the run is in flight; the caller then creates it again. coglet
-   * cancels it too, as the request dropped (crates/coglet/src/service.rs, SyncPredictionGuard),
-   * before its model ran if it was still `starting`; a gateway closes its connection to Cog when it
-   * gives up, so Cog sees that drop too. The run's vendor log says whether the lost prediction's
-   * model ran (`uncertain`: paid twice) or was caught `starting` (not paid).
-   */
-  private async afterLostAnswer(failure: VendorError): Promise<void> {
-    const vendor = this.context.vendor;
-    const work = this.work.signal;
-    this.log?.warn({ reason: failure.message }, "the answer to the prediction's request was lost");
-    await vendor?.log("create_unanswered", this.id, failure.message);
-    let ran = this.modelRan;
-    let caughtStarting = false;
-    let cancelled = false;
-    for (let failures = 0; ; ) {
-      const answer = await this.probeOnce(work).catch(() => null);
-      work.throwIfAborted();
-      // Refused: none in flight (Cog ≤ 0.16 validates first: the next PUT finds its one, 202).
-      if (answer?.status === 422) break;
-      if (answer?.status !== 202) {
-        await this.backOff(failures++, answer?.headers.get("retry-after") ?? null, failure);
-        continue;
-      }
-      this.record();
-      if ((answer.body as CogPrediction | null)?.status === "starting") caughtStarting = true;
-      else ran = true;
-      if (!cancelled) cancelled = await this.cancel();
-      await sleep(this.options.scheduler, this.pollMs, work);
-    }
-    if (ran || !caughtStarting) {
-      const why = ran
-        ? "two predictions of the run ran: the lost one's model ran, and its output reaches no one"
-        : "the lost prediction ended unseen: its model may have run";
-      this.log?.warn(why);
-      await vendor?.log("uncertain", this.id, why);
-    }
-    const detail = ran || !caughtStarting ? null : "the lost prediction was cancelled before its model ran";
-    await vendor?.log("created_again", this.id, detail);
+  /** Probes and cancels until none of the run is in flight (cog-recovery.ts). */
+  private afterLostAnswer(failure: VendorError): Promise<void> {
+    const lost: LostAnswer = {
+      id: this.id,
+      vendor: this.context.vendor,
+      log: this.log,
+      signal: this.work.signal,
+      modelRan: this.modelRan,
+      probe: (signal) => this.probeOnce(signal),
+      record: () => this.record(),
+      cancel: () => this.cancel(),
+      backOff: (failures, retryAfter, why) => this.backOff(failures, retryAfter, why),
+      pause: () => sleep(this.options.scheduler, this.pollMs, this.work.signal),
+    };
+    return recoverLostAnswer(lost, failure);
   }
 
   /** Waits before the next try (full jitter, at least what Retry-After asks); `failure` at the deadline. */
@@ -287,58 +249,24 @@ export class HeldPrediction {
   }
 
   /** While the held request is unanswered: records the job once taken, and reports progress. */
-  private async watch(answered: AbortSignal): Promise<void> {
-    const { scheduler } = this.options;
-    const started = this.now();
-    const offAccept = this.recording
-      ? () => {}
-      : scheduler.setTimeout(() => this.record(), this.acceptAfterMs);
-    try {
-      for (let wait: number | null = this.pollMs; wait !== null; ) {
-        await sleep(scheduler, wait, answered);
-        if (answered.aborted) return;
-        wait = await this.probe(answered, this.now() - started >= this.acceptAfterMs);
-      }
-    } finally {
-      offAccept();
-    }
-  }
-
-  /** One probe; answers the wait before the next, or null when probes cannot see the prediction. */
-  private async probe(answered: AbortSignal, longHeld: boolean): Promise<number | null> {
-    try {
-      const answer = await this.probeOnce(answered);
-      if (answer.status === 202) {
-        this.record();
-        const body = answer.body as CogPrediction | null;
-        if (body?.status !== "starting") this.modelRan = true;
-        this.progress(body?.logs);
-        return this.pollMs;
-      }
-      // Refused while our own request has long been held: this Cog validates before it reattaches.
-      if (answer.status === 422 && longHeld) return null;
-      const asked = retryAfterMs(answer.headers.get("retry-after"), this.now());
-      return answer.status === 429 || answer.status >= 500
-        ? Math.max(asked ?? 0, this.pollMs * 2)
-        : this.pollMs;
-    } catch {
-      // Unanswered in time (or the held request ended): the held request still carries the result.
-      return this.pollMs * 2;
-    }
-  }
-
-  /** PUT of the run's id with an input no model takes: 202 with the prediction in flight, if any. */
-  private probeOnce(signal: AbortSignal): Promise<VendorResponse> {
-    return vendorFetch(
-      { ...this.call(signal), attemptTimeoutMs: PROBE_TIMEOUT_MS },
-      {
-        method: "PUT",
-        url: this.path,
-        body: { input: PROBE_INPUT },
-        accept: [409, 422, 429, 500, 502, 503, 504],
-        once: true,
+  private watch(answered: AbortSignal): Promise<void> {
+    return watchHeld(answered, {
+      scheduler: this.options.scheduler,
+      pollMs: this.pollMs,
+      acceptAfterMs: this.acceptAfterMs,
+      recorded: this.recording !== null,
+      now: () => this.now(),
+      probe: (signal) => this.probeOnce(signal),
+      record: () => this.record(),
+      seen: (prediction) => {
+        if (prediction?.status !== "starting") this.modelRan = true;
+        this.progress(prediction?.logs);
       },
-    );
+    });
+  }
+
+  private probeOnce(signal: AbortSignal): Promise<VendorResponse> {
+    return probePrediction(this.call(signal), this.path);
   }
 
   private progress(logs: unknown): void {
@@ -414,49 +342,4 @@ export class HeldPrediction {
   private now(): number {
     return this.options.clock.now().getTime();
   }
-}
-
-/**
- * Cog's refusal of an input in its words: pydantic's `detail` (coglet's too,
- * crates/coglet/src/input_validation.rs), every entry as `field: msg` with the `body.input` prefix
- * dropped; any other body as the vendor said it.
- */
-function refusalText(body: unknown): string {
-  const detail = (body as { detail?: unknown } | null)?.detail;
-  if (!Array.isArray(detail)) return vendorMessage(body);
-  const lines = detail.map((entry) => {
-    const { loc, msg } = (entry ?? {}) as { loc?: unknown; msg?: unknown };
-    const path = Array.isArray(loc) ? loc.map(String) : [];
-    const skip = path[0] === "body" ? (path[1] === "input" ? 2 : 1) : 0;
-    const field = path.slice(skip).join(".");
-    return field ? `${field}: ${String(msg)}` : String(msg);
-  });
-  return lines.length > 0 ? lines.join("; ").slice(0, 500) : vendorMessage(body);
-}
-
-/** A held request and the way to drop it. */
-interface OpenRequest {
-  answer: Promise<HeldAnswer>;
-  drop(): void;
-}
-
-function openRequest(url: URL, payload: string, headers: Record<string, string>): OpenRequest {
-  const controller = new AbortController();
-  const answer = putAndHold(url, payload, headers, controller.signal);
-  answer.catch(() => {});
-  return { answer, drop: () => controller.abort() };
-}
-
-/** `promise`'s outcome, or `signal`'s reason as soon as it aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
-}
-
-function headerOf(value: string | string[] | undefined): string | null {
-  return (Array.isArray(value) ? value[0] : value) ?? null;
 }
