@@ -807,6 +807,8 @@ describe("the proxy credential", () => {
       cogProvider.run(await job(), context(server, { deadline: Date.now() + 200 }).ctx),
     );
     server.knobs.rateLimitNext = {};
+    // A run stopped with a PUT in flight marks the box busy until the box says it is free.
+    await eventually(() => !cogBoxes.busy(server.url));
     server.knobs.latencyMs = 5_000;
     const aborted = context(server);
     const slow = await job();
