@@ -142,15 +142,9 @@ describe("creating predictions", () => {
       metrics: { predict_time: expect.any(Number) },
     });
     expect(done.body.logs).toContain("100%|██████████| 4/4");
-    expect(server.stats.webhooks.map((w) => w.event)).toEqual([
-      "start",
-      "logs",
-      "logs",
-      "logs",
-      "logs",
-      "logs",
-      "completed",
-    ]);
+    await expect
+      .poll(() => server.stats.webhooks.map((w) => w.event), { timeout: 10_000 })
+      .toEqual(["start", "logs", "logs", "logs", "logs", "logs", "completed"]);
     await eventually(() =>
       hook.deliveries.some((d) => d.body.status === "processing" && d.body.logs.includes("50%")),
     );
@@ -571,10 +565,12 @@ describe("failures and faults", () => {
     await call(server, "PUT", "/predictions/w1", body, ASYNC);
     await eventually(() => server.stats.webhooks[1]?.answer);
     expect(hook.deliveries.map((d) => d.body.status)).toEqual(["succeeded", "succeeded"]);
-    expect(server.stats.webhooks.map((w) => [w.event, w.attempt, w.answer])).toEqual([
-      ["completed", 1, 500],
-      ["completed", 2, 200],
-    ]);
+    await expect
+      .poll(() => server.stats.webhooks.map((w) => [w.event, w.attempt, w.answer]), { timeout: 10_000 })
+      .toEqual([
+        ["completed", 1, 500],
+        ["completed", 2, 200],
+      ]);
   });
 
   it("refuses a streamed response (406): the model does not declare streaming output", async () => {

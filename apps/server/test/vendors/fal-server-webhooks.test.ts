@@ -102,9 +102,9 @@ describe("fal webhooks: body and signature", () => {
     ]);
     expect(signedBy(hook, keys)).toBe(true);
     expect(signedBy({ ...hook, body: hook.body.replace('"OK"', '"ERROR"') }, keys)).toBe(false);
-    expect(fal.stats.webhooks.filter((w) => w.requestId === job.request_id)).toEqual([
-      { requestId: job.request_id, attempt: 1, status: "OK", responseStatus: 200 },
-    ]);
+    await expect
+      .poll(() => fal.stats.webhooks.filter((w) => w.requestId === job.request_id), { timeout: 10_000 })
+      .toEqual([{ requestId: job.request_id, attempt: 1, status: "OK", responseStatus: 200 }]);
   });
 
   it("ERROR: a model's error sends its status as `error` and its error body as payload", async () => {
@@ -186,11 +186,13 @@ describe("fal webhooks: delivery", () => {
     expect(new Set(hooks.map((h) => h.body)).size).toBe(1);
     const keys = await published();
     expect(hooks.every((h) => signedBy(h, keys))).toBe(true);
-    expect(fal.stats.webhooks.filter((w) => w.requestId === job.request_id)).toEqual([
-      { requestId: job.request_id, attempt: 1, status: "OK", responseStatus: 500 },
-      { requestId: job.request_id, attempt: 2, status: "OK", responseStatus: 503 },
-      { requestId: job.request_id, attempt: 3, status: "OK", responseStatus: 200 },
-    ]);
+    await expect
+      .poll(() => fal.stats.webhooks.filter((w) => w.requestId === job.request_id), { timeout: 10_000 })
+      .toEqual([
+        { requestId: job.request_id, attempt: 1, status: "OK", responseStatus: 500 },
+        { requestId: job.request_id, attempt: 2, status: "OK", responseStatus: 503 },
+        { requestId: job.request_id, attempt: 3, status: "OK", responseStatus: 200 },
+      ]);
   });
 
   it("retries an unreachable receiver, then gives up", async () => {

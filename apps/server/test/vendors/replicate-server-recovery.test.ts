@@ -214,7 +214,10 @@ describe("webhook knobs", () => {
   it("without a filter, sends the default events: output and completed", async () => {
     await start({ knobs: { queueMs: 0, latencyMs: 40 } });
     await settle(await created({ input: { prompt: "p" }, webhook: webhookTo("default") }));
-    await until(() => (hooksFor("default").length === 2 ? true : undefined));
+    // The server records a delivery once its receiver has answered: wait for its record, not the receipt.
+    await until(() =>
+      hooksFor("default").length === 2 && server.stats.webhooks.length === 2 ? true : undefined,
+    );
     expect(server.stats.webhooks.map((w) => [w.event, w.status])).toEqual([
       ["output", "processing"],
       ["completed", "succeeded"],

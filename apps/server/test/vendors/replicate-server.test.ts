@@ -511,11 +511,15 @@ describe("webhooks", () => {
     expect(failedAttempt?.answered).toBe(500);
     expect(retry?.headers["webhook-id"]).toBe(failedAttempt?.headers["webhook-id"]);
     expect(retry?.body).toBe(failedAttempt?.body);
-    expect(server.stats.webhooks.map((w) => [w.event, w.attempt, w.responseStatus])).toEqual([
-      ["start", 1, 204],
-      ["completed", 1, 500],
-      ["completed", 2, 204],
-    ]);
+    await expect
+      .poll(() => server.stats.webhooks.map((w) => [w.event, w.attempt, w.responseStatus]), {
+        timeout: 10_000,
+      })
+      .toEqual([
+        ["start", 1, 204],
+        ["completed", 1, 500],
+        ["completed", 2, 204],
+      ]);
   });
 });
 
