@@ -72,6 +72,8 @@ export interface Config {
   workerConcurrency: number;
   /** How long a claimed run stays a worker's without a heartbeat; a dead worker's runs return after it. */
   workerLeaseMs: number;
+  /** Claims after which a run whose lease lapsed again ends failed (a poison run must not kill workers forever). */
+  workerMaxAttempts: number;
   seedDemo: boolean;
   logLevel: string;
   /** How long a client may take to send a whole request (headers and body); not the response. */
@@ -163,6 +165,7 @@ const schema = z.object({
   REFVID_UPLOAD_TTL_HOURS: int(1, MAX_UPLOAD_TTL_HOURS).default(24),
   REFVID_WORKER_CONCURRENCY: int(1, 256).default(4),
   REFVID_WORKER_LEASE_MS: int(300).default(30_000),
+  REFVID_WORKER_MAX_ATTEMPTS: int(1, 100).default(3),
   REFVID_SEED_DEMO: flag.optional(),
   REFVID_REQUEST_TIMEOUT_MS: int(1).default(30_000),
   REFVID_HEADERS_TIMEOUT_MS: int(1).default(10_000),
@@ -227,6 +230,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     uploadTtlHours: e.REFVID_UPLOAD_TTL_HOURS,
     workerConcurrency: e.REFVID_WORKER_CONCURRENCY,
     workerLeaseMs: e.REFVID_WORKER_LEASE_MS,
+    workerMaxAttempts: e.REFVID_WORKER_MAX_ATTEMPTS,
     seedDemo: e.REFVID_SEED_DEMO ?? !production,
     logLevel: e.LOG_LEVEL,
     requestTimeoutMs: e.REFVID_REQUEST_TIMEOUT_MS,

@@ -46,7 +46,7 @@ export class Sweeper {
     // The store announces the runs requeued (`queued`) and ended (`ended`, which stops local work).
     const { exhausted } = await deps.store.requeueExpiredLeases({
       now,
-      maxAttempts: this.options.maxAttempts ?? 3,
+      maxAttempts: this.options.maxAttempts ?? deps.config.workerMaxAttempts,
       limit: 100,
     });
     for (const run of exhausted) {
