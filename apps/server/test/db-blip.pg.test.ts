@@ -196,7 +196,10 @@ describe("Postgres drops every connection of the fleet under load", () => {
       "select error from runs where organization_id = $1 and status <> 'succeeded' limit 5",
       [organizationId],
     );
-    expect(runs.map((r) => r.status), JSON.stringify(failures)).toEqual(["succeeded"]);
+    expect(
+      runs.map((r) => r.status),
+      JSON.stringify(failures),
+    ).toEqual(["succeeded"]);
     const made = runs[0]?.n ?? 0;
     // A run whose admission committed just as its connection dropped exists though its submit got 503.
     expect(made).toBeGreaterThanOrEqual(admitted);
