@@ -1,4 +1,4 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
@@ -6,5 +6,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     // End-to-end files each start a server and ffmpeg; two at a time suits a two-core machine.
     maxWorkers: 2,
+    // The container image and compose stack have their own run: npm run test:deploy.
+    exclude: [...configDefaults.exclude, "test/deploy/**"],
   },
 });

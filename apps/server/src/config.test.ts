@@ -54,6 +54,7 @@ describe("loadConfig", () => {
   it.each([
     [{ REFVID_STORE: "memory" }, { kind: "memory" }],
     [{ REFVID_STORE: "pglite:/var/lib/refvid" }, { kind: "pglite", dir: "/var/lib/refvid" }],
+    [{ REFVID_DATA_DIR: "/data" }, { kind: "pglite", dir: "/data/data" }],
     [
       { REFVID_STORE: "memory", DATABASE_URL: "postgres://db/refvid" },
       { kind: "postgres", url: "postgres://db/refvid" },

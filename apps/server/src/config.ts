@@ -112,7 +112,8 @@ const flag = z
 const schema = z.object({
   PORT: int(0, 65535).default(8080),
   DATABASE_URL: z.string().url().optional(),
-  REFVID_STORE: z.string().default("pglite:.refvid/data"),
+  /** Unset: PGlite in REFVID_DATA_DIR/data. */
+  REFVID_STORE: z.string().min(1).optional(),
   REFVID_ROLE: z.enum(["all", "api", "worker"]).default("all"),
   REFVID_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   REFVID_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
@@ -203,7 +204,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     production,
     port: e.PORT,
-    store: e.DATABASE_URL ? { kind: "postgres", url: e.DATABASE_URL } : parseStore(e.REFVID_STORE),
+    store: e.DATABASE_URL ? { kind: "postgres", url: e.DATABASE_URL } : parseStore(e.REFVID_STORE ?? `pglite:${join(e.REFVID_DATA_DIR, "data")}`),
     role: e.REFVID_ROLE,
     adminToken: e.REFVID_ADMIN_TOKEN ?? null,
     metricsToken: e.REFVID_METRICS_TOKEN ?? null,

@@ -5,6 +5,7 @@
  */
 import v8 from "node:v8";
 import { type Config, ConfigError, loadConfig } from "./config.js";
+import { S3BlobStore } from "./files/s3-blob-store.js";
 import { openStore } from "./open-store.js";
 import { startRefvid } from "./runtime.js";
 import { seedDemo } from "./seed.js";
@@ -37,6 +38,12 @@ async function main() {
     const store = await openStore(config.store); // opening a Postgres store migrates it
     await store.close();
     process.stdout.write(`migrations applied (${describeStore(config)})\n`);
+    if (config.blobStore.kind === "s3") {
+      const { bucket } = config.blobStore.location;
+      const s3 = new S3BlobStore(config.blobStore.location);
+      const made = await s3.ensureBucket().finally(() => s3.client.destroy());
+      process.stdout.write(`bucket ${bucket} ${made ? "created" : "exists"}\n`);
+    }
     return;
   }
   const findings = startupFindings(config);
@@ -110,7 +117,7 @@ function describeStore(config: Config): string {
   }
 }
 
-/** `--role api|worker|all` overrides REFVID_ROLE; `migrate` applies migrations and exits. */
+/** `--role api|worker|all` overrides REFVID_ROLE; `migrate` applies migrations, creates the bucket, and exits. */
 function withArguments(args: string[], env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const merged: Record<string, string | undefined> = { ...env };
   for (let i = 0; i < args.length; i++) {

@@ -32,4 +32,14 @@ describe("S3BlobStore", () => {
     expect(await b.deleteOlderThan("upload", new Date(Date.now() + 60_000))).toBe(0);
     expect(await a.stat("upload_prefixonly01")).toEqual({ size: 1, contentType: "image/png" });
   });
+
+  it("creates its bucket when missing, once, and leaves an existing one", async () => {
+    const bucket = `made-${randomBytes(4).toString("hex")}`;
+    const first = new S3BlobStore({ ...s3.location, bucket, prefix: "" });
+    await expect(first.put("upload_nobucket0001", Readable.from([Buffer.from("x")]))).rejects.toThrow();
+    expect(await first.ensureBucket()).toBe(true);
+    expect(await new S3BlobStore({ ...s3.location, bucket, prefix: "" }).ensureBucket()).toBe(false);
+    await first.put("upload_nobucket0001", Readable.from([Buffer.from("x")]));
+    expect(await first.stat("upload_nobucket0001")).toMatchObject({ size: 1 });
+  });
 });

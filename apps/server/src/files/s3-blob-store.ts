@@ -8,8 +8,10 @@ import { createReadStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import { pipeline, Readable, Transform } from "node:stream";
 import {
+  CreateBucketCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   S3Client,
@@ -46,6 +48,28 @@ export class S3BlobStore implements BlobStore {
       requestChecksumCalculation: "WHEN_REQUIRED",
       responseChecksumValidation: "WHEN_REQUIRED",
     });
+  }
+
+  /**
+   * Creates the bucket when it does not exist (`refvid migrate`); true when it made it. A bucket
+   * that exists is left as it is, whoever owns it: access to it shows at the first put.
+   */
+  async ensureBucket(): Promise<boolean> {
+    const Bucket = this.location.bucket;
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket }));
+      return false;
+    } catch (err) {
+      if (!(err instanceof S3ServiceException) || err.$metadata.httpStatusCode !== 404) throw err;
+    }
+    try {
+      await this.client.send(new CreateBucketCommand({ Bucket }));
+      return true;
+    } catch (err) {
+      // Another process made it in between.
+      if (err instanceof S3ServiceException && err.name === "BucketAlreadyOwnedByYou") return false;
+      throw err;
+    }
   }
 
   /** The object key of a blob. */
