@@ -39,8 +39,10 @@ WORKDIR /src
 ENV NPM_CONFIG_UPDATE_NOTIFIER=false
 COPY --from=build /src/package.json /src/package-lock.json ./
 COPY --from=build /stage ./
+# Some packages ship binaries only their owner may run (ffprobe is 0744): the image runs as `node`.
 RUN npm install --omit=dev --no-audit --no-fund \
  && find node_modules -name '*.map' -delete \
+ && find node_modules -type f -perm -u+x -exec chmod a+rx {} + \
  && rm -f package-lock.json
 
 # 3. The image: no compilers, no dev dependencies, no source maps; runs as `node` (uid 1000).
