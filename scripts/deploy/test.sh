@@ -57,6 +57,15 @@ DOCKER_BUILDKIT=0 docker build --network host -q -t "$image" . >/dev/null
 size=$(docker image inspect -f '{{.Size}}' "$image")
 step "built $image in $(($(date +%s) - build_started)) s: $((size / 1000000)) MB"
 
+# Stand-ins for the compose stack's other images (Postgres, the object store, Caddy).
+for standin in postgres objects proxy; do
+  context=scripts/deploy/standins
+  [ "$standin" = objects ] && context=.
+  DOCKER_BUILDKIT=0 docker build --network host -q -t "refvid-standin/$standin" \
+    -f "scripts/deploy/standins/$standin.Dockerfile" "$context" >/dev/null
+done
+step "stand-in images built"
+
 npx turbo run build --filter=@refvid/server... --output-logs=errors-only >/dev/null
 (cd apps/server && REFVID_DEPLOY_IMAGE=$image npx vitest run -c vitest.deploy.config.ts)
 step "image and compose tests passed"

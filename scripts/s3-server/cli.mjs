@@ -5,6 +5,9 @@
  *
  *   node scripts/s3-server/cli.mjs [--port 9000] [--dir /var/tmp/refvid-s3] [--bucket refvid-media]
  *
+ * The keys are new at each start unless AWS_ACCESS_KEY_ID (refvid:<user>) and
+ * AWS_SECRET_ACCESS_KEY give them; `--bucket ""` creates no bucket.
+ *
  * stdout: one JSON line { endpoint, region, accessKeyId, secretAccessKey, bucket, dir }.
  * With --dir the data and logs (D/log/*.log) stay after it stops; without, they are removed.
  */
@@ -25,13 +28,20 @@ if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536))
   process.exit(2);
 }
 
-const server = await startS3Server({ port, dir: values.dir });
+const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY } = process.env;
+const credentials =
+  AWS_ACCESS_KEY_ID && AWS_SECRET_ACCESS_KEY
+    ? { accessKeyId: AWS_ACCESS_KEY_ID, secretAccessKey: AWS_SECRET_ACCESS_KEY }
+    : undefined;
+const server = await startS3Server({ port, dir: values.dir, credentials });
 const { endpoint, region, accessKeyId, secretAccessKey, dir, stop } = server;
 const { bucket } = values;
-const created = await fetch(`${endpoint}/${bucket}`, {
-  method: "PUT",
-  headers: signedHeaders(server, { method: "PUT", path: `/${bucket}` }),
-});
+const created = bucket
+  ? await fetch(`${endpoint}/${bucket}`, {
+      method: "PUT",
+      headers: signedHeaders(server, { method: "PUT", path: `/${bucket}` }),
+    })
+  : { status: 200 };
 if (created.status !== 200) {
   await stop();
   throw new Error(`could not create bucket ${bucket}: HTTP ${created.status} ${await created.text()}`);

@@ -114,7 +114,7 @@ export async function startS3Server(options = {}) {
   }
 }
 
-async function startOnce({ dir, port, timeoutMs = 60_000 } = {}) {
+async function startOnce({ dir, port, credentials: given, timeoutMs = 60_000 } = {}) {
   await ensureInstalled();
   const ownDir = !dir;
   dir = dir ?? (await mkdtemp(join(tmpdir(), "refvid-s3-")));
@@ -122,10 +122,12 @@ async function startOnce({ dir, port, timeoutMs = 60_000 } = {}) {
   const ports = { account, container, object, proxy: port ?? free };
   // tempauth's S3 access key id is "<swift account>:<user>". The account stays "refvid" so a
   // reused dir keeps its buckets; user and secret are new each start.
-  const credentials = {
+  const credentials = given ?? {
     accessKeyId: `refvid:u${randomBytes(6).toString("hex")}`,
     secretAccessKey: randomBytes(24).toString("hex"),
   };
+  if (!/^refvid:[A-Za-z0-9_-]+$/.test(credentials.accessKeyId))
+    throw new Error(`the access key id must be refvid:<user> (tempauth's account:user), not ${credentials.accessKeyId}`);
   const [tempauthAccount, tempauthUser] = credentials.accessKeyId.split(":");
   const etc = join(dir, "etc");
   for (const sub of ["etc", "srv/d1", "cache", "log", "run"])

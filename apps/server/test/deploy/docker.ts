@@ -39,7 +39,18 @@ export function containers() {
       const full = `refvid-test-${tag}-${name}`;
       const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
       started.push(full);
-      await docker("run", "-d", "--name", full, "--network", "host", "--read-only", ...envArgs, image, ...args);
+      await docker(
+        "run",
+        "-d",
+        "--name",
+        full,
+        "--network",
+        "host",
+        "--read-only",
+        ...envArgs,
+        image,
+        ...args,
+      );
       return full;
     },
     async logs(name: string): Promise<string> {

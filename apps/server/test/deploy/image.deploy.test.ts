@@ -146,7 +146,9 @@ describe("the container image", () => {
     await admin("POST", `/admin/v1/organizations/${org.organization_id}/top-ups`, { amount_usd: "100.00" });
     // The test polls its runs faster than the default limit of 120 requests a minute allows.
     const { key } = (
-      await admin("POST", `/admin/v1/organizations/${org.organization_id}/api-keys`, { rate_limit_per_minute: 10_000 })
+      await admin("POST", `/admin/v1/organizations/${org.organization_id}/api-keys`, {
+        rate_limit_per_minute: 10_000,
+      })
     ).body;
     const auth = `Key ${key}`;
 
@@ -157,9 +159,17 @@ describe("the container image", () => {
       body: await readFile(SCULPTURE),
     }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }));
     expect(uploaded.status).toBe(201);
-    const input = (prompt: string) => ({ prompt, image_urls: [uploaded.body.url], duration: "4", resolution: "480p" });
+    const input = (prompt: string) => ({
+      prompt,
+      image_urls: [uploaded.body.url],
+      duration: "4",
+      resolution: "480p",
+    });
 
-    const done = await call(base, "POST", `/v1/run/${MODEL}`, auth, { input: input("a slow dolly shot"), sync: true });
+    const done = await call(base, "POST", `/v1/run/${MODEL}`, auth, {
+      input: input("a slow dolly shot"),
+      sync: true,
+    });
     expect(done.body, JSON.stringify(done.body.error)).toMatchObject({ status: "succeeded" });
     const videoUrl = new URL(done.body.output.videos[0].url);
     expect(videoUrl.host).toBe(`${PUBLIC_HOST}:${apiPort}`);
@@ -175,11 +185,14 @@ describe("the container image", () => {
     expect((await fetch(`${base}/metrics`)).status).toBe(401);
 
     // A long run, its worker killed while it generates; a second worker container finishes it.
-    const slow = await call(base, "POST", `/v1/run/${MODEL}`, auth, { input: input("slow [simulate:delay=15000]") });
+    const slow = await call(base, "POST", `/v1/run/${MODEL}`, auth, {
+      input: input("slow [simulate:delay=15000]"),
+    });
     expect(slow.status).toBe(201);
     const runId = slow.body.run_id as string;
     await eventually(
-      async () => ((await call(base, "GET", `/v1/runs/${runId}`, auth)).body.status === "processing" ? true : undefined),
+      async () =>
+        (await call(base, "GET", `/v1/runs/${runId}`, auth)).body.status === "processing" ? true : undefined,
       30_000,
       "the run to be processing",
     );
@@ -225,7 +238,12 @@ describe("the container image", () => {
     await admin("POST", `/admin/v1/organizations/${org.organization_id}/top-ups`, { amount_usd: "10.00" });
     const { key } = (await admin("POST", `/admin/v1/organizations/${org.organization_id}/api-keys`, {})).body;
     const run = await call(base, "POST", `/v1/run/${MODEL}`, `Key ${key}`, {
-      input: { prompt: "embedded", image_urls: ["https://example.com/a.png"], duration: "4", resolution: "480p" },
+      input: {
+        prompt: "embedded",
+        image_urls: ["https://example.com/a.png"],
+        duration: "4",
+        resolution: "480p",
+      },
       sync: true,
     });
     expect(run.body, JSON.stringify(run.body.error)).toMatchObject({ status: "succeeded" });
