@@ -1,8 +1,8 @@
 // Builds dist/main.js, the published `refvid`: the CLI's code and the workspace packages it uses
 // (@refvid/client, @refvid/api-types), which are not on the registry, in one ES module; the
-// third-party packages stay imports, installed by npm from the CLI's `dependencies` (see "The
-// published CLI" in docs/decisions.md). Run through `npm run build` (turbo builds the workspace
-// packages first: their dist is what is bundled).
+// third-party packages stay imports, installed by npm from the CLI's `dependencies` (why: "The
+// published CLI bundles refvid's own code only" in docs/decisions.md). Run through `npm run build`
+// (turbo builds the workspace packages first: their dist is what is bundled).
 import { readFile, rm } from "node:fs/promises";
 import { isBuiltin } from "node:module";
 import { join, relative, sep } from "node:path";
