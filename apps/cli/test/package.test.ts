@@ -28,7 +28,10 @@ interface Packed {
   files: { path: string }[];
 }
 
-/** npm's own environment, without what an `npm run` above this test set for its scripts. */
+/**
+ * npm's own environment, without what an `npm run` above this test set for its scripts. Under
+ * turbo, what npm needs to reach the registry (a CA, a proxy) is passed by apps/cli/turbo.json.
+ */
 function npmEnvironment(): NodeJS.ProcessEnv {
   return Object.fromEntries(
     Object.entries(process.env).filter(
@@ -57,10 +60,21 @@ beforeAll(async () => {
   prefix = join(scratch, "prefix");
   home = join(scratch, "home");
   const started = performance.now();
+  // npm retries a registry it cannot reach for minutes: stop it before the hook's timeout, so that
+  // the error shows its log (each fetch, with --loglevel=http) and why it failed.
   await exec(
     "npm",
-    ["install", "-g", "--prefix", prefix, "--no-audit", "--no-fund", join(scratch, packed.filename)],
-    { cwd: scratch, env: npmEnvironment() },
+    [
+      "install",
+      "-g",
+      "--prefix",
+      prefix,
+      "--no-audit",
+      "--no-fund",
+      "--loglevel=http",
+      join(scratch, packed.filename),
+    ],
+    { cwd: scratch, env: npmEnvironment(), timeout: 240_000 },
   );
   const seconds = (performance.now() - started) / 1000;
   installed = join(prefix, "lib/node_modules", packed.name);
