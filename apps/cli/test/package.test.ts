@@ -7,15 +7,15 @@
 import { execFile, spawn } from "node:child_process";
 import { copyFile, mkdir, readdir, readFile } from "node:fs/promises";
 import { isBuiltin } from "node:module";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { parseAst } from "rolldown/parseAst";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, newAccount, type Result, tempDir } from "./cli.js";
 
 const exec = promisify(execFile);
-const CLI_DIR = resolve(import.meta.dirname, "..");
-const REPO = resolve(CLI_DIR, "../..");
+const CLI_DIR = join(import.meta.dirname, "..");
+const REPO = join(CLI_DIR, "../..");
 const SCULPTURE = join(REPO, "docs/examples/refs/sculpture.png");
 
 interface Packed {
