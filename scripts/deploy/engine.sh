@@ -37,7 +37,13 @@ engine_stop() {
   kill "$pid" 2>/dev/null || true
   for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
   kill -9 "$pid" 2>/dev/null || true
-  if [ -f "$dir/exec-root" ]; then rm -rf "$(cat "$dir/exec-root")"; fi
+  if [ -f "$dir/exec-root" ]; then
+    local exec_root
+    exec_root=$(cat "$dir/exec-root")
+    # The engine leaves its network namespace mounted.
+    for ns in "$exec_root"/netns/*; do [ -e "$ns" ] && umount "$ns" 2>/dev/null || true; done
+    rm -rf "$exec_root"
+  fi
 }
 
 case "${1:-}" in
