@@ -6,6 +6,10 @@
  * connection when that cannot apply a write twice: a read, a transaction cut off before its
  * commit was sent, or any call that could not get a connection at all. A LISTEN connection
  * reconnects by itself, with backoff, and says so to its subscriber.
+ *
+ * Behind a pooler in transaction mode (PgBouncer, docs/pgbouncer.md) every transaction may run on
+ * another server connection: LISTEN then needs a direct connection of its own (`listenUrl`), and
+ * named statements must be off (`preparedStatements: false`).
  */
 import pg, { type Pool, type PoolClient } from "pg";
 import type { StoreEvent } from "../types.js";
@@ -44,6 +48,34 @@ function isConnectionError(err: unknown): boolean {
   return /Connection terminated|not queryable|timeout exceeded when trying to connect/i.test(err.message);
 }
 
+/** How the store reaches Postgres besides its pool; the defaults suit a direct connection. */
+export interface PgDatabaseOptions {
+  /**
+   * Where the LISTEN connection goes (a URL; the pool's other settings apply). LISTEN lasts as
+   * long as its session, so behind a pooler in transaction mode it must reach Postgres directly.
+   * Default: where the pool goes.
+   */
+  listenUrl?: string;
+  /**
+   * false: every statement goes unnamed, parsed on each call. A named statement is prepared on
+   * the server connection it first ran on; a pooler in transaction mode that does not track them
+   * (PgBouncer before 1.21) sends the next call to another one. Default true.
+   */
+  preparedStatements?: boolean;
+}
+
+/** Errors of a named statement run on a server connection other than the one it was prepared on. */
+const PREPARED_STATEMENT_ERRORS = new Set(["26000", "42P05"]);
+const PREPARED_STATEMENT_HINT =
+  " (is DATABASE_URL a pooler in transaction mode? Turn prepared statements off: REFVID_PG_PREPARED_STATEMENTS=false, docs/pgbouncer.md)";
+
+/** Says what to do about a prepared statement the pooler lost, in the error the caller gets. */
+function withPoolerHint(err: unknown, name: string | undefined): unknown {
+  if (name && err instanceof Error && PREPARED_STATEMENT_ERRORS.has(String((err as { code?: unknown }).code)))
+    err.message += PREPARED_STATEMENT_HINT;
+  return err;
+}
+
 /** A statement that only reads: the store's writes are insert/update/delete, or in a transaction. */
 const isRead = (text: string) => /^\s*select\b/i.test(text);
 
@@ -67,7 +99,7 @@ async function withRetries<T>(once: () => Promise<T>): Promise<T> {
  * drops it while it is checked out (when the pool no longer listens for its errors) would
  * otherwise raise an 'error' event nobody hears, which ends the process.
  */
-async function checkOut(pool: Pool, failures: WeakMap<object, unknown>) {
+async function checkOut(pool: Pool, failures: WeakMap<object, unknown>, prepared: boolean) {
   let client: PoolClient;
   try {
     client = await pool.connect();
@@ -82,7 +114,10 @@ async function checkOut(pool: Pool, failures: WeakMap<object, unknown>) {
       // Known to be gone: the statement is not sent.
       const lost = failures.get(client);
       if (lost !== undefined) return Promise.reject(new ConnectionLostError(false, lost));
-      return name ? client.query({ name, text, values: params ?? [] }) : client.query(text, params);
+      if (!name || !prepared) return client.query(text, params);
+      return client.query({ name, text, values: params ?? [] }).catch((err: unknown) => {
+        throw withPoolerHint(err, name);
+      });
     },
     /** Back to the pool; a connection that failed is closed instead. */
     release(failed: boolean) {
@@ -93,7 +128,11 @@ async function checkOut(pool: Pool, failures: WeakMap<object, unknown>) {
 }
 
 /** A store on `pool`, a new pool (its connections are watched from the moment they connect). */
-export function pgDatabase(pool: Pool): Database {
+export function pgDatabase(pool: Pool, options: PgDatabaseOptions = {}): Database {
+  const prepared = options.preparedStatements ?? true;
+  const listenConfig = options.listenUrl
+    ? { ...pool.options, connectionString: options.listenUrl }
+    : pool.options;
   // An idle connection that the server drops must not crash the process; the pool replaces it.
   pool.on("error", () => {});
   // Listening from connect on, not from check-out: the server's goodbye can arrive in the same
@@ -106,7 +145,7 @@ export function pgDatabase(pool: Pool): Database {
   });
 
   const queryOnce = async (text: string, params?: unknown[], name?: string) => {
-    const conn = await checkOut(pool, failures);
+    const conn = await checkOut(pool, failures, prepared);
     let failed = false;
     try {
       return await conn.query(text, params, name);
@@ -123,7 +162,7 @@ export function pgDatabase(pool: Pool): Database {
   };
 
   const transactionOnce = async <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> => {
-    const conn = await checkOut(pool, failures);
+    const conn = await checkOut(pool, failures, prepared);
     let committing = false;
     let failed = false;
     try {
@@ -155,14 +194,14 @@ export function pgDatabase(pool: Pool): Database {
     query: <R>(text: string, params?: unknown[], name?: string) =>
       withRetries(async () => rowsOf<R>(await queryOnce(text, params, name))),
     transaction: (fn) => withRetries(() => transactionOnce(fn)),
-    listen: (channel, fn) => listenWithReconnect(pool, channel, fn),
+    listen: (channel, fn) => listenWithReconnect(listenConfig, channel, fn),
     close: () => pool.end(),
   };
 }
 
 /** LISTEN on a connection of its own, outside the pool, re-opened with backoff when lost. */
 async function listenWithReconnect(
-  pool: Pool,
+  config: pg.ClientConfig,
   channel: string,
   fn: (payload: string) => void,
 ): Promise<() => Promise<void>> {
@@ -204,7 +243,7 @@ async function listenWithReconnect(
   };
 
   const open = async () => {
-    const client = new pg.Client(pool.options);
+    const client = new pg.Client(config);
     let gone = false;
     let ping: NodeJS.Timeout | undefined;
     const onGone = () => {

@@ -76,7 +76,11 @@ export async function testDatabases(serverUrl = TEST_SERVER_URL): Promise<TestDa
     return pooler ? onServer(url, pooler) : url;
   };
   const storeAt = (url: string, max: number) => {
-    const store = new PostgresStore(pgDatabase(new pg.Pool({ connectionString: url, max })));
+    const pool = new pg.Pool({ connectionString: url, max });
+    // As refvid opens it with the environment `env` gives.
+    const store = new PostgresStore(
+      pgDatabase(pool, pooler ? { listenUrl: direct(url), preparedStatements: false } : {}),
+    );
     stores.push(store);
     return store;
   };
