@@ -68,8 +68,11 @@ export async function testDatabases(serverUrl = TEST_SERVER_URL): Promise<TestDa
   const direct = (url: string) => (pooler ? onServer(url, serverUrl) : url);
   const made: string[] = [];
   const stores: PostgresStore[] = [];
+  // Never a name used before: a pooler that knew the dropped database refuses logins to it for a
+  // while (PgBouncer's server_login_retry), and a new database of the same name would inherit that.
+  let count = 0;
   const create = async () => {
-    const name = `${prefix}_${made.length}`;
+    const name = `${prefix}_${count++}`;
     await admin.query(`create database ${name} template ${template}`);
     made.push(name);
     const url = withDatabase(serverUrl, name);
