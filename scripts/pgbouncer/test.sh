@@ -136,7 +136,7 @@ before=$(transactions)
 (cd packages/store && npx vitest run src/postgres/postgres-store.pg.test.ts) || FAILED+=("store contract suite")
 carried=$(($(transactions) - before))
 say "pgbouncer carried $carried transactions of the store suite"
-[ "$carried" -gt 1000 ] || FAILED+=("store suite traffic did not go through pgbouncer ($carried transactions)")
+[ "$carried" -gt 100 ] || FAILED+=("store suite traffic did not go through pgbouncer ($carried transactions)")
 
 say "multi-process test, through pgbouncer"
 before=$(transactions)
@@ -150,7 +150,7 @@ carried=$(($(transactions) - before))
 clients=$(cat "$WORK/clients")
 say "pgbouncer carried $carried transactions of the multi-process test, from up to $clients clients at once"
 # The test's own pool holds at most 2 connections: more clients at once were refvid processes.
-[ "$carried" -gt 1000 ] || FAILED+=("multi-process traffic did not go through pgbouncer ($carried transactions)")
+[ "$carried" -gt 100 ] || FAILED+=("multi-process traffic did not go through pgbouncer ($carried transactions)")
 [ "$clients" -gt 2 ] || FAILED+=("the refvid processes did not connect through pgbouncer (at most $clients clients)")
 
 if [ ${#FAILED[@]} -gt 0 ]; then
