@@ -62,19 +62,33 @@ describe("named statements", () => {
 
 describe("LISTEN", () => {
   it("goes to listenUrl when one is given, while statements go through the pool", async () => {
-    const [poolUrl, listenUrl] = [await databases.create(), await databases.create()];
-    const db = await database({ listenUrl }, poolUrl);
+    const url = await databases.create();
+    const listenUrl = `${url}?application_name=refvid_listen`;
+    const db = await database({ listenUrl }, url);
     const heard: string[] = [];
     const unlisten = await db.listen("refvid_test", (payload) => heard.push(payload));
     try {
-      // Notifications stay in their database: only the listen URL's is heard.
-      await db.query("select pg_notify('refvid_test', 'on the pool database')");
-      const other = await database({}, listenUrl);
-      await other.query("select pg_notify('refvid_test', 'on the listen database')");
-      await vi.waitFor(() => expect(heard).toContain("on the listen database"), { timeout: 5000 });
-      expect(heard).toEqual(["on the listen database"]);
+      await db.query("select pg_notify('refvid_test', 'hello')");
+      await vi.waitFor(() => expect(heard).toEqual(["hello"]), { timeout: 5000 });
+      const { rows } = await db.query<{ name: string; listens: boolean }>(
+        `select application_name as name, pid <> pg_backend_pid() as listens from pg_stat_activity
+         where datname = current_database() and backend_type = 'client backend' order by 2`,
+      );
+      expect(rows).toEqual([
+        { name: "", listens: false },
+        { name: "refvid_listen", listens: true },
+      ]);
     } finally {
       await unlisten();
     }
+  });
+
+  it("refuses to start where a NOTIFY sent through the pool is not heard, and says what to set", async () => {
+    // As behind PgBouncer in transaction mode with LISTEN through it too: nothing comes back. Here
+    // the two URLs lead to different databases, whose notifications never meet.
+    const db = await database({ listenUrl: await databases.create() });
+    await expect(db.listen("refvid_test", () => {})).rejects.toThrow(
+      /LISTEN heard no NOTIFY sent through the pool within 5 s\. .*set DATABASE_LISTEN_URL/,
+    );
   });
 });

@@ -9,8 +9,11 @@
  *
  * Behind a pooler in transaction mode (PgBouncer, docs/pgbouncer.md) every transaction may run on
  * another server connection: LISTEN then needs a direct connection of its own (`listenUrl`), and
- * named statements must be off (`preparedStatements: false`).
+ * named statements must be off (`preparedStatements: false`). A subscription checks at its start
+ * that a NOTIFY sent through the pool reaches its LISTEN, so a LISTEN that went through such a
+ * pooler too fails there rather than leave every process deaf to the others.
  */
+import { randomBytes } from "node:crypto";
 import pg, { type Pool, type PoolClient } from "pg";
 import type { StoreEvent } from "../types.js";
 import { ConnectionLostError, type Database, type Queryable, rowsOf } from "./database.js";
@@ -23,6 +26,8 @@ const LISTEN_RETRY_MAX_MS = 5000;
 /** A LISTEN connection that does not answer a ping within LISTEN_PING_TIMEOUT_MS is replaced. */
 const LISTEN_PING_EVERY_MS = 30_000;
 const LISTEN_PING_TIMEOUT_MS = 10_000;
+/** The first LISTEN must hear a NOTIFY sent through the pool within this (see `checkHeard`). */
+const LISTEN_CHECK_TIMEOUT_MS = 5_000;
 
 /** Socket errors of a connection that broke or could not be made. */
 const SOCKET_ERRORS = new Set([
@@ -194,16 +199,62 @@ export function pgDatabase(pool: Pool, options: PgDatabaseOptions = {}): Databas
     query: <R>(text: string, params?: unknown[], name?: string) =>
       withRetries(async () => rowsOf<R>(await queryOnce(text, params, name))),
     transaction: (fn) => withRetries(() => transactionOnce(fn)),
-    listen: (channel, fn) => listenWithReconnect(listenConfig, channel, fn),
+    listen: (channel, fn) =>
+      listenWithReconnect(listenConfig, channel, fn, (probe) =>
+        withRetries(() => queryOnce("select pg_notify($1, '')", [probe])),
+      ),
     close: () => pool.end(),
   };
 }
 
-/** LISTEN on a connection of its own, outside the pool, re-opened with backoff when lost. */
+/**
+ * Fails unless a NOTIFY sent by `notify` (through the pool) reaches `client`. Behind a pooler in
+ * transaction mode, a LISTEN sent through it lands on a server connection that goes back to the
+ * pooler's pool: a notification then reaches whichever client is using it, or none (PgBouncer
+ * drops a server connection that speaks while idle), never the listener.
+ */
+async function checkHeard(client: pg.Client, notify: (channel: string) => Promise<unknown>) {
+  const probe = `refvid_probe_${randomBytes(6).toString("hex")}`;
+  let timer: NodeJS.Timeout | undefined;
+  let onNotification: ((message: pg.Notification) => void) | undefined;
+  const heard = new Promise<void>((resolve, reject) => {
+    onNotification = (message) => {
+      if (message.channel === probe) resolve();
+    };
+    client.on("notification", onNotification);
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `LISTEN heard no NOTIFY sent through the pool within ${LISTEN_CHECK_TIMEOUT_MS / 1000} s. Behind a ` +
+              "pooler in transaction mode (PgBouncer) LISTEN must reach Postgres itself: set DATABASE_LISTEN_URL " +
+              "to the database's direct URL (docs/pgbouncer.md), the same database as DATABASE_URL.",
+          ),
+        ),
+      LISTEN_CHECK_TIMEOUT_MS,
+    );
+  });
+  heard.catch(() => {}); // the timer may fire while LISTEN or NOTIFY is still out: never unhandled
+  try {
+    await client.query(`listen ${quoteIdent(probe)}`);
+    await notify(probe);
+    await heard;
+    await client.query(`unlisten ${quoteIdent(probe)}`);
+  } finally {
+    clearTimeout(timer);
+    if (onNotification) client.off("notification", onNotification);
+  }
+}
+
+/**
+ * LISTEN on a connection of its own, outside the pool, re-opened with backoff when lost. The first
+ * connection is checked with `notify` (`checkHeard`): a configuration that cannot hear fails here.
+ */
 async function listenWithReconnect(
   config: pg.ClientConfig,
   channel: string,
   fn: (payload: string) => void,
+  notify: (channel: string) => Promise<unknown>,
 ): Promise<() => Promise<void>> {
   let current: pg.Client | undefined;
   let closed = false;
@@ -242,7 +293,7 @@ async function listenWithReconnect(
     retry.unref();
   };
 
-  const open = async () => {
+  const open = async (check = false) => {
     const client = new pg.Client(config);
     let gone = false;
     let ping: NodeJS.Timeout | undefined;
@@ -259,6 +310,7 @@ async function listenWithReconnect(
     });
     try {
       await client.connect();
+      if (check) await checkHeard(client, notify);
       await client.query(`listen ${quoteIdent(channel)}`);
       if (gone) throw new Error("the connection was lost while subscribing");
     } catch (err) {
@@ -290,7 +342,7 @@ async function listenWithReconnect(
     ping.unref();
   };
 
-  await open();
+  await open(true);
   return async () => {
     closed = true;
     clearTimeout(retry);
