@@ -116,7 +116,7 @@ for _ in $(seq 50); do
   "${CONSOLE[@]}" "$ADMIN_URL" stats "$PREFIX" >/dev/null 2>&1 && break
   sleep 0.2
 done
-"${CONSOLE[@]}" "$ADMIN_URL" stats "$PREFIX" >/dev/null ||
+"${CONSOLE[@]}" "$ADMIN_URL" stats "$PREFIX" >/dev/null 2>&1 ||
   fail "pgbouncer does not answer on 127.0.0.1:$PORT: $(tail -5 "$WORK/pgbouncer.log" 2>/dev/null)"
 say "pgbouncer (pid $(cat "$WORK/pgbouncer.pid")) listens on 127.0.0.1:$PORT in transaction mode"
 
