@@ -97,6 +97,10 @@ stats_users = postgres
 ; The multi-process test runs six processes of up to 10 pooled connections each.
 max_client_conn = 500
 default_pool_size = 20
+; A pool per test database, whose server connections outlive the test's store by server_idle_timeout
+; (10 min by default): the store suite's property test makes 40 databases, whose idle connections
+; would then pile up on the server and each be terminated when its database is dropped.
+server_idle_timeout = 2
 logfile = $WORK/pgbouncer.log
 pidfile = $WORK/pgbouncer.pid
 EOF
