@@ -43,6 +43,14 @@ describe("loadConfig", () => {
     [{ REFVID_ALLOW_LOCAL_URLS: "maybe" }, /REFVID_ALLOW_LOCAL_URLS/],
     [{ REFVID_STORE: "redis" }, /REFVID_STORE: "redis" is not a store/],
     [{ DATABASE_URL: "not a url" }, /DATABASE_URL/],
+    [{ DATABASE_URL: "postgres://db/refvid", DATABASE_LISTEN_URL: "not a url" }, /DATABASE_LISTEN_URL/],
+    [{ DATABASE_URL: "postgres://db/refvid", REFVID_PG_PREPARED_STATEMENTS: "never" }, /REFVID_PG_PREPARED/],
+    [{ DATABASE_URL: "postgres://db/refvid", REFVID_PG_POOL_SIZE: "0" }, /REFVID_PG_POOL_SIZE/],
+    [{ DATABASE_LISTEN_URL: "postgres://db/refvid" }, /DATABASE_LISTEN_URL: applies only with DATABASE_URL/],
+    [
+      { REFVID_PG_PREPARED_STATEMENTS: "false" },
+      /REFVID_PG_PREPARED_STATEMENTS: applies only with DATABASE_URL/,
+    ],
     [{ REFVID_PROVIDER: "magic" }, /REFVID_PROVIDER: unknown provider "magic"/],
     [{ REFVID_PROVIDER: "lab-z/x/y=simulated" }, /REFVID_PROVIDER: unknown model "lab-z\/x\/y"/],
     [{ REFVID_PUBLIC_URL: "not a url" }, /REFVID_PUBLIC_URL/],
@@ -57,7 +65,29 @@ describe("loadConfig", () => {
     [{ REFVID_DATA_DIR: "/data" }, { kind: "pglite", dir: "/data/data" }],
     [
       { REFVID_STORE: "memory", DATABASE_URL: "postgres://db/refvid" },
-      { kind: "postgres", url: "postgres://db/refvid" },
+      {
+        kind: "postgres",
+        url: "postgres://db/refvid",
+        listenUrl: "postgres://db/refvid",
+        preparedStatements: true,
+        poolSize: 10,
+      },
+    ],
+    [
+      // Behind PgBouncer in transaction mode (docs/pgbouncer.md).
+      {
+        DATABASE_URL: "postgres://pgbouncer:6432/refvid",
+        DATABASE_LISTEN_URL: "postgres://db:5432/refvid",
+        REFVID_PG_PREPARED_STATEMENTS: "false",
+        REFVID_PG_POOL_SIZE: "20",
+      },
+      {
+        kind: "postgres",
+        url: "postgres://pgbouncer:6432/refvid",
+        listenUrl: "postgres://db:5432/refvid",
+        preparedStatements: false,
+        poolSize: 20,
+      },
     ],
   ])("picks the store from %j", (env, want) => {
     expect(loadConfig(env).store).toEqual(want);

@@ -25,7 +25,10 @@ export interface Config {
   /** NODE_ENV=production: local URLs and the demo are off, and start-up is stricter (startup-checks.ts). */
   production: boolean;
   port: number;
-  /** `DATABASE_URL` wins; else REFVID_STORE (`memory` or `pglite:<dir>`). */
+  /**
+   * `DATABASE_URL` wins (with DATABASE_LISTEN_URL, REFVID_PG_PREPARED_STATEMENTS and
+   * REFVID_PG_POOL_SIZE); else REFVID_STORE (`memory` or `pglite:<dir>`).
+   */
   store: StoreConfig;
   role: Role;
   adminToken: string | null;
@@ -97,7 +100,17 @@ export type BlobStoreConfig =
 export type StoreConfig =
   | { kind: "memory" }
   | { kind: "pglite"; dir: string }
-  | { kind: "postgres"; url: string };
+  | {
+      kind: "postgres";
+      /** DATABASE_URL: every statement and transaction; may be a pooler in transaction mode. */
+      url: string;
+      /** DATABASE_LISTEN_URL: the LISTEN connection, a session of its own; DATABASE_URL when unset. */
+      listenUrl: string;
+      /** REFVID_PG_PREPARED_STATEMENTS: hot statements are prepared once per connection (docs/pgbouncer.md). */
+      preparedStatements: boolean;
+      /** REFVID_PG_POOL_SIZE: connections to DATABASE_URL one process holds at most. */
+      poolSize: number;
+    };
 
 export class ConfigError extends Error {}
 
@@ -112,6 +125,9 @@ const flag = z
 const schema = z.object({
   PORT: int(0, 65535).default(8080),
   DATABASE_URL: z.string().url().optional(),
+  DATABASE_LISTEN_URL: z.string().url().optional(),
+  REFVID_PG_PREPARED_STATEMENTS: flag.optional(),
+  REFVID_PG_POOL_SIZE: int(1, 1000).optional(),
   /** Unset: PGlite in REFVID_DATA_DIR/data. */
   REFVID_STORE: z.string().min(1).optional(),
   REFVID_ROLE: z.enum(["all", "api", "worker"]).default("all"),
@@ -190,6 +206,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `Invalid configuration:\n  REFVID_HEADERS_TIMEOUT_MS: must not exceed REFVID_REQUEST_TIMEOUT_MS (${e.REFVID_REQUEST_TIMEOUT_MS}); the headers are part of the request`,
     );
   }
+  if (!e.DATABASE_URL) {
+    for (const name of [
+      "DATABASE_LISTEN_URL",
+      "REFVID_PG_PREPARED_STATEMENTS",
+      "REFVID_PG_POOL_SIZE",
+    ] as const) {
+      if (e[name] !== undefined)
+        throw new ConfigError(
+          `Invalid configuration:\n  ${name}: applies only with DATABASE_URL (a Postgres server)`,
+        );
+    }
+  }
   if (e.REFVID_CATALOG_FILE && e.REFVID_PROVIDERS_FILE) {
     throw new ConfigError(
       "Invalid configuration:\n  REFVID_PROVIDERS_FILE: give REFVID_CATALOG_FILE or REFVID_PROVIDERS_FILE, not both (a catalog file holds the routes too)",
@@ -204,7 +232,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     production,
     port: e.PORT,
-    store: e.DATABASE_URL ? { kind: "postgres", url: e.DATABASE_URL } : parseStore(e.REFVID_STORE ?? `pglite:${join(e.REFVID_DATA_DIR, "data")}`),
+    store: e.DATABASE_URL
+      ? postgresStore(e.DATABASE_URL, e)
+      : parseStore(e.REFVID_STORE ?? `pglite:${join(e.REFVID_DATA_DIR, "data")}`),
     role: e.REFVID_ROLE,
     adminToken: e.REFVID_ADMIN_TOKEN ?? null,
     metricsToken: e.REFVID_METRICS_TOKEN ?? null,
@@ -300,6 +330,17 @@ function parseBlobStore(e: z.infer<typeof schema>): BlobStoreConfig {
       forcePathStyle: e.REFVID_S3_PATH_STYLE ?? e.REFVID_S3_ENDPOINT !== undefined,
       credentials,
     },
+  };
+}
+
+/** DATABASE_URL's store; behind PgBouncer in transaction mode, see docs/pgbouncer.md. */
+function postgresStore(url: string, e: z.infer<typeof schema>): StoreConfig {
+  return {
+    kind: "postgres",
+    url,
+    listenUrl: e.DATABASE_LISTEN_URL ?? url,
+    preparedStatements: e.REFVID_PG_PREPARED_STATEMENTS ?? true,
+    poolSize: e.REFVID_PG_POOL_SIZE ?? 10,
   };
 }
 

@@ -109,7 +109,9 @@ async function main() {
 function describeStore(config: Config): string {
   switch (config.store.kind) {
     case "postgres":
-      return "Postgres (DATABASE_URL)";
+      return config.store.listenUrl === config.store.url
+        ? "Postgres (DATABASE_URL)"
+        : "Postgres (DATABASE_URL; LISTEN on DATABASE_LISTEN_URL)";
     case "pglite":
       return `embedded PGlite in ${config.store.dir}`;
     case "memory":

@@ -2,6 +2,9 @@
  * Opens the configured store: a Postgres server when
  * DATABASE_URL is set, else embedded PGlite in a directory (the durable default), else memory.
  * Postgres stores are migrated before use; a PGlite directory is locked to this process.
+ *
+ * Migrations run over DATABASE_URL even behind PgBouncer in transaction mode: they are one
+ * transaction under a transaction-scoped advisory lock (docs/pgbouncer.md).
  */
 import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -16,7 +19,10 @@ export async function openStore(config: StoreConfig): Promise<Store> {
     case "memory":
       return new MemoryStore();
     case "postgres": {
-      const db = pgDatabase(new pg.Pool({ connectionString: config.url, max: 10 }));
+      const db = pgDatabase(new pg.Pool({ connectionString: config.url, max: config.poolSize }), {
+        listenUrl: config.listenUrl,
+        preparedStatements: config.preparedStatements,
+      });
       await migrate(db);
       return new PostgresStore(db);
     }

@@ -34,7 +34,7 @@ beforeAll(async () => {
   db = new pg.Pool({ connectionString: url, max: 2 });
   processes = await fleet(
     {
-      DATABASE_URL: url,
+      ...databases.env(url),
       REFVID_WORKER_LEASE_MS: "1500",
       REFVID_SIMULATED_LATENCY_MS: "200",
       REFVID_PROVIDER: `${MODEL_A}=preview`,

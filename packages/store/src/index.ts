@@ -3,6 +3,7 @@ export { MemoryStore } from "./memory-store.js";
 export {
   type Database,
   migrate,
+  type PgDatabaseOptions,
   PostgresStore,
   pgDatabase,
   pgliteDatabase,

@@ -8,7 +8,8 @@ import type { StoreConnectionLost } from "../types.js";
 export interface Queryable {
   /**
    * With `name`, the statement is prepared once per connection and only bound and run after:
-   * a long statement on a hot path is not parsed and analysed again each time.
+   * a long statement on a hot path is not parsed and analysed again each time. A database opened
+   * without prepared statements (behind a pooler in transaction mode) sends it unnamed.
    */
   query<R = Record<string, unknown>>(text: string, params?: unknown[], name?: string): Promise<{ rows: R[] }>;
 }

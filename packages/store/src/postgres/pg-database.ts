@@ -6,7 +6,14 @@
  * connection when that cannot apply a write twice: a read, a transaction cut off before its
  * commit was sent, or any call that could not get a connection at all. A LISTEN connection
  * reconnects by itself, with backoff, and says so to its subscriber.
+ *
+ * Behind a pooler in transaction mode (PgBouncer, docs/pgbouncer.md) every transaction may run on
+ * another server connection: LISTEN then needs a direct connection of its own (`listenUrl`), and
+ * named statements must be off (`preparedStatements: false`). A subscription checks at its start
+ * that a NOTIFY sent through the pool reaches its LISTEN, so a LISTEN that went through such a
+ * pooler too fails there rather than leave every process deaf to the others.
  */
+import { randomBytes } from "node:crypto";
 import pg, { type Pool, type PoolClient } from "pg";
 import type { StoreEvent } from "../types.js";
 import { ConnectionLostError, type Database, type Queryable, rowsOf } from "./database.js";
@@ -19,6 +26,8 @@ const LISTEN_RETRY_MAX_MS = 5000;
 /** A LISTEN connection that does not answer a ping within LISTEN_PING_TIMEOUT_MS is replaced. */
 const LISTEN_PING_EVERY_MS = 30_000;
 const LISTEN_PING_TIMEOUT_MS = 10_000;
+/** The first LISTEN must hear a NOTIFY sent through the pool within this (see `checkHeard`). */
+const LISTEN_CHECK_TIMEOUT_MS = 5_000;
 
 /** Socket errors of a connection that broke or could not be made. */
 const SOCKET_ERRORS = new Set([
@@ -44,6 +53,34 @@ function isConnectionError(err: unknown): boolean {
   return /Connection terminated|not queryable|timeout exceeded when trying to connect/i.test(err.message);
 }
 
+/** How the store reaches Postgres besides its pool; the defaults suit a direct connection. */
+export interface PgDatabaseOptions {
+  /**
+   * Where the LISTEN connection goes (a URL; the pool's other settings apply). LISTEN lasts as
+   * long as its session, so behind a pooler in transaction mode it must reach Postgres directly.
+   * Default: where the pool goes.
+   */
+  listenUrl?: string;
+  /**
+   * false: every statement goes unnamed, parsed on each call. A named statement is prepared on
+   * the server connection it first ran on; a pooler in transaction mode that does not track them
+   * (PgBouncer before 1.21) sends the next call to another one. Default true.
+   */
+  preparedStatements?: boolean;
+}
+
+/** Errors of a named statement run on a server connection other than the one it was prepared on. */
+const PREPARED_STATEMENT_ERRORS = new Set(["26000", "42P05"]);
+const PREPARED_STATEMENT_HINT =
+  " (is DATABASE_URL a pooler in transaction mode? Turn prepared statements off: REFVID_PG_PREPARED_STATEMENTS=false, docs/pgbouncer.md)";
+
+/** Says what to do about a prepared statement the pooler lost, in the error the caller gets. */
+function withPoolerHint(err: unknown, name: string | undefined): unknown {
+  if (name && err instanceof Error && PREPARED_STATEMENT_ERRORS.has(String((err as { code?: unknown }).code)))
+    err.message += PREPARED_STATEMENT_HINT;
+  return err;
+}
+
 /** A statement that only reads: the store's writes are insert/update/delete, or in a transaction. */
 const isRead = (text: string) => /^\s*select\b/i.test(text);
 
@@ -67,7 +104,7 @@ async function withRetries<T>(once: () => Promise<T>): Promise<T> {
  * drops it while it is checked out (when the pool no longer listens for its errors) would
  * otherwise raise an 'error' event nobody hears, which ends the process.
  */
-async function checkOut(pool: Pool, failures: WeakMap<object, unknown>) {
+async function checkOut(pool: Pool, failures: WeakMap<object, unknown>, prepared: boolean) {
   let client: PoolClient;
   try {
     client = await pool.connect();
@@ -82,7 +119,10 @@ async function checkOut(pool: Pool, failures: WeakMap<object, unknown>) {
       // Known to be gone: the statement is not sent.
       const lost = failures.get(client);
       if (lost !== undefined) return Promise.reject(new ConnectionLostError(false, lost));
-      return name ? client.query({ name, text, values: params ?? [] }) : client.query(text, params);
+      if (!name || !prepared) return client.query(text, params);
+      return client.query({ name, text, values: params ?? [] }).catch((err: unknown) => {
+        throw withPoolerHint(err, name);
+      });
     },
     /** Back to the pool; a connection that failed is closed instead. */
     release(failed: boolean) {
@@ -93,7 +133,11 @@ async function checkOut(pool: Pool, failures: WeakMap<object, unknown>) {
 }
 
 /** A store on `pool`, a new pool (its connections are watched from the moment they connect). */
-export function pgDatabase(pool: Pool): Database {
+export function pgDatabase(pool: Pool, options: PgDatabaseOptions = {}): Database {
+  const prepared = options.preparedStatements ?? true;
+  const listenConfig = options.listenUrl
+    ? { ...pool.options, connectionString: options.listenUrl }
+    : pool.options;
   // An idle connection that the server drops must not crash the process; the pool replaces it.
   pool.on("error", () => {});
   // Listening from connect on, not from check-out: the server's goodbye can arrive in the same
@@ -106,7 +150,7 @@ export function pgDatabase(pool: Pool): Database {
   });
 
   const queryOnce = async (text: string, params?: unknown[], name?: string) => {
-    const conn = await checkOut(pool, failures);
+    const conn = await checkOut(pool, failures, prepared);
     let failed = false;
     try {
       return await conn.query(text, params, name);
@@ -123,7 +167,7 @@ export function pgDatabase(pool: Pool): Database {
   };
 
   const transactionOnce = async <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> => {
-    const conn = await checkOut(pool, failures);
+    const conn = await checkOut(pool, failures, prepared);
     let committing = false;
     let failed = false;
     try {
@@ -155,16 +199,62 @@ export function pgDatabase(pool: Pool): Database {
     query: <R>(text: string, params?: unknown[], name?: string) =>
       withRetries(async () => rowsOf<R>(await queryOnce(text, params, name))),
     transaction: (fn) => withRetries(() => transactionOnce(fn)),
-    listen: (channel, fn) => listenWithReconnect(pool, channel, fn),
+    listen: (channel, fn) =>
+      listenWithReconnect(listenConfig, channel, fn, (probe) =>
+        withRetries(() => queryOnce("select pg_notify($1, '')", [probe])),
+      ),
     close: () => pool.end(),
   };
 }
 
-/** LISTEN on a connection of its own, outside the pool, re-opened with backoff when lost. */
+/**
+ * Fails unless a NOTIFY sent by `notify` (through the pool) reaches `client`. Behind a pooler in
+ * transaction mode, a LISTEN sent through it lands on a server connection that goes back to the
+ * pooler's pool: a notification then reaches whichever client is using it, or none (PgBouncer
+ * drops a server connection that speaks while idle), never the listener.
+ */
+async function checkHeard(client: pg.Client, notify: (channel: string) => Promise<unknown>) {
+  const probe = `refvid_probe_${randomBytes(6).toString("hex")}`;
+  let timer: NodeJS.Timeout | undefined;
+  let onNotification: ((message: pg.Notification) => void) | undefined;
+  const heard = new Promise<void>((resolve, reject) => {
+    onNotification = (message) => {
+      if (message.channel === probe) resolve();
+    };
+    client.on("notification", onNotification);
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `LISTEN heard no NOTIFY sent through the pool within ${LISTEN_CHECK_TIMEOUT_MS / 1000} s. Behind a ` +
+              "pooler in transaction mode (PgBouncer) LISTEN must reach Postgres itself: set DATABASE_LISTEN_URL " +
+              "to the database's direct URL (docs/pgbouncer.md), the same database as DATABASE_URL.",
+          ),
+        ),
+      LISTEN_CHECK_TIMEOUT_MS,
+    );
+  });
+  heard.catch(() => {}); // the timer may fire while LISTEN or NOTIFY is still out: never unhandled
+  try {
+    await client.query(`listen ${quoteIdent(probe)}`);
+    await notify(probe);
+    await heard;
+    await client.query(`unlisten ${quoteIdent(probe)}`);
+  } finally {
+    clearTimeout(timer);
+    if (onNotification) client.off("notification", onNotification);
+  }
+}
+
+/**
+ * LISTEN on a connection of its own, outside the pool, re-opened with backoff when lost. The first
+ * connection is checked with `notify` (`checkHeard`): a configuration that cannot hear fails here.
+ */
 async function listenWithReconnect(
-  pool: Pool,
+  config: pg.ClientConfig,
   channel: string,
   fn: (payload: string) => void,
+  notify: (channel: string) => Promise<unknown>,
 ): Promise<() => Promise<void>> {
   let current: pg.Client | undefined;
   let closed = false;
@@ -203,8 +293,8 @@ async function listenWithReconnect(
     retry.unref();
   };
 
-  const open = async () => {
-    const client = new pg.Client(pool.options);
+  const open = async (check = false) => {
+    const client = new pg.Client(config);
     let gone = false;
     let ping: NodeJS.Timeout | undefined;
     const onGone = () => {
@@ -220,6 +310,7 @@ async function listenWithReconnect(
     });
     try {
       await client.connect();
+      if (check) await checkHeard(client, notify);
       await client.query(`listen ${quoteIdent(channel)}`);
       if (gone) throw new Error("the connection was lost while subscribing");
     } catch (err) {
@@ -251,7 +342,7 @@ async function listenWithReconnect(
     ping.unref();
   };
 
-  await open();
+  await open(true);
   return async () => {
     closed = true;
     clearTimeout(retry);

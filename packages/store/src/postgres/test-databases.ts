@@ -1,6 +1,12 @@
 /**
  * Fresh databases for tests (each test gets a fresh database cloned from a migrated
  * template). Used by the store's own tests and by the server's end-to-end tests.
+ *
+ * With `REFVID_TEST_POOLER_URL` (a PgBouncer in front of the test server, see
+ * `scripts/pgbouncer/test.sh`), the URLs handed out go through the pooler: only its host, port,
+ * user and password are taken, the database name stays. Databases are still made, migrated and
+ * dropped over the direct URL: `CREATE DATABASE … TEMPLATE` refuses a template the pooler keeps a
+ * connection to.
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
@@ -12,13 +18,22 @@ import { PostgresStore } from "./postgres-store.js";
 export const TEST_SERVER_URL =
   process.env.REFVID_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
+/** A pooler in front of TEST_SERVER_URL that tests reach the server through, or undefined. */
+export const TEST_POOLER_URL = process.env.REFVID_TEST_POOLER_URL || undefined;
+
 export interface TestDatabases {
-  /** A new, migrated, empty database; its URL. */
+  /** A new, migrated, empty database; its URL (through the pooler, when there is one). */
   create(): Promise<string>;
   /** A PostgresStore on a new database. */
   store(): Promise<PostgresStore>;
   /** Another PostgresStore on the database at `url`, as another process would open it. */
   storeAt(url: string, options?: { max?: number }): PostgresStore;
+  /**
+   * The environment a refvid process opens the database at `url` (from `create`) with:
+   * `DATABASE_URL`, and behind the pooler `DATABASE_LISTEN_URL` (the direct URL, since LISTEN needs
+   * a session of its own) and `REFVID_PG_PREPARED_STATEMENTS=false`.
+   */
+  env(url: string): Record<string, string>;
   /** Closes every store handed out and drops every database made. */
   cleanup(): Promise<void>;
   destroy(): Promise<void>;
@@ -27,6 +42,16 @@ export interface TestDatabases {
 const withDatabase = (url: string, name: string) => {
   const u = new URL(url);
   u.pathname = `/${name}`;
+  return u.toString();
+};
+
+/** `url` with the host, port, user and password of `server`: the same database on another server. */
+const onServer = (url: string, server: string) => {
+  const u = new URL(url);
+  const s = new URL(server);
+  u.host = s.host;
+  u.username = s.username;
+  u.password = s.password;
   return u.toString();
 };
 
@@ -39,16 +64,26 @@ export async function testDatabases(serverUrl = TEST_SERVER_URL): Promise<TestDa
   await migrate(templateDb);
   await templateDb.close();
 
+  const pooler = TEST_POOLER_URL;
+  const direct = (url: string) => (pooler ? onServer(url, serverUrl) : url);
   const made: string[] = [];
   const stores: PostgresStore[] = [];
+  // Never a name used before: a pooler that knew the dropped database refuses logins to it for a
+  // while (PgBouncer's server_login_retry), and a new database of the same name would inherit that.
+  let count = 0;
   const create = async () => {
-    const name = `${prefix}_${made.length}`;
+    const name = `${prefix}_${count++}`;
     await admin.query(`create database ${name} template ${template}`);
     made.push(name);
-    return withDatabase(serverUrl, name);
+    const url = withDatabase(serverUrl, name);
+    return pooler ? onServer(url, pooler) : url;
   };
   const storeAt = (url: string, max: number) => {
-    const store = new PostgresStore(pgDatabase(new pg.Pool({ connectionString: url, max })));
+    const pool = new pg.Pool({ connectionString: url, max });
+    // As refvid opens it with the environment `env` gives.
+    const store = new PostgresStore(
+      pgDatabase(pool, pooler ? { listenUrl: direct(url), preparedStatements: false } : {}),
+    );
     stores.push(store);
     return store;
   };
@@ -62,6 +97,10 @@ export async function testDatabases(serverUrl = TEST_SERVER_URL): Promise<TestDa
       return storeAt(await create(), 8);
     },
     storeAt: (url, options = {}) => storeAt(url, options.max ?? 2),
+    env: (url): Record<string, string> =>
+      pooler
+        ? { DATABASE_URL: url, DATABASE_LISTEN_URL: direct(url), REFVID_PG_PREPARED_STATEMENTS: "false" }
+        : { DATABASE_URL: url },
     cleanup,
     async destroy() {
       await cleanup();
