@@ -48,16 +48,22 @@ const arrival = () =>
   });
 
 describe("refvid webhooks", () => {
-  it("secret prints the organization's signing secret", async () => {
+  it("secret prints the signing secret of the key's environment, and names it", async () => {
     const result = await cli(["webhooks", "secret"], { env: account.env });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(`${secret}\n`);
     expect(secret).toMatch(/^whsec_/);
+    // The suite's key is a test key: its secret signs test runs only; a live key reads another.
+    expect(result.stderr).toContain("The test secret: it signs the webhooks of test runs only.");
+    const live = await newAccount({ environment: "live" });
+    const liveSecret = JSON.parse((await cli(["webhooks", "secret", "--json"], { env: live.env })).stdout);
+    expect(liveSecret).toEqual({ environment: "live", secret: expect.stringMatching(/^whsec_/) });
   });
 
   it("listen receives a real delivery, verifies it, forwards it to the app, and refvid logs the app's answer", async () => {
     const listener = start(["webhooks", "listen", "--forward-to", appUrl], { env: account.env });
     await listener.waitFor("Forwarding verified deliveries");
+    expect(listener.stdout()).toContain("Verifying with the test secret: runs made with test keys verify");
     const webhookUrl = /Webhook URL: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(listener.stdout())?.[1] as string;
     expect(webhookUrl).toBeDefined();
 
@@ -117,6 +123,7 @@ describe("refvid webhooks", () => {
     const listener = start(["webhooks", "listen", "--forward-to", appUrl, "--json"], { env: account.env });
     await listener.waitFor('"ready":true');
     const ready = JSON.parse(listener.stdout().split("\n")[0] as string);
+    expect(ready).toMatchObject({ ready: true, environment: "test" });
     const before = received.length;
 
     const forged = await fetch(ready.webhook_url, {

@@ -1,5 +1,8 @@
-/** The wallet, concurrency and rate limit as gauges; the webhook secret and the delivery log. */
-import type { Account, RefvidClient, WebhookDelivery } from "@refvid/client";
+/**
+ * The wallet, concurrency and rate limit as gauges; the webhook secret of the key's environment
+ * and the delivery log.
+ */
+import type { Account, RefvidClient, WebhookDelivery, WebhookSecret } from "@refvid/client";
 import { useCallback, useEffect, useState } from "react";
 import { ErrorMessage } from "./errors.js";
 
@@ -17,7 +20,7 @@ function Gauge(props: { id: string; label: string; value: number; max: number; t
 
 export function AccountPage({ client, active }: { client: RefvidClient; active: boolean }) {
   const [account, setAccount] = useState<Account | null>(null);
-  const [secret, setSecret] = useState("");
+  const [secret, setSecret] = useState<WebhookSecret | null>(null);
   const [shown, setShown] = useState(false);
   const [deliveries, setDeliveries] = useState<WebhookDelivery[]>([]);
   const [error, setError] = useState<unknown>();
@@ -31,7 +34,7 @@ export function AccountPage({ client, active }: { client: RefvidClient; active: 
         client.listWebhookDeliveries({ limit: 20 }),
       ]);
       setAccount(a);
-      setSecret(s.secret);
+      setSecret(s);
       setDeliveries(d.data);
     } catch (e) {
       setError(e);
@@ -94,10 +97,15 @@ export function AccountPage({ client, active }: { client: RefvidClient; active: 
       <section aria-labelledby="webhooks-heading">
         <h2 id="webhooks-heading">Webhooks</h2>
         <p>
-          Signing secret: <code data-testid="webhook-secret">{shown ? secret : "whsec_••••••••"}</code>{" "}
+          Signing secret of <span data-testid="webhook-secret-environment">{secret?.environment ?? "…"}</span>{" "}
+          runs: <code data-testid="webhook-secret">{shown ? secret?.secret : "whsec_••••••••"}</code>{" "}
           <button type="button" onClick={() => setShown(!shown)} aria-pressed={shown}>
             {shown ? "Hide" : "Show"}
           </button>
+        </p>
+        <p className="help">
+          It verifies the webhooks of runs made with {secret?.environment ?? "this"} keys only; keys of the
+          other environment have a secret of their own.
         </p>
         <div className="table-wrap">
           <table>

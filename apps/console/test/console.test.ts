@@ -153,6 +153,7 @@ describe("the console", () => {
     await expect(page.getByTestId("balance").textContent()).resolves.toBe("$49.716");
     await page.getByRole("button", { name: "Show" }).click();
     await expect(page.getByTestId("webhook-secret").textContent()).resolves.toMatch(/^whsec_/);
+    await expect(page.getByTestId("webhook-secret-environment").textContent()).resolves.toBe("live");
     await page.getByRole("button", { name: "Hide" }).click();
     await screenshot("account");
   });

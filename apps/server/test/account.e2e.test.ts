@@ -67,10 +67,12 @@ describe("account and webhook secret", () => {
     expect((await tenant.client.getAccount()).environment).toBe("test");
   });
 
-  it("the webhook secret is whsec_…, stable across calls, one per organization", async () => {
+  it("the webhook secret is whsec_…, stable across calls, one per organization and environment", async () => {
     const tenant = await t.tenant();
     const first = await tenant.client.getWebhookSecret();
     expect(first.secret).toMatch(/^whsec_[A-Za-z0-9+/]+={0,2}$/);
+    // The live key's; a test key reads its own (webhook-secret-environments.e2e.test.ts).
+    expect(first.environment).toBe("live");
     const second = await tenant.call("GET", "/v1/webhooks/secret");
     expect(second.status).toBe(200);
     expect(second.body).toEqual(first);

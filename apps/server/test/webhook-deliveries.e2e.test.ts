@@ -304,7 +304,7 @@ describe("secret rotation", () => {
     const hooks = await answering();
     const tenant = await clocked.tenant({ rateLimitPerMinute: FAST });
     const old = await tenant.call("GET", "/v1/webhooks/secret");
-    expect(Object.keys(old.body)).toEqual(["secret"]);
+    expect(Object.keys(old.body)).toEqual(["environment", "secret"]);
 
     const rotated = await tenant.call("POST", "/v1/webhooks/secret/rotate");
     expect(rotated.status).toBe(200);
@@ -312,6 +312,7 @@ describe("secret rotation", () => {
     expect(fresh).toMatch(/^whsec_/);
     expect(fresh).not.toBe(old.body.secret);
     expect(rotated.body).toEqual({
+      environment: "live",
       secret: fresh,
       previous_secret: old.body.secret,
       previous_secret_expires_at: new Date(clock.now().getTime() + 24 * HOUR_MS).toISOString(),
@@ -333,7 +334,10 @@ describe("secret rotation", () => {
     await settled(tenant, id, "delivered", 2);
 
     await clock.advance(1000);
-    expect((await tenant.call("GET", "/v1/webhooks/secret")).body).toEqual({ secret: fresh });
+    expect((await tenant.call("GET", "/v1/webhooks/secret")).body).toEqual({
+      environment: "live",
+      secret: fresh,
+    });
     await tenant.call("POST", `${deliveryPath(id)}/redeliver`);
     const [, , after] = await hooks.waitFor(3);
     expect(header(after, "webhook-signature").split(" ")).toHaveLength(1);

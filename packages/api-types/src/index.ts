@@ -68,7 +68,7 @@ export interface WebhookDeliveryPage extends Schema<"WebhookDeliveryPage"> {
 export interface FileUpload extends Schema<"FileUpload"> {}
 /** Answer of `DELETE /v1/files/{file_id}`. */
 export interface DeletedFile extends Schema<"DeletedFile"> {}
-/** The organization's webhook signing secret. */
+/** The webhook signing secret of the calling key's environment. */
 export interface WebhookSecret extends Schema<"WebhookSecret"> {}
 /** Input of `lab-a/model-a/reference-to-video`. */
 export interface ModelAInput extends Schema<"ModelAInput"> {}

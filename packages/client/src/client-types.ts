@@ -183,11 +183,15 @@ export interface RefvidClient {
   uploadFile(file: UploadBody, options?: UploadOptions): ApiPromise<FileUpload>;
   /** Deletes an upload before it expires; someone else's, or one already gone, is a `NotFoundError`. */
   deleteUpload(fileId: string, options?: RequestOptions): ApiPromise<DeletedFile>;
-  /** The organization's webhook signing secret (`whsec_…`), for {@link verifyWebhook}. */
+  /**
+   * The webhook signing secret (`whsec_…`) of this key's environment, for {@link verifyWebhook}: it
+   * verifies the webhooks of that environment's runs only (live and test keys each have their own).
+   */
   getWebhookSecret(options?: RequestOptions): ApiPromise<WebhookSecret>;
   /**
-   * A new signing secret. The previous one keeps signing beside it for 24 h (a second `v1,`
-   * signature), so receivers can switch without missing a delivery.
+   * A new signing secret for this key's environment; the other environment's is left as it is. The
+   * previous one keeps signing beside it for 24 h (a second `v1,` signature), so receivers can
+   * switch without missing a delivery.
    */
   rotateWebhookSecret(options?: RequestOptions): ApiPromise<WebhookSecret>;
   /** One page of the webhook delivery log, newest first, with every attempt of each delivery. */

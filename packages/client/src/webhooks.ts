@@ -162,7 +162,9 @@ export async function signWebhook(
  * @example
  * const event = await verifyWebhook(await request.text(), request.headers, secret);
  *
- * @param secret the `whsec_…` secret from `GET /v1/webhooks/secret`.
+ * @param secret the `whsec_…` secret from `GET /v1/webhooks/secret`, read with a key of the run's
+ *   environment (a live run's webhook verifies only with the live secret, a test run's only with
+ *   the test one).
  * @returns a promise (Web Crypto is asynchronous): forgetting `await` leaves a pending promise,
  *   never a verified event.
  * @throws {WebhookVerificationError} (as a rejection) when a header is missing, the timestamp is

@@ -39,7 +39,8 @@ export interface AccountStore {
   createOrganization(input: {
     id: string;
     name: string;
-    webhookSecret: string;
+    /** Each environment's first webhook secret; the two differ. */
+    webhookSecrets: Record<Environment, string>;
     now: Date;
   }): Promise<OrganizationRecord>;
   getOrganization(id: string): Promise<OrganizationRecord | null>;
@@ -65,12 +66,14 @@ export interface AccountStore {
     keyHash: string,
   ): Promise<{ apiKey: ApiKeyRecord; organization: OrganizationRecord } | null>;
   /**
-   * Makes `secret` the organization's webhook secret; the one it replaces becomes the previous
-   * secret until `previousExpiresAt` (an earlier previous one is dropped). Null when there is no
-   * such organization.
+   * Makes `secret` the webhook secret of the organization's `environment`; the one it replaces
+   * becomes that environment's previous secret until `previousExpiresAt` (an earlier previous one
+   * is dropped). The other environment's secrets stay as they are. Null when there is no such
+   * organization.
    */
   rotateWebhookSecret(input: {
     organizationId: string;
+    environment: Environment;
     secret: string;
     previousExpiresAt: Date;
   }): Promise<OrganizationRecord | null>;

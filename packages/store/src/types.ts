@@ -37,10 +37,18 @@ export interface OrganizationRecord {
   inFlight: number;
   /** Test runs queued or processing: held to the same cap, counted apart from live runs. */
   testInFlight: number;
-  /** Signs every webhook delivery. */
-  webhookSecret: string;
-  /** The secret the last rotation replaced, signing alongside `webhookSecret` until `expiresAt`. */
-  previousWebhookSecret: { secret: string; expiresAt: Date } | null;
+  /**
+   * The secret of each environment: a run's webhooks are signed with its environment's, and a key
+   * reads and rotates only its own environment's (docs/decisions.md, "Test keys").
+   */
+  webhookSecrets: Record<Environment, WebhookSigningSecret>;
+}
+
+/** The secret that signs one environment's webhooks, and the one its last rotation replaced. */
+export interface WebhookSigningSecret {
+  secret: string;
+  /** Signs alongside `secret` until `expiresAt`. */
+  previous: { secret: string; expiresAt: Date } | null;
 }
 
 export interface ApiKeyRecord {

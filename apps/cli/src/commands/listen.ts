@@ -1,8 +1,8 @@
 /**
  * `refvid webhooks listen --forward-to URL`: a local receiver for refvid's webhooks, in the spirit
  * of `stripe listen`. It creates nothing upstream: give the URL it prints as a run's webhook_url.
- * Each delivery is shown, its signature checked with the `standardwebhooks` package and the
- * organization's secret, and, when genuine, forwarded to your app with its raw body and headers;
+ * Each delivery is shown, its signature checked with the `standardwebhooks` package and the secret
+ * of the key's environment (a test key's listener verifies test runs' deliveries), and, when genuine, forwarded to your app with its raw body and headers;
  * your app's answer goes back to refvid, so a failing app gets the usual retries.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -136,7 +136,7 @@ export function registerListen(webhooks: Command): void {
     .description(
       "Receive webhooks on this machine, like `stripe listen`: prints a URL to give refvid as a run's " +
         "webhook_url, shows each delivery (event, run, status), verifies its signature with the " +
-        "organization's secret, and forwards the raw body and headers to your app, printing its answer, " +
+        "webhook secret of the key's environment (runs of the other environment do not verify), and forwards the raw body and headers to your app, printing its answer, " +
         "which goes back to refvid. A delivery with a bad signature is answered 400 and not forwarded.\n\n" +
         "It creates nothing upstream. With --json, one JSON object per line. Ctrl-C stops it.",
     )
@@ -205,10 +205,20 @@ export function registerListen(webhooks: Command): void {
       const host = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
       const webhookUrl = `http://${host.includes(":") ? `[${host}]` : host}:${bound}/`;
       if (io.json)
-        io.print(JSON.stringify({ ready: true, webhook_url: webhookUrl, forward_to: options.forwardTo }));
+        io.print(
+          JSON.stringify({
+            ready: true,
+            webhook_url: webhookUrl,
+            forward_to: options.forwardTo,
+            environment: secret.environment,
+          }),
+        );
       else {
         io.print(`Ready. Webhook URL: ${io.c.bold(webhookUrl)}`);
         io.print(`Give it as a run's webhook_url: refvid run <model> … --webhook-url ${webhookUrl}`);
+        io.print(
+          `Verifying with the ${secret.environment} secret: runs made with ${secret.environment} keys verify, others are refused.`,
+        );
         io.print(`Forwarding verified deliveries to ${options.forwardTo}. Ctrl-C to stop.`);
       }
       await new Promise<void>((resolve) => {

@@ -31,12 +31,16 @@ export function registerWebhooks(program: Command): void {
 
   webhooks
     .command("secret")
-    .description("Show the organization's signing secret (whsec_…), to verify deliveries with.")
+    .description(
+      "Show the signing secret (whsec_…) of the key's environment, to verify deliveries with. " +
+        "Live and test keys each have their own: it verifies the webhooks of that environment's runs only.",
+    )
     .action(async (_options: unknown, command: Command) => {
       const { io, client } = await session(command);
       const secret = await client().getWebhookSecret();
       if (io.json) return io.printJson(secret);
       io.print(secret.secret);
+      io.info(`The ${secret.environment} secret: it signs the webhooks of ${secret.environment} runs only.`);
       if (secret.previous_secret) {
         io.info(
           `The previous secret ${secret.previous_secret} also signs until ${secret.previous_secret_expires_at}.`,

@@ -10,7 +10,12 @@ const hashOf = (secret: string) => createHash("sha256").update(secret).digest("h
 /** A store with one organization and one key, counting the key lookups that reach it. */
 async function setUp() {
   const store = new MemoryStore();
-  await store.createOrganization({ id: "org_1", name: "acme", webhookSecret: "whsec_eA==", now: T0 });
+  await store.createOrganization({
+    id: "org_1",
+    name: "acme",
+    webhookSecrets: { live: "whsec_eA==", test: "whsec_eQ==" },
+    now: T0,
+  });
   await store.createApiKey({
     id: "key_1",
     organizationId: "org_1",

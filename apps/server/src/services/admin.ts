@@ -62,7 +62,7 @@ export async function createOrganization(deps: AppDeps, body: Schemas["CreateOrg
   const org = await deps.store.createOrganization({
     id: newOrganizationId(),
     name: body.name,
-    webhookSecret: newWebhookSecret(),
+    webhookSecrets: { live: newWebhookSecret(), test: newWebhookSecret() },
     now: deps.clock.now(),
   });
   return organizationView(org);

@@ -5,13 +5,14 @@
  */
 import { verifyWebhook } from "@refvid/client";
 import { runErrors } from "@refvid/core";
+import { WEBHOOK_SECRETS } from "@refvid/store/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Receiver, startReceiver } from "../../test/harness.js";
 import { type LoopHarness, loopHarness } from "../../test/loop-harness.js";
 import { WebhookDispatcher } from "./dispatcher.js";
 
-/** makeTenant's organization secret. */
-const SECRET = "whsec_dGVzdA==";
+/** The secret of makeTenant's live world, whose runs these are. */
+const SECRET = WEBHOOK_SECRETS.live;
 const cleanups: (() => Promise<void>)[] = [];
 
 afterEach(async () => {

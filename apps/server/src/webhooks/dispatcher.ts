@@ -1,6 +1,6 @@
 /**
- * Delivers the webhook outbox: Standard Webhooks signatures with each of the organization's
- * active secrets (signing.ts), the same `webhook-id` and body on every attempt, retries on non-2xx,
+ * Delivers the webhook outbox: Standard Webhooks signatures with each active secret of the run's
+ * environment (signing.ts), the same `webhook-id` and body on every attempt, retries on non-2xx,
  * timeouts and redirects (never followed) on the configured schedule; a redelivery asked for
  * through the API is tried once. Each attempt is recorded with its time, status and duration.
  * Delivery goes through the guarded fetcher, so a host that resolves into the operator's network
@@ -100,10 +100,15 @@ export class WebhookDispatcher {
     if (!org || !run) return;
     const payload = delivery.payload ?? this.render(delivery, run);
     const startedAt = deps.clock.now();
-    const headers = await signWithEach(payload, signingSecrets(org, startedAt), {
-      id: delivery.id,
-      timestamp: startedAt,
-    });
+    // The run's environment picks the secret: a test run's webhook never verifies with the live one.
+    const headers = await signWithEach(
+      payload,
+      signingSecrets(org.webhookSecrets[run.environment], startedAt),
+      {
+        id: delivery.id,
+        timestamp: startedAt,
+      },
+    );
     // The duration is of real I/O, so it is measured on the monotonic clock, not the Clock port.
     const started = performance.now();
     let status: number | null = null;

@@ -1,6 +1,6 @@
 /** Which secrets sign a webhook around a rotation, and one header carrying a signature by each. */
 import { verifyWebhook, WebhookVerificationError } from "@refvid/client";
-import type { OrganizationRecord } from "@refvid/store";
+import type { WebhookSigningSecret } from "@refvid/store";
 import { describe, expect, it } from "vitest";
 import { activePreviousSecret, signingSecrets, signWithEach } from "./signing.js";
 
@@ -9,8 +9,10 @@ const at = (ms: number) => new Date(T0.getTime() + ms);
 const CURRENT = `whsec_${Buffer.from("the current secret").toString("base64")}`;
 const PREVIOUS = `whsec_${Buffer.from("the replaced secret").toString("base64")}`;
 
-const org = (previous: OrganizationRecord["previousWebhookSecret"]) =>
-  ({ webhookSecret: CURRENT, previousWebhookSecret: previous }) as OrganizationRecord;
+const org = (previous: WebhookSigningSecret["previous"]): WebhookSigningSecret => ({
+  secret: CURRENT,
+  previous,
+});
 
 describe("signing secrets", () => {
   it("are the current one, and the replaced one until the millisecond it expires", () => {

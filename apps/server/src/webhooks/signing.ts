@@ -1,28 +1,29 @@
 /**
- * Which secrets sign a webhook, and the signing itself. After a rotation the replaced secret keeps
- * signing alongside the new one for `SECRET_OVERLAP_MS`, each as its own `v1,` signature in
+ * Which secrets sign a webhook, and the signing itself. A run's webhooks are signed with the secret
+ * of the run's environment (docs/decisions.md, "Test keys"). After a rotation the replaced secret
+ * keeps signing alongside the new one for `SECRET_OVERLAP_MS`, each as its own `v1,` signature in
  * `webhook-signature` (Standard Webhooks allows several, space-separated), so a receiver that
  * still holds the old secret keeps verifying until it has deployed the new one.
  */
 import { signWebhook, type WebhookSignatureHeaders } from "@refvid/client";
-import type { OrganizationRecord } from "@refvid/store";
+import type { WebhookSigningSecret } from "@refvid/store";
 
 /** How long a replaced secret keeps signing after `POST /v1/webhooks/secret/rotate`. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
 
-/** The secret a rotation replaced, while it still signs at `now`. */
+/** The secret a rotation of this environment replaced, while it still signs at `now`. */
 export function activePreviousSecret(
-  org: OrganizationRecord,
+  secrets: WebhookSigningSecret,
   now: Date,
 ): { secret: string; expiresAt: Date } | null {
-  const previous = org.previousWebhookSecret;
+  const { previous } = secrets;
   return previous && previous.expiresAt.getTime() > now.getTime() ? previous : null;
 }
 
-/** The secrets that sign a delivery sent at `now`: the current one first. */
-export function signingSecrets(org: OrganizationRecord, now: Date): string[] {
-  const previous = activePreviousSecret(org, now);
-  return previous ? [org.webhookSecret, previous.secret] : [org.webhookSecret];
+/** The secrets that sign a delivery of this environment sent at `now`: the current one first. */
+export function signingSecrets(secrets: WebhookSigningSecret, now: Date): string[] {
+  const previous = activePreviousSecret(secrets, now);
+  return previous ? [secrets.secret, previous.secret] : [secrets.secret];
 }
 
 /** The Standard Webhooks headers of one attempt: one signature per secret over the same id and timestamp. */

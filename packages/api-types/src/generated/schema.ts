@@ -356,11 +356,17 @@ export interface paths {
         };
         /**
          * Get the webhook signing secret
-         * @description The organization's Standard Webhooks secret. Verify each delivery by computing
-         *     HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` with the base64-decoded part
-         *     after `whsec_`, and comparing it with the `v1,` signatures in `webhook-signature`. For 24 hours
-         *     after `POST /v1/webhooks/secret/rotate`, the secret it replaced still signs too and is
-         *     answered as `previous_secret`.
+         * @description The Standard Webhooks secret of the calling key's environment. An organization has one per
+         *     environment: the secret read with a live key signs the webhooks of live runs only, and the one
+         *     read with a test key those of test runs only, so a test key can neither read nor forge what a
+         *     live receiver trusts. `environment` says whose secret it is; a receiver that takes both kinds
+         *     of run keeps both secrets and picks by the event's `data.environment`.
+         *
+         *     Verify each delivery by computing HMAC-SHA256 over
+         *     `{webhook-id}.{webhook-timestamp}.{raw body}` with the base64-decoded part after `whsec_`, and
+         *     comparing it with the `v1,` signatures in `webhook-signature`. For 24 hours after
+         *     `POST /v1/webhooks/secret/rotate` (with a key of the same environment), the secret it replaced
+         *     still signs too and is answered as `previous_secret`.
          */
         get: operations["getWebhookSecret"];
         put?: never;
@@ -382,11 +388,15 @@ export interface paths {
         put?: never;
         /**
          * Rotate the webhook signing secret
-         * @description Makes a new signing secret for the organization and answers it. For 24 hours the secret it
-         *     replaces keeps signing alongside it: each delivery's `webhook-signature` carries one `v1,`
-         *     signature by each secret, so receivers still holding the old secret keep verifying while you
-         *     deploy the new one. After that only the new secret signs. Rotating again within the 24 hours
-         *     ends the older secret at once; only the one just replaced keeps signing.
+         * @description Makes a new signing secret for the calling key's environment and answers it. Only that
+         *     environment's secret changes: rotating with a test key leaves the live secret, and every live
+         *     delivery, as they were, and the other way round.
+         *
+         *     For 24 hours the secret it replaces keeps signing alongside it: each delivery's
+         *     `webhook-signature` carries one `v1,` signature by each secret, so receivers still holding the
+         *     old secret keep verifying while you deploy the new one. After that only the new secret signs.
+         *     Rotating again within the 24 hours ends the older secret at once; only the one just replaced
+         *     keeps signing.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -463,10 +473,11 @@ export interface paths {
         /**
          * Redeliver a webhook
          * @description Queues one more attempt, due now, with the same `webhook-id` and the same body bytes, signed
-         *     afresh (a new `webhook-timestamp`). A `delivered` or `failed` delivery becomes `pending` for
-         *     that one attempt, which is not retried if it fails; a `pending` delivery's next attempt just
-         *     moves to now and its retries go on as scheduled. Receivers that drop duplicates by
-         *     `webhook-id` will drop a redelivery of an event they acknowledged.
+         *     afresh (a new `webhook-timestamp`) with the secrets of the run's environment as they are at
+         *     the attempt. A `delivered` or `failed` delivery becomes `pending` for that one attempt, which
+         *     is not retried if it fails; a `pending` delivery's next attempt just moves to now and its
+         *     retries go on as scheduled. Receivers that drop duplicates by `webhook-id` will drop a
+         *     redelivery of an event they acknowledged.
          */
         post: operations["redeliverWebhook"];
         delete?: never;
@@ -910,7 +921,9 @@ export interface webhooks {
          * @description Sent to the run's `webhook_url` once, when the run ends (unless its `webhook_events` leaves
          *     out `completed`). Signed per [Standard Webhooks](https://www.standardwebhooks.com/): verify
          *     `webhook-signature` with the secret from `GET /v1/webhooks/secret` before trusting the body,
-         *     and reject timestamps more than five minutes old.
+         *     and reject timestamps more than five minutes old. The run's environment signs it: a live run's
+         *     event with the secret read through a live key, a test run's with the one read through a test
+         *     key, never both.
          *
          *     Any `2xx` acknowledges the delivery. Otherwise (another status, a timeout, or a redirect,
          *     which is never followed) it is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h,
@@ -1852,10 +1865,20 @@ export interface components {
              */
             price_tier: string;
         };
-        /** WebhookSecret */
+        /**
+         * WebhookSecret
+         * @description The Standard Webhooks signing secret of one environment of the organization: the calling key's.
+         *     Live and test keys each have their own, and a run's webhooks are signed with the secret of the
+         *     run's environment only.
+         */
         WebhookSecret: {
             /**
-             * @description The organization's Standard Webhooks signing secret.
+             * @description Whose secret this is: the calling key's environment. It signs the webhooks of this
+             *     environment's runs, and no others.
+             */
+            environment: components["schemas"]["Environment"];
+            /**
+             * @description The environment's current Standard Webhooks signing secret.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
              */
             secret: string;

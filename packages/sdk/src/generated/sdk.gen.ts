@@ -327,11 +327,17 @@ export const previewPrice = <ThrowOnError extends boolean = false>(options: Opti
 /**
  * Get the webhook signing secret
  *
- * The organization's Standard Webhooks secret. Verify each delivery by computing
- * HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` with the base64-decoded part
- * after `whsec_`, and comparing it with the `v1,` signatures in `webhook-signature`. For 24 hours
- * after `POST /v1/webhooks/secret/rotate`, the secret it replaced still signs too and is
- * answered as `previous_secret`.
+ * The Standard Webhooks secret of the calling key's environment. An organization has one per
+ * environment: the secret read with a live key signs the webhooks of live runs only, and the one
+ * read with a test key those of test runs only, so a test key can neither read nor forge what a
+ * live receiver trusts. `environment` says whose secret it is; a receiver that takes both kinds
+ * of run keeps both secrets and picks by the event's `data.environment`.
+ *
+ * Verify each delivery by computing HMAC-SHA256 over
+ * `{webhook-id}.{webhook-timestamp}.{raw body}` with the base64-decoded part after `whsec_`, and
+ * comparing it with the `v1,` signatures in `webhook-signature`. For 24 hours after
+ * `POST /v1/webhooks/secret/rotate` (with a key of the same environment), the secret it replaced
+ * still signs too and is answered as `previous_secret`.
  *
  */
 export const getWebhookSecret = <ThrowOnError extends boolean = false>(options?: Options<GetWebhookSecretData, ThrowOnError>) => (options?.client ?? client).get<GetWebhookSecretResponses, GetWebhookSecretErrors, ThrowOnError>({
@@ -348,11 +354,15 @@ export const getWebhookSecret = <ThrowOnError extends boolean = false>(options?:
 /**
  * Rotate the webhook signing secret
  *
- * Makes a new signing secret for the organization and answers it. For 24 hours the secret it
- * replaces keeps signing alongside it: each delivery's `webhook-signature` carries one `v1,`
- * signature by each secret, so receivers still holding the old secret keep verifying while you
- * deploy the new one. After that only the new secret signs. Rotating again within the 24 hours
- * ends the older secret at once; only the one just replaced keeps signing.
+ * Makes a new signing secret for the calling key's environment and answers it. Only that
+ * environment's secret changes: rotating with a test key leaves the live secret, and every live
+ * delivery, as they were, and the other way round.
+ *
+ * For 24 hours the secret it replaces keeps signing alongside it: each delivery's
+ * `webhook-signature` carries one `v1,` signature by each secret, so receivers still holding the
+ * old secret keep verifying while you deploy the new one. After that only the new secret signs.
+ * Rotating again within the 24 hours ends the older secret at once; only the one just replaced
+ * keeps signing.
  *
  */
 export const rotateWebhookSecret = <ThrowOnError extends boolean = false>(options?: Options<RotateWebhookSecretData, ThrowOnError>) => (options?.client ?? client).post<RotateWebhookSecretResponses, RotateWebhookSecretErrors, ThrowOnError>({
@@ -408,10 +418,11 @@ export const getWebhookDelivery = <ThrowOnError extends boolean = false>(options
  * Redeliver a webhook
  *
  * Queues one more attempt, due now, with the same `webhook-id` and the same body bytes, signed
- * afresh (a new `webhook-timestamp`). A `delivered` or `failed` delivery becomes `pending` for
- * that one attempt, which is not retried if it fails; a `pending` delivery's next attempt just
- * moves to now and its retries go on as scheduled. Receivers that drop duplicates by
- * `webhook-id` will drop a redelivery of an event they acknowledged.
+ * afresh (a new `webhook-timestamp`) with the secrets of the run's environment as they are at
+ * the attempt. A `delivered` or `failed` delivery becomes `pending` for that one attempt, which
+ * is not retried if it fails; a `pending` delivery's next attempt just moves to now and its
+ * retries go on as scheduled. Receivers that drop duplicates by `webhook-id` will drop a
+ * redelivery of an event they acknowledged.
  *
  */
 export const redeliverWebhook = <ThrowOnError extends boolean = false>(options: Options<RedeliverWebhookData, ThrowOnError>) => (options.client ?? client).post<RedeliverWebhookResponses, RedeliverWebhookErrors, ThrowOnError>({

@@ -990,10 +990,21 @@ export type ApiPricePreview = {
 
 /**
  * WebhookSecret
+ *
+ * The Standard Webhooks signing secret of one environment of the organization: the calling key's.
+ * Live and test keys each have their own, and a run's webhooks are signed with the secret of the
+ * run's environment only.
+ *
  */
 export type ApiWebhookSecret = {
     /**
-     * The organization's Standard Webhooks signing secret.
+     * Whose secret this is: the calling key's environment. It signs the webhooks of this
+     * environment's runs, and no others.
+     *
+     */
+    environment: ApiEnvironment;
+    /**
+     * The environment's current Standard Webhooks signing secret.
      */
     secret: string;
     /**

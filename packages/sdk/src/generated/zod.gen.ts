@@ -681,8 +681,14 @@ export const zPricePreview = z.object({
 
 /**
  * WebhookSecret
+ *
+ * The Standard Webhooks signing secret of one environment of the organization: the calling key's.
+ * Live and test keys each have their own, and a run's webhooks are signed with the secret of the
+ * run's environment only.
+ *
  */
 export const zWebhookSecret = z.object({
+    environment: zEnvironment,
     secret: z.string().regex(/^whsec_[A-Za-z0-9+\/=]+$/),
     previous_secret: z.string().regex(/^whsec_[A-Za-z0-9+\/=]+$/).optional(),
     previous_secret_expires_at: z.iso.datetime().optional()

@@ -10,7 +10,7 @@ export function accountsContract(makeStore: StoreFactory): void {
       const org = await store.createOrganization({
         id: "org_a",
         name: "A",
-        webhookSecret: "whsec_x",
+        webhookSecrets: { live: "whsec_x", test: "whsec_y" },
         now: T0,
       });
       expect(org).toMatchObject({
@@ -21,6 +21,10 @@ export function accountsContract(makeStore: StoreFactory): void {
         tier: "starter",
         concurrencyLimit: 10,
         inFlight: 0,
+        webhookSecrets: {
+          live: { secret: "whsec_x", previous: null },
+          test: { secret: "whsec_y", previous: null },
+        },
       });
       expect(await store.getOrganization("org_a")).toEqual(org);
       expect(await store.getOrganization("org_missing")).toBeNull();

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { Keyset, Store } from "../types.js";
-import { addKey, at, failed, makeTenant, newRun, scopeOf, T0 } from "./fixtures.js";
+import { addKey, at, failed, makeTenant, newRun, scopeOf, T0, WEBHOOK_SECRETS } from "./fixtures.js";
 import type { StoreFactory } from "./index.js";
 
 /** Every page of a newest-first list, `limit` at a time, following each page's last keyset. */
@@ -26,7 +26,12 @@ const chunks = (ids: string[], size: number) =>
 
 async function makeOrganization(store: Store, name: string, createdAt: Date): Promise<string> {
   const id = `org_${randomUUID().replaceAll("-", "")}`;
-  await store.createOrganization({ id, name, webhookSecret: "whsec_dGVzdA==", now: createdAt });
+  await store.createOrganization({
+    id,
+    name,
+    webhookSecrets: WEBHOOK_SECRETS,
+    now: createdAt,
+  });
   return id;
 }
 

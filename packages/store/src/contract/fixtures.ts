@@ -5,6 +5,8 @@ import type { Environment, NewRun, Store } from "../types.js";
 
 export const T0 = new Date("2026-11-22T10:00:00.000Z");
 export const at = (ms: number) => new Date(T0.getTime() + ms);
+/** The webhook secrets `makeTenant` gives each organization, one per environment. */
+export const WEBHOOK_SECRETS = { live: "whsec_bGl2ZQ==", test: "whsec_dGVzdA==" } as const;
 
 export interface Tenant {
   organizationId: string;
@@ -33,7 +35,7 @@ export async function makeTenant(
   await store.createOrganization({
     id: organizationId,
     name: "Acme",
-    webhookSecret: "whsec_dGVzdA==",
+    webhookSecrets: WEBHOOK_SECRETS,
     now: T0,
   });
   const tenant = await addKey(store, organizationId, options);

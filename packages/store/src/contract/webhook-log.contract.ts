@@ -204,41 +204,40 @@ export function webhookLogContract(makeStore: StoreFactory): void {
   });
 
   describe("webhook secret rotation", () => {
-    it("makes the new secret current and keeps the replaced one until its expiry", async () => {
-      const store = await makeStore();
-      const tenant = await makeTenant(store);
-      const before = await store.getOrganization(tenant.organizationId);
-      expect(before?.previousWebhookSecret).toBeNull();
+    it.each([
+      ["live", "test"],
+      ["test", "live"],
+    ] as const)(
+      "rotates the %s secret, keeping the replaced one until its expiry, and leaves the %s one",
+      async (environment, other) => {
+        const store = await makeStore();
+        const tenant = await makeTenant(store);
+        const before = await store.getOrganization(tenant.organizationId);
+        if (!before) throw new Error("no organization");
+        expect(before.webhookSecrets[environment].previous).toBeNull();
+        const rotate = (secret: string, previousExpiresAt: Date, organizationId = tenant.organizationId) =>
+          store.rotateWebhookSecret({ organizationId, environment, secret, previousExpiresAt });
 
-      const rotated = await store.rotateWebhookSecret({
-        organizationId: tenant.organizationId,
-        secret: "whsec_bmV3",
-        previousExpiresAt: at(86_400_000),
-      });
-      expect(rotated).toMatchObject({
-        webhookSecret: "whsec_bmV3",
-        previousWebhookSecret: { secret: before?.webhookSecret, expiresAt: at(86_400_000) },
-      });
-      expect((await store.findApiKeyByHash(tenant.keyHash))?.organization).toEqual(rotated);
+        const rotated = await rotate("whsec_bmV3", at(86_400_000));
+        expect(rotated?.webhookSecrets).toEqual({
+          [environment]: {
+            secret: "whsec_bmV3",
+            previous: { secret: before.webhookSecrets[environment].secret, expiresAt: at(86_400_000) },
+          },
+          [other]: before.webhookSecrets[other],
+        });
+        expect((await store.findApiKeyByHash(tenant.keyHash))?.organization).toEqual(rotated);
 
-      // Rotating again: only the secret just replaced stays as the previous one.
-      const again = await store.rotateWebhookSecret({
-        organizationId: tenant.organizationId,
-        secret: "whsec_bmV3ZXI=",
-        previousExpiresAt: at(90_000_000),
-      });
-      expect(again).toMatchObject({
-        webhookSecret: "whsec_bmV3ZXI=",
-        previousWebhookSecret: { secret: "whsec_bmV3", expiresAt: at(90_000_000) },
-      });
-      expect(await store.getOrganization(tenant.organizationId)).toEqual(again);
-      expect(
-        await store.rotateWebhookSecret({
-          organizationId: "org_unknown",
-          secret: "whsec_eA==",
-          previousExpiresAt: at(1),
-        }),
-      ).toBeNull();
-    });
+        // Rotating again: only the secret just replaced stays as the previous one.
+        const again = await rotate("whsec_bmV3ZXI=", at(90_000_000));
+        expect(again?.webhookSecrets[environment]).toEqual({
+          secret: "whsec_bmV3ZXI=",
+          previous: { secret: "whsec_bmV3", expiresAt: at(90_000_000) },
+        });
+        expect(again?.webhookSecrets[other]).toEqual(before.webhookSecrets[other]);
+        expect(await store.getOrganization(tenant.organizationId)).toEqual(again);
+        expect(await rotate("whsec_eA==", at(1), "org_unknown")).toBeNull();
+      },
+    );
   });
 }

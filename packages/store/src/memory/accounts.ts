@@ -29,8 +29,10 @@ export class MemoryAccounts {
       concurrencyLimit: concurrency,
       inFlight: 0,
       testInFlight: 0,
-      webhookSecret: input.webhookSecret,
-      previousWebhookSecret: null,
+      webhookSecrets: {
+        live: { secret: input.webhookSecrets.live, previous: null },
+        test: { secret: input.webhookSecrets.test, previous: null },
+      },
     };
     this.organizations.set(org.id, org);
     this.index.addOrganization(org);
@@ -102,13 +104,17 @@ export class MemoryAccounts {
 
   readonly rotateWebhookSecret = async ({
     organizationId,
+    environment,
     secret,
     previousExpiresAt,
   }: Parameters<T.Store["rotateWebhookSecret"]>[0]) => {
     const org = this.organizations.get(organizationId);
     if (!org) return null;
-    org.previousWebhookSecret = { secret: org.webhookSecret, expiresAt: previousExpiresAt };
-    org.webhookSecret = secret;
+    const replaced = org.webhookSecrets[environment].secret;
+    org.webhookSecrets[environment] = {
+      secret,
+      previous: { secret: replaced, expiresAt: previousExpiresAt },
+    };
     return copy(org);
   };
 }

@@ -129,9 +129,9 @@ describe("000007 webhook attempts", () => {
       { id: "msg_live", createdAt: later, state: "delivered", attempts: 1, history: [], redelivery: false },
     ]);
     expect(await log("test")).toMatchObject([{ id: "msg_test", createdAt: T0, state: "pending" }]);
-    expect(await store.getOrganization("org_a")).toMatchObject({
-      webhookSecret: "whsec_x",
-      previousWebhookSecret: null,
+    expect((await store.getOrganization("org_a"))?.webhookSecrets.live).toEqual({
+      secret: "whsec_x",
+      previous: null,
     });
   });
 });
@@ -211,5 +211,53 @@ describe("000015 webhook events", () => {
       [T0],
     );
     expect((await store.listWebhookDeliveries("run_a")).map((d) => d.id)).toEqual(["msg_a", "msg_a_started"]);
+  });
+});
+
+describe("000016 webhook secret per environment", () => {
+  it("keeps each organization's secret and its rotation as the live ones, and gives each a fresh test secret", async () => {
+    const db = await databaseAt("000015");
+    await organizationWithKey(db);
+    const expiresAt = new Date(T0.getTime() + 86_400_000);
+    await db.query(
+      `insert into organizations (id, name, created_at, tier, concurrency_limit, webhook_secret,
+         previous_webhook_secret, previous_webhook_secret_expires_at)
+       values ('org_b', 'B', $1, 'starter', 10, 'whsec_bmV3', 'whsec_b2xk', $2)`,
+      [T0, expiresAt],
+    );
+
+    expect(await migrate(db)).toContain("000016_webhook_secret_per_environment.sql");
+
+    const store = new PostgresStore(db);
+    const [a, b] = await Promise.all(["org_a", "org_b"].map((id) => store.getOrganization(id)));
+    expect(a?.webhookSecrets.live).toEqual({ secret: "whsec_x", previous: null });
+    expect(b?.webhookSecrets.live).toEqual({
+      secret: "whsec_bmV3",
+      previous: { secret: "whsec_b2xk", expiresAt },
+    });
+    const tests = [a, b].map((org) => org?.webhookSecrets.test);
+    for (const test of tests) {
+      expect(test?.previous).toBeNull();
+      // 32 random bytes, as the API's pattern allows; none is a live secret, and each its own.
+      expect(test?.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      expect(Buffer.from(test?.secret.slice("whsec_".length) ?? "", "base64")).toHaveLength(32);
+    }
+    expect(new Set([...tests.map((t) => t?.secret), "whsec_x", "whsec_bmV3"]).size).toBe(4);
+
+    // Each environment rotates on its own columns.
+    const rotated = await store.rotateWebhookSecret({
+      organizationId: "org_a",
+      environment: "test",
+      secret: "whsec_dGVzdA==",
+      previousExpiresAt: expiresAt,
+    });
+    expect(rotated?.webhookSecrets).toEqual({
+      live: { secret: "whsec_x", previous: null },
+      test: { secret: "whsec_dGVzdA==", previous: { secret: tests[0]?.secret, expiresAt } },
+    });
+    // The database refuses one secret for both worlds.
+    await expect(
+      db.query("update organizations set test_webhook_secret = webhook_secret where id = 'org_a'"),
+    ).rejects.toThrow(/organizations_webhook_secrets_differ/);
   });
 });

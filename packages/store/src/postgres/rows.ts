@@ -8,6 +8,7 @@ import type {
   WebhookAttempt,
   WebhookDelivery,
   WebhookDeliveryLog,
+  WebhookSigningSecret,
 } from "../types.js";
 
 export type Row = Record<string, unknown>;
@@ -51,14 +52,25 @@ export function toOrganization(r: Row): OrganizationRecord {
     concurrencyLimit: num(r.concurrency_limit),
     inFlight: num(r.in_flight),
     testInFlight: num(r.test_in_flight),
-    webhookSecret: String(r.webhook_secret),
-    previousWebhookSecret:
-      r.previous_webhook_secret === null || r.previous_webhook_secret === undefined
+    // The columns without a prefix are the live world's, as `in_flight` is (migration 000016).
+    webhookSecrets: {
+      live: signingSecret(r.webhook_secret, r.previous_webhook_secret, r.previous_webhook_secret_expires_at),
+      test: signingSecret(
+        r.test_webhook_secret,
+        r.previous_test_webhook_secret,
+        r.previous_test_webhook_secret_expires_at,
+      ),
+    },
+  };
+}
+
+function signingSecret(secret: unknown, previous: unknown, expiresAt: unknown): WebhookSigningSecret {
+  return {
+    secret: String(secret),
+    previous:
+      previous === null || previous === undefined
         ? null
-        : {
-            secret: String(r.previous_webhook_secret),
-            expiresAt: date(r.previous_webhook_secret_expires_at),
-          },
+        : { secret: String(previous), expiresAt: date(expiresAt) },
   };
 }
 
