@@ -50,9 +50,10 @@ export interface RawAnswer {
 }
 
 /**
- * A request on a connection opened now, its headers left unfinished: `finish()` sends the blank
- * line that ends them and reads the answer. The connection is busy meanwhile, as one of a proxy's
- * pool in mid-request would be, so a server that stops listening does not close it as idle.
+ * A request on a connection opened now, its headers left unfinished (and read by the server):
+ * `finish()` sends the blank line that ends them and reads the answer. The connection is busy
+ * meanwhile, as one of a proxy's pool in mid-request would be, so a server that stops listening
+ * does not close it as idle.
  */
 export async function unfinishedRequest(
   port: number,
@@ -66,6 +67,9 @@ export async function unfinishedRequest(
   });
   const lines = Object.entries({ host: `127.0.0.1:${port}`, ...headers }).map(([k, v]) => `${k}: ${v}\r\n`);
   socket.write(`GET ${path} HTTP/1.1\r\n${lines.join("")}`);
+  // The server has read those bytes once a request sent after them, on another connection, is
+  // answered; before that the connection could pass for idle, which a stopping server closes.
+  await fetch(`http://127.0.0.1:${port}/healthz`).then((res) => res.arrayBuffer());
   let received = "";
   socket.on("data", (chunk: Buffer) => {
     received += chunk.toString("utf8");
