@@ -17,6 +17,7 @@ import { cogBoxStates } from "./catalog/reachability.js";
 import type { Config } from "./config.js";
 import type { AppDeps } from "./deps.js";
 import { authenticate, authenticateAdmin } from "./http/auth.js";
+import { Drain } from "./http/drain.js";
 import { errorHandler } from "./http/error-handler.js";
 import { RouteNotFoundError, WorkerOnlyError } from "./http/http-errors.js";
 import { validatePreviewBody } from "./http/preview-validator.js";
@@ -36,8 +37,11 @@ export interface AppOptions {
   serveApi?: boolean;
   /** Checks every response against the spec and reports each mismatch here (tests fail on any). */
   onResponseMismatch?: (error: Error) => void;
-  /** Aborted when the process starts shutting down: probes answer 503 and sync waits end. */
-  shutdown?: AbortSignal;
+  /**
+   * The process's stop: while it drains, readiness answers 503 and requests are refused; at its
+   * deadline held sync submits and event streams answer now (http/drain.ts).
+   */
+  drain?: Drain;
   /** The store's event subscription; "reconnecting" makes the process not ready. */
   listenHealth?: () => ListenHealth;
   /** Each model vendor's reachability, by provider name; reported, never a reason to be unready. */
@@ -56,12 +60,14 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   app.set("trust proxy", false);
   app.use(requestLog(deps.logger, httpMetrics(deps.metrics, app)));
 
-  const shutdown = options.shutdown ?? new AbortController().signal;
-  // Every open event stream listens for the shutdown: many listeners is the design, not a leak.
-  setMaxListeners(0, shutdown);
+  const drain = options.drain ?? new Drain();
+  // Every open event stream and held submit listens for the deadline: many listeners is the design.
+  setMaxListeners(0, drain.deadline);
+  app.use(drain.refuseWhileDraining());
+  // Alive until the process exits, draining included: a liveness probe must not restart a process
+  // that is finishing its held requests.
   app.get("/healthz", (_req, res) => {
-    const shuttingDown = shutdown.aborted;
-    res.status(shuttingDown ? 503 : 200).json({ status: shuttingDown ? "unavailable" : "ok" });
+    res.json({ status: "ok" });
   });
   app.get("/readyz", async (_req, res) => {
     let timer: NodeJS.Timeout | undefined;
@@ -77,7 +83,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
     clearTimeout(timer);
     // Cross-process wake-ups (LISTEN/NOTIFY); a store without a connection to lose is always ok.
     const listen = options.listenHealth?.() ?? "ok";
-    const ok = store === "ok" && listen === "ok" && !shutdown.aborted;
+    const ok = store === "ok" && listen === "ok" && !drain.started.aborted;
     const providers = options.providerReachability?.() ?? {};
     const boxes = cogBoxStates(deps.config.catalog?.providers ?? []);
     res.status(ok ? 200 : 503).json({
@@ -137,7 +143,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
       ignorePaths: /^\/(healthz|readyz|metrics|docs)/,
     }),
   );
-  app.use(apiRouter(deps, shutdown));
+  app.use(apiRouter(deps, drain));
   app.use((req, _res, next) => next(new RouteNotFoundError(req.method, req.path)));
   app.use(errorHandler(deps.logger));
   return app;

@@ -131,6 +131,18 @@ describe("loadConfig", () => {
     else expect(message).not.toMatch(/models:/);
   });
 
+  it.each([
+    [{}, 25_000],
+    [{ REFVID_DRAIN_MS: "0" }, 0],
+    [{ REFVID_DRAIN_MS: "3600000" }, 3_600_000],
+  ])("drains a stopping process for REFVID_DRAIN_MS given %j", (env, want) => {
+    expect(loadConfig(env).drainMs).toBe(want);
+  });
+
+  it.each([["-1"], ["25s"], ["3600001"]])("names REFVID_DRAIN_MS when it is %j", (value) => {
+    expect(() => loadConfig({ REFVID_DRAIN_MS: value })).toThrow(/REFVID_DRAIN_MS/);
+  });
+
   it("says whether it runs in production", () => {
     expect(loadConfig({}).production).toBe(false);
     expect(loadConfig({ NODE_ENV: "production" }).production).toBe(true);

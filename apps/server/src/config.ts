@@ -87,6 +87,11 @@ export interface Config {
   maxConnections: number;
   /** REFVID_MAX_STREAMS_PER_KEY: run event streams one key may hold open in this process. */
   maxStreamsPerKey: number;
+  /**
+   * REFVID_DRAIN_MS: how long a stopping process lets held sync submits and event streams wait for
+   * their runs' ends before answering them with the runs as they stand (docs/decisions.md, "Shutdown").
+   */
+  drainMs: number;
 }
 
 /** What one process does: serve the API, run the worker side (worker, sweeper, webhooks), or both. */
@@ -188,6 +193,8 @@ const schema = z.object({
   REFVID_HEADERS_TIMEOUT_MS: int(1).default(10_000),
   REFVID_MAX_CONNECTIONS: int(1).default(1000),
   REFVID_MAX_STREAMS_PER_KEY: int(1).default(20),
+  // Under the 30 s that Kubernetes gives a pod between SIGTERM and SIGKILL; an hour at most.
+  REFVID_DRAIN_MS: int(0, 3_600_000).default(25_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().optional(),
 });
@@ -268,6 +275,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     headersTimeoutMs: e.REFVID_HEADERS_TIMEOUT_MS,
     maxConnections: e.REFVID_MAX_CONNECTIONS,
     maxStreamsPerKey: e.REFVID_MAX_STREAMS_PER_KEY,
+    drainMs: e.REFVID_DRAIN_MS,
   };
 }
 

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 /**
  * Entry point: parse the configuration, start refvid, print how to reach it, and shut down
- * gracefully on SIGINT/SIGTERM (stop accepting, drain runs in hand, close the store).
+ * gracefully on SIGINT/SIGTERM (stop accepting, drain held requests and runs in hand, close the store).
  */
 import v8 from "node:v8";
 import { type Config, ConfigError, loadConfig } from "./config.js";
 import { S3BlobStore } from "./files/s3-blob-store.js";
 import { openStore } from "./open-store.js";
-import { startRefvid } from "./runtime.js";
+import { startRefvid, stopDeadlineMs } from "./runtime.js";
 import { seedDemo } from "./seed.js";
 import { reloadCatalog } from "./services/catalog.js";
 import { StartupError, startupFindings } from "./startup-checks.js";
@@ -92,12 +92,18 @@ async function main() {
     lines.push("", "  The admin API is off; set REFVID_ADMIN_TOKEN to enable /admin/v1.");
   process.stdout.write(`\n${lines.join("\n")}\n\n`);
 
+  // The first signal drains (docs/decisions.md, "Shutdown"); a second cuts the drain short, and
+  // held requests are answered at once with their runs as they stand.
   let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      logger.info({ signal }, "answering held requests now");
+      refvid.drain.hurry();
+      return;
+    }
     stopping = true;
-    logger.info({ signal }, "shutting down");
-    const force = setTimeout(() => process.exit(1), 30_000);
+    logger.info({ signal, drainMs: config.drainMs, held: refvid.drain.size }, "shutting down");
+    const force = setTimeout(() => process.exit(1), stopDeadlineMs(config));
     force.unref();
     await refvid.close();
     process.exit(0);

@@ -16,7 +16,7 @@ import { KeyCache } from "./auth/key-cache.js";
 import { type CatalogFile, checkLosses, describeLoss, loadCatalogFile } from "./catalog/catalog-file.js";
 import { ProviderReachability } from "./catalog/reachability.js";
 import { catalogVersion, ServedCatalog } from "./catalog/served-catalog.js";
-import { type Clock, type Scheduler, systemClock, systemScheduler } from "./clock.js";
+import { type Clock, type Scheduler, sleep, systemClock, systemScheduler } from "./clock.js";
 import type { Config } from "./config.js";
 import type { AppDeps } from "./deps.js";
 import { RunEvents } from "./events/run-events.js";
@@ -26,6 +26,7 @@ import { RetentionSweep } from "./files/retention.js";
 import { S3BlobStore } from "./files/s3-blob-store.js";
 import { presignGetObject } from "./files/s3-presign.js";
 import { FileUrlSigner, type Presign } from "./files/signed-urls.js";
+import { Drain, LAST_ANSWERS_MS } from "./http/drain.js";
 import { createExpressServer } from "./http/express-server.js";
 import { configureHttpServer } from "./http/http-server.js";
 import { countRunEnds } from "./metrics/count-run-ends.js";
@@ -58,7 +59,27 @@ export interface RunningRefvid {
   deps: AppDeps;
   server: Server;
   url: string;
+  /** The process's stop (http/drain.ts): `drain.hurry()` cuts its wait short. */
+  drain: Drain;
+  /**
+   * Stops gracefully (docs/decisions.md, "Shutdown"): takes no new connection and no new run,
+   * lets held sync submits and event streams wait for their runs up to REFVID_DRAIN_MS, gives the
+   * runs in hand WORKER_GRACE_MS more, then closes everything.
+   */
   close(): Promise<void>;
+}
+
+/** How long the runs in hand get after the drain before they are left to their leases. */
+export const WORKER_GRACE_MS = 5_000;
+/** After the worker: webhook deliveries in flight (each REFVID_WEBHOOK_TIMEOUT_MS at most), then closing. */
+const CLOSING_MS = 10_000;
+
+/**
+ * The longest a graceful stop may take; main.ts exits 1 if it takes longer. Above the drain's
+ * deadline and the answers after it, the worker's grace, a webhook delivery in flight and closing.
+ */
+export function stopDeadlineMs(config: Pick<Config, "drainMs" | "webhookTimeoutMs">): number {
+  return config.drainMs + LAST_ANSWERS_MS + WORKER_GRACE_MS + config.webhookTimeoutMs + CLOSING_MS;
 }
 
 export async function buildDeps(config: Config, options: StartOptions = {}): Promise<AppDeps> {
@@ -130,12 +151,12 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
     await deps.store.close();
     throw err;
   });
-  const shutdown = new AbortController();
+  const drain = new Drain();
   const reachability = new ProviderReachability(config.catalog?.providers ?? [], deps);
   reachability.start();
   const app = createApp(deps, {
     serveApi: config.role !== "worker",
-    shutdown: shutdown.signal,
+    drain,
     listenHealth: () => deps.events.listenHealth,
     providerReachability: () => reachability.snapshot(),
     ...(options.onResponseMismatch ? { onResponseMismatch: options.onResponseMismatch } : {}),
@@ -179,15 +200,28 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
     deps,
     server,
     url: `http://127.0.0.1:${port}`,
+    drain,
     close() {
       closing ??= (async () => {
-        shutdown.abort();
-        await reachability.stop();
+        drain.begin();
+        // No new connection: refused, a proxy tries the next process. Node also closes the idle
+        // keep-alive ones; a request on one still open is refused with a 503 (drain.ts).
         const stopped = new Promise<void>((done) => server.close(() => done()));
-        server.closeIdleConnections();
-        await Promise.all([sweeper.stop(), retention.stop()]);
-        await worker.stop(5_000);
+        const loops = Promise.all([
+          reachability.stop(),
+          sweeper.stop(),
+          retention.stop(),
+          worker.stopClaiming(),
+        ]);
+        await drain.settle(config.drainMs);
+        await loops;
+        await worker.stop(WORKER_GRACE_MS);
         await dispatcher.stop();
+        // What is left: idle connections, and a request admitted as the drain ended, answering now.
+        server.closeIdleConnections();
+        const answered = new AbortController();
+        await Promise.race([stopped, sleep(systemScheduler, LAST_ANSWERS_MS, answered.signal)]);
+        answered.abort();
         server.closeAllConnections();
         await stopped;
         await deps.events.close();

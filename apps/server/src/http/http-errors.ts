@@ -34,3 +34,20 @@ export class WorkerOnlyError extends HttpError {
     super("This process runs the worker side only (REFVID_ROLE=worker).");
   }
 }
+
+/**
+ * A request that reached a process after it began to stop (docs/decisions.md, "Shutdown"): nothing
+ * was done, so any request, a submit too, is safe to send again, and the connection is closed so
+ * that the retry opens a new one, which a load balancer sends to another process.
+ */
+export class ShuttingDownError extends HttpError {
+  readonly status = 503;
+  readonly type = "service_unavailable";
+  override readonly retryAfterSeconds = 1;
+  constructor() {
+    super(
+      "This server is shutting down and took no action; send the request again (another server will answer it).",
+    );
+    this.headers.Connection = "close";
+  }
+}

@@ -6,7 +6,9 @@
  * subscription), with the store read again as a backstop, so a missed event costs latency only.
  *
  * Each event's id is the state it shows (`processing:0.45`): a client that reconnects with
- * `Last-Event-ID` is sent the run again only if it changed meanwhile.
+ * `Last-Event-ID` is sent the run again only if it changed meanwhile. A process that stops before
+ * the run ends (docs/decisions.md, "Shutdown") sends `event: going_away` and closes the stream:
+ * the client reconnects and is served by another process.
  */
 
 import type { Run } from "@refvid/api-types";
@@ -22,6 +24,14 @@ export const THROTTLE_MS = 250;
 export const HEARTBEAT_MS = 15_000;
 /** The backstop read of the store: from THROTTLE_MS, doubling up to this while nothing wakes it. */
 const BACKSTOP_MAX_MS = 5_000;
+/**
+ * The last event of a stream whose process stops first. No `id`, so the last event id stays the
+ * run's state; `retry` is how long a browser's EventSource waits before it reconnects.
+ */
+const GOING_AWAY = `event: going_away\nretry: 1000\ndata: ${JSON.stringify({
+  message:
+    "This server is shutting down. Reconnect with Last-Event-ID to keep following the run; another server will answer.",
+})}\n\n`;
 
 /** Open streams per API key in this process, held to a cap. */
 export class StreamSlots {
@@ -46,7 +56,10 @@ export class StreamSlots {
 
 export const eventIdOf = (run: Pick<Run, "status" | "progress">) => `${run.status}:${run.progress ?? ""}`;
 
-/** Serves one stream until the run ends, the client goes, or the process shuts down. */
+/**
+ * Serves one stream until the run ends, the client goes, or `shutdown` (the drain's deadline)
+ * aborts, which ends it with `going_away`.
+ */
 export async function streamRunEvents(
   deps: AppDeps,
   caller: Caller,
@@ -61,6 +74,7 @@ export async function streamRunEvents(
   const stop = () => closed.abort();
   res.on("close", stop);
   shutdown.addEventListener("abort", stop, { once: true });
+  if (shutdown.aborted) stop();
 
   let wake: () => void = () => {};
   const woken = () => wake();
@@ -89,7 +103,7 @@ export async function streamRunEvents(
         res.write(`id: ${lastId}\nevent: ${done ? "done" : "run"}\ndata: ${JSON.stringify(run)}\n\n`);
         sentAt = deps.clock.now().getTime();
         delay = THROTTLE_MS;
-        if (done) break;
+        if (done) return;
       }
       // Wait for a wake-up or the backstop, and never send again within THROTTLE_MS.
       await new Promise<void>((resolve) => {
@@ -114,6 +128,7 @@ export async function streamRunEvents(
         return undefined; // read again at the next wake-up or backstop
       });
     }
+    if (shutdown.aborted && !res.destroyed) res.write(GOING_AWAY);
   } finally {
     cancelHeartbeat();
     for (const off of unsubscribe) off();

@@ -48,14 +48,19 @@ export class Worker {
     this.polling.start({ immediately: true });
   }
 
+  /** Claims no more runs; those in hand go on (a stopping process drains before `stop`). */
+  async stopClaiming(): Promise<void> {
+    this.stopped = true;
+    this.offQueued();
+    await this.polling.stop();
+  }
+
   /**
    * Stops claiming and waits up to `graceMs` for the runs in hand, then aborts them and leaves them
    * to their leases: the sweeper puts them back in the queue.
    */
   async stop(graceMs = 10_000): Promise<void> {
-    this.stopped = true;
-    this.offQueued();
-    await this.polling.stop();
+    await this.stopClaiming();
     const all = Promise.all(this.finished);
     if (graceMs > 0) {
       const graceOver = new AbortController();

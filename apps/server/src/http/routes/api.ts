@@ -6,6 +6,7 @@
  */
 import { Router } from "express";
 import type { AppDeps } from "../../deps.js";
+import type { Drain } from "../drain.js";
 import { accountRoutes } from "./account.js";
 import { adminRoutes } from "./admin.js";
 import { modelsRoutes } from "./models.js";
@@ -14,9 +15,9 @@ import { runsRoutes } from "./runs.js";
 import { uploadsRoutes } from "./uploads.js";
 import { webhooksRoutes } from "./webhooks.js";
 
-export function apiRouter(deps: AppDeps, shutdown: AbortSignal): Router {
+export function apiRouter(deps: AppDeps, drain: Drain): Router {
   const router = Router();
-  runsRoutes(router, deps, shutdown);
+  runsRoutes(router, deps, drain);
   accountRoutes(router, deps);
   pricingRoutes(router, deps);
   modelsRoutes(router, deps);

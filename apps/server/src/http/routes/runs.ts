@@ -9,11 +9,15 @@ import { searchRuns } from "../../services/search-runs.js";
 import { submitRun, syncResult } from "../../services/submit-run.js";
 import { RunEndWaits } from "../../services/wait-for-run.js";
 import { callerOf } from "../auth.js";
+import type { Drain } from "../drain.js";
 
-/** `shutdown` aborts sync waits when the server stops. */
-export function runsRoutes(router: Router, deps: AppDeps, shutdown: AbortSignal): void {
+/**
+ * Sync submits and event streams are held responses: a stopping process lets them run to their
+ * runs' ends, and at the drain's deadline they answer with what they have (http/drain.ts).
+ */
+export function runsRoutes(router: Router, deps: AppDeps, drain: Drain): void {
   const streamSlots = new StreamSlots(deps.config.maxStreamsPerKey);
-  const waits = new RunEndWaits(deps, shutdown);
+  const waits = new RunEndWaits(deps, drain.deadline);
 
   router.get("/v1/runs/:run_id", async (req, res) => {
     res.json(await getRun(deps, callerOf(res), req.params.run_id));
@@ -31,6 +35,7 @@ export function runsRoutes(router: Router, deps: AppDeps, shutdown: AbortSignal)
     const answerWhenEnded = (runId: string) => {
       res.status(201).setHeader("Content-Type", "application/json; charset=utf-8");
       res.flushHeaders();
+      drain.hold(res);
       releaseChain(req);
       syncResult(deps, caller, runId, idempotencyKey, waits).then(
         (done) => {
@@ -66,7 +71,11 @@ export function runsRoutes(router: Router, deps: AppDeps, shutdown: AbortSignal)
   });
 
   router.get("/v1/runs/:run_id/events", async (req, res) => {
-    await streamRunEvents(deps, callerOf(res), req.params.run_id, req, res, { slots: streamSlots, shutdown });
+    drain.hold(res);
+    await streamRunEvents(deps, callerOf(res), req.params.run_id, req, res, {
+      slots: streamSlots,
+      shutdown: drain.deadline,
+    });
   });
 
   router.post("/v1/runs/:run_id/cancel", async (req, res) => {
