@@ -240,6 +240,11 @@ export interface paths {
          *     - then an `event: run` on each change of status or progress, at most every 250 ms;
          *     - finally `event: done` with the terminal run, and the stream closes.
          *
+         *     When the server process stops before the run ends (a deploy or a restart), it keeps the stream
+         *     open for its drain period (`REFVID_DRAIN_MS`), then sends `event: going_away` (no `id`, `retry: 1000`, `data`
+         *     an object with a `message`) and closes it: reconnect with `Last-Event-ID` and the stream goes on from
+         *     another process.
+         *
          *     Each event's `data` is a Run (JSON) and its `id` names the state it shows; send it back as
          *     `Last-Event-ID` when reconnecting. A comment line (`: keep-alive`) every 15 s keeps proxies
          *     from closing an idle stream. Opening a stream is one request against the rate limit; a key
@@ -584,7 +589,7 @@ export interface paths {
         };
         /**
          * Liveness probe
-         * @description `200` while the process is up and serving HTTP. Needs no key.
+         * @description `200` while the process is up and serving HTTP, including while it drains before it stops (`/readyz` says `503` then). Needs no key.
          */
         get: operations["getHealth"];
         put?: never;
@@ -2453,7 +2458,8 @@ export interface components {
             };
         };
         /**
-         * @description The service lost its database connection for a moment (`service_unavailable`). Retry after
+         * @description The service lost its database connection for a moment, or this server process is stopping and
+         *     the request reached it on a connection opened before (`service_unavailable`). Retry after
          *     `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
          *     have been saved, as the message says.
          */
@@ -3644,15 +3650,6 @@ export interface operations {
         responses: {
             /** @description The process is alive. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Health"];
-                };
-            };
-            /** @description The process is shutting down. */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1700,7 +1700,8 @@ export type SubmitModelARunErrors = {
      */
     500: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -1777,7 +1778,8 @@ export type SubmitModelBRunErrors = {
      */
     500: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -1854,7 +1856,8 @@ export type SubmitModelCRunErrors = {
      */
     500: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -1931,7 +1934,8 @@ export type SubmitModelDRunErrors = {
      */
     500: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2004,7 +2008,8 @@ export type SubmitRunErrors = {
      */
     429: ApiConcurrencyLimitError | ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2040,7 +2045,8 @@ export type ListModelsErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2084,7 +2090,8 @@ export type GetModelErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2129,7 +2136,8 @@ export type GetRunErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2184,7 +2192,8 @@ export type StreamRunEventsErrors = {
      */
     429: ApiRateLimitError | ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2196,7 +2205,7 @@ export type StreamRunEventsError = StreamRunEventsErrors[keyof StreamRunEventsEr
 
 export type StreamRunEventsResponses = {
     /**
-     * Server-sent events: `id`, `event` (`run` or `done`) and `data` (a Run as JSON).
+     * Server-sent events: `id`, `event` (`run`, `done`, or `going_away` when the server stops) and `data` (a Run as JSON; `going_away` carries a `message`).
      */
     200: string;
 };
@@ -2237,7 +2246,8 @@ export type CancelRunErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2281,7 +2291,8 @@ export type SearchRunsErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2317,7 +2328,8 @@ export type GetAccountErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2361,7 +2373,8 @@ export type PreviewPriceErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2397,7 +2410,8 @@ export type GetWebhookSecretErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2437,7 +2451,8 @@ export type RotateWebhookSecretErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2494,7 +2509,8 @@ export type ListWebhookDeliveriesErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2542,7 +2558,8 @@ export type GetWebhookDeliveryErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2594,7 +2611,8 @@ export type RedeliverWebhookErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2647,7 +2665,8 @@ export type UploadFileErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2689,7 +2708,8 @@ export type DeleteUploadErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2798,7 +2818,8 @@ export type GetUploadContentErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2827,15 +2848,6 @@ export type GetHealthData = {
     query?: never;
     url: '/healthz';
 };
-
-export type GetHealthErrors = {
-    /**
-     * The process is shutting down.
-     */
-    503: ApiHealth;
-};
-
-export type GetHealthError = GetHealthErrors[keyof GetHealthErrors];
 
 export type GetHealthResponses = {
     /**
@@ -2930,7 +2942,8 @@ export type ListOrganizationsErrors = {
      */
     403: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -2974,7 +2987,8 @@ export type CreateOrganizationErrors = {
      */
     413: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -3016,7 +3030,8 @@ export type GetOrganizationErrors = {
      */
     404: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -3075,7 +3090,8 @@ export type ListApiKeysErrors = {
      */
     404: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -3125,7 +3141,8 @@ export type CreateApiKeyErrors = {
      */
     413: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -3180,7 +3197,8 @@ export type ListTopUpsErrors = {
      */
     404: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -3230,7 +3248,8 @@ export type CreateTopUpErrors = {
      */
     413: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -3272,7 +3291,8 @@ export type RevokeApiKeyErrors = {
      */
     404: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -3322,7 +3342,8 @@ export type UpdateApiKeyErrors = {
      */
     413: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -3387,7 +3408,8 @@ export type GetUsageErrors = {
      */
     404: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *
@@ -3435,7 +3457,8 @@ export type AdminSearchRunsErrors = {
      */
     413: ApiError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
      * have been saved, as the message says.
      *

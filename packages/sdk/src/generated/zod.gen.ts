@@ -1229,7 +1229,7 @@ export const zStreamRunEventsPath = z.object({
 });
 
 /**
- * Server-sent events: `id`, `event` (`run` or `done`) and `data` (a Run as JSON).
+ * Server-sent events: `id`, `event` (`run`, `done`, or `going_away` when the server stops) and `data` (a Run as JSON; `going_away` carries a `message`).
  */
 export const zStreamRunEventsResponse = z.string();
 
