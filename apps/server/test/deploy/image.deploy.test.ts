@@ -122,6 +122,23 @@ describe("the container image", () => {
     expect(await docker("run", "--rm", "--network", "host", "--entrypoint", "id", image, "-u")).toBe("1000");
   });
 
+  it("carries the CLI, runnable as `refvid`", async () => {
+    const { version } = JSON.parse(
+      await readFile(new URL("../../../cli/package.json", import.meta.url), "utf8"),
+    );
+    const out = await docker(
+      "run",
+      "--rm",
+      "--network",
+      "host",
+      "--entrypoint",
+      "refvid",
+      image,
+      "--version",
+    );
+    expect(out).toContain(version);
+  });
+
   it("migrate applies the migrations and creates the bucket, once", async () => {
     const first = await migrate();
     expect(first).toContain("migrations applied (Postgres (DATABASE_URL))");
