@@ -14,6 +14,7 @@ import {
   RateLimitError,
   RefvidError,
   UnsupportedMediaTypeError,
+  UploadQuotaExceededError,
 } from "@refvid/core";
 import { isConnectionLost } from "@refvid/store";
 import type { ErrorRequestHandler, Response } from "express";
@@ -120,6 +121,11 @@ function sendDomainError(res: Response, err: RefvidError, requestId: string | un
   if (err instanceof InsufficientBalanceError) {
     body.required_usd = formatUsd(err.required);
     body.available_usd = formatUsd(err.available);
+  }
+  if (err instanceof UploadQuotaExceededError) {
+    body.quota = err.quota;
+    body.used = err.used;
+    body.limit = err.limit;
   }
   body.request_id = requestId;
   return res.status(err.status).json({ error: body });

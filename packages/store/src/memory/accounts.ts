@@ -31,6 +31,7 @@ export class MemoryAccounts {
       testInFlight: 0,
       webhookSecret: input.webhookSecret,
       previousWebhookSecret: null,
+      uploadQuota: { bytes: null, count: null },
     };
     this.organizations.set(org.id, org);
     this.index.addOrganization(org);
@@ -40,6 +41,13 @@ export class MemoryAccounts {
   readonly getOrganization = async (id: string) => {
     const org = this.organizations.get(id);
     return org ? copy(org) : null;
+  };
+
+  readonly updateOrganization = async (id: string, patch: T.OrganizationPatch) => {
+    const org = this.organizations.get(id);
+    if (!org) return null;
+    org.uploadQuota = { ...org.uploadQuota, ...patch.uploadQuota };
+    return copy(org);
   };
 
   readonly createApiKey = async (input: Parameters<T.Store["createApiKey"]>[0]) => {
