@@ -502,7 +502,8 @@ export interface paths {
          *     An organization keeps at most its upload quota (by default 5 GiB and 1,000 uploads, live and
          *     test together, not yet expired or deleted; `GET /v1/account` shows it): an upload that would
          *     pass it is `413 upload_quota_exceeded`, before its body is read when the count is reached or
-         *     `Content-Length` says it is too large, else as soon as it passes; nothing of it is kept.
+         *     `Content-Length` says it is too large, else as soon as it passes. A full disk on refvid's side
+         *     is `503` with `Retry-After`; nothing is kept either way.
          */
         post: operations["uploadFile"];
         delete?: never;
@@ -3508,7 +3509,20 @@ export interface operations {
                 };
             };
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["ServiceUnavailable"];
+            /**
+             * @description refvid's disk is full (`service_unavailable`), or the database connection dropped a moment;
+             *     nothing was kept. Retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getFile: {

@@ -444,7 +444,8 @@ export const redeliverWebhook = <ThrowOnError extends boolean = false>(options: 
  * An organization keeps at most its upload quota (by default 5 GiB and 1,000 uploads, live and
  * test together, not yet expired or deleted; `GET /v1/account` shows it): an upload that would
  * pass it is `413 upload_quota_exceeded`, before its body is read when the count is reached or
- * `Content-Length` says it is too large, else as soon as it passes; nothing of it is kept.
+ * `Content-Length` says it is too large, else as soon as it passes. A full disk on refvid's side
+ * is `503` with `Retry-After`; nothing is kept either way.
  *
  */
 export const uploadFile = <ThrowOnError extends boolean = false>(options: Options<UploadFileData, ThrowOnError>) => (options.client ?? client).post<UploadFileResponses, UploadFileErrors, ThrowOnError>({

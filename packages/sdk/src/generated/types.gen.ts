@@ -2730,9 +2730,8 @@ export type UploadFileErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment (`service_unavailable`). Retry after
-     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
-     * have been saved, as the message says.
+     * refvid's disk is full (`service_unavailable`), or the database connection dropped a moment;
+     * nothing was kept. Retry after `Retry-After` seconds.
      *
      */
     503: ApiError;

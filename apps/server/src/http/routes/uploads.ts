@@ -16,6 +16,7 @@ import { uploadProblem } from "../../files/upload-urls.js";
 import { formatBytes, MAX_UPLOAD_BYTES } from "../../media/limits.js";
 import { storeUpload, UploadTooLargeError } from "../../services/upload-file.js";
 import { uploadRoom } from "../../services/upload-quota.js";
+import { storageFullOf } from "../../storage-full.js";
 import { callerOf } from "../auth.js";
 import { allowSlowBody } from "../http-server.js";
 import { checkedFileName, fileOf, isForm, unreadableBody } from "../upload-body.js";
@@ -62,9 +63,12 @@ export function uploadRoute(deps: AppDeps): RequestHandler {
         res.destroy();
         return;
       }
-      // A body that failed, not refvid: a form that stops short.
+      // A body that failed, not refvid: a form that stops short. A full disk fails the body's
+      // stream too, but is refvid's (a 503).
       const err =
-        !(caught instanceof RefvidError) && bodyError ? unreadableBody(req, bodyError.message) : caught;
+        !(caught instanceof RefvidError) && !storageFullOf(caught) && bodyError
+          ? unreadableBody(req, bodyError.message)
+          : caught;
       hangUpEarly();
       next(err);
     }
