@@ -194,6 +194,13 @@ describe("REFVID_BLOB_STORE", () => {
     expect(loadConfig({}).uploadTtlHours).toBe(24);
   });
 
+  it("holds organizations to 5 GiB and 1,000 uploads unless told otherwise", () => {
+    expect(loadConfig({}).uploadQuota).toEqual({ bytes: 5_368_709_120, count: 1_000 });
+    expect(
+      loadConfig({ REFVID_UPLOAD_QUOTA_BYTES: "1048576", REFVID_UPLOAD_QUOTA_COUNT: "0" }).uploadQuota,
+    ).toEqual({ bytes: 1_048_576, count: 0 });
+  });
+
   it.each([
     [
       "AWS itself: virtual-hosted, the SDK's credential chain",
@@ -255,6 +262,8 @@ describe("REFVID_BLOB_STORE", () => {
       /REFVID_FILE_URL_TTL_SECONDS: must be at most 597600 with REFVID_S3_PRESIGN/,
     ],
     [{ REFVID_UPLOAD_TTL_HOURS: "0" }, /REFVID_UPLOAD_TTL_HOURS/],
+    [{ REFVID_UPLOAD_QUOTA_BYTES: "5GiB" }, /REFVID_UPLOAD_QUOTA_BYTES/],
+    [{ REFVID_UPLOAD_QUOTA_COUNT: "-1" }, /REFVID_UPLOAD_QUOTA_COUNT/],
   ])("names the variable when %j is bad", (env, want) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(want);

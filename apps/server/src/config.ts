@@ -4,7 +4,7 @@
  * naming the variable.
  */
 import { join } from "node:path";
-import { type BuiltInModelSlug, MODEL_SLUGS } from "@refvid/core";
+import { type BuiltInModelSlug, MODEL_SLUGS, type UploadQuota } from "@refvid/core";
 import { z } from "zod";
 import {
   CatalogError,
@@ -72,6 +72,11 @@ export interface Config {
   blobStore: BlobStoreConfig;
   /** Reference uploads (`POST /v1/files`) expire this long after they were made. */
   uploadTtlHours: number;
+  /**
+   * REFVID_UPLOAD_QUOTA_BYTES and REFVID_UPLOAD_QUOTA_COUNT: what an organization without its own
+   * quota may keep in unexpired uploads at once.
+   */
+  uploadQuota: UploadQuota;
   workerConcurrency: number;
   /** How long a claimed run stays a worker's without a heartbeat; a dead worker's runs return after it. */
   workerLeaseMs: number;
@@ -121,6 +126,13 @@ export class ConfigError extends Error {}
 
 const PROVIDERS = ["simulated", "preview"] as const;
 const DEFAULT_RETRY_DELAYS = "0,5000,300000,1800000,7200000,18000000,36000000,36000000";
+
+/**
+ * 5 GiB and 1,000 uploads per organization (docs/decisions.md, "Reference uploads"): 25 of the
+ * largest videos any model takes, or thousands of images, kept for a day, while a few
+ * organizations cannot fill a modest disk between them.
+ */
+export const DEFAULT_UPLOAD_QUOTA: UploadQuota = { bytes: 5 * 1024 ** 3, count: 1_000 };
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 const flag = z
@@ -185,6 +197,8 @@ const schema = z.object({
   AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   AWS_SESSION_TOKEN: z.string().min(1).optional(),
   REFVID_UPLOAD_TTL_HOURS: int(1, MAX_UPLOAD_TTL_HOURS).default(24),
+  REFVID_UPLOAD_QUOTA_BYTES: int(0).default(DEFAULT_UPLOAD_QUOTA.bytes),
+  REFVID_UPLOAD_QUOTA_COUNT: int(0, 2 ** 31 - 1).default(DEFAULT_UPLOAD_QUOTA.count),
   REFVID_WORKER_CONCURRENCY: int(1, 256).default(4),
   REFVID_WORKER_LEASE_MS: int(300).default(30_000),
   REFVID_WORKER_MAX_ATTEMPTS: int(1, 100).default(3),
@@ -266,6 +280,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     fileRetentionHours: e.REFVID_FILE_RETENTION_HOURS,
     blobStore: parseBlobStore(e),
     uploadTtlHours: e.REFVID_UPLOAD_TTL_HOURS,
+    uploadQuota: { bytes: e.REFVID_UPLOAD_QUOTA_BYTES, count: e.REFVID_UPLOAD_QUOTA_COUNT },
     workerConcurrency: e.REFVID_WORKER_CONCURRENCY,
     workerLeaseMs: e.REFVID_WORKER_LEASE_MS,
     workerMaxAttempts: e.REFVID_WORKER_MAX_ATTEMPTS,

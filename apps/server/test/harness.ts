@@ -91,7 +91,7 @@ export async function rawRequest(
 export function useTestRefvid(
   /** Variables, or a function giving them when refvid starts (after earlier `beforeAll`s ran). */
   env: Record<string, string> | (() => Record<string, string>) = {},
-  options: Pick<StartOptions, "providers" | "clock" | "scheduler"> = {},
+  options: Pick<StartOptions, "providers" | "clock" | "scheduler" | "logger"> = {},
 ): TestRefvid {
   let running: TestRefvid | undefined;
   beforeAll(async () => {
@@ -136,10 +136,10 @@ export async function startOwnRefvid(
   };
 }
 
-/** Starts refvid with test-friendly defaults; `env` overrides any variable. */
+/** Starts refvid with test-friendly defaults; `env` overrides any variable, `options` the logger. */
 export async function startTestRefvid(
   env: Record<string, string> = {},
-  options: Pick<StartOptions, "providers" | "clock" | "scheduler"> = {},
+  options: Pick<StartOptions, "providers" | "clock" | "scheduler" | "logger"> = {},
 ): Promise<TestRefvid> {
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), "refvid-e2e-"));
@@ -164,7 +164,7 @@ export async function startTestRefvid(
   const mismatches: Error[] = [];
   const refvid = await startRefvid(config, {
     ...options,
-    logger: pino({ level: env.LOG_LEVEL ?? "silent" }),
+    logger: options.logger ?? pino({ level: env.LOG_LEVEL ?? "silent" }),
     onResponseMismatch: (error) => mismatches.push(error),
   }).catch(async (err: unknown) => {
     await databases?.destroy();

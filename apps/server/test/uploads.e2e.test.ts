@@ -4,35 +4,18 @@
  * blob store, not downloaded), and refused clearly when it is too big, not media, someone
  * else's or gone.
  */
-import { readdir, readFile, readlink, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { FileUpload } from "@refvid/api-types";
-import { loadOpenapiDocument } from "@refvid/api-types/document";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../src/manual-clock.js";
 import { probeDuration } from "../src/media/ffmpeg.js";
 import { eventually, useTestRefvid } from "./harness.js";
+import { openFiles, SCULPTURE, sendSlowly, specSchema } from "./upload-helpers.js";
 
-const SCULPTURE = fileURLToPath(new URL("../../../docs/examples/refs/sculpture.png", import.meta.url));
 const MODEL_D = "/v1/run/lab-d/model-d/reference-to-video";
 
-/**
- * The upload route answers before the OpenAPI validator (it streams its body), so its answers are
- * checked against the spec's schemas here.
- */
-function specSchema(name: string) {
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
-  ajv.addSchema({ $id: "doc", components: loadOpenapiDocument().components });
-  const validate = ajv.compile({ $ref: `doc#/components/schemas/${name}` });
-  return (value: unknown) => {
-    expect(validate(value), ajv.errorsText(validate.errors)).toBe(true);
-  };
-}
 const isFileUpload = specSchema("FileUpload");
 const isError = specSchema("Error");
 
@@ -389,52 +372,6 @@ async function watchStore(dataDir: string) {
       expect(left.extraOpenFiles).toBeLessThanOrEqual(2);
     },
   };
-}
-
-/** What this process (the server runs in it) holds open: the targets of /proc/self/fd. */
-async function openFiles(): Promise<string[]> {
-  const fds = await readdir("/proc/self/fd");
-  const targets = await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => null)));
-  return targets.filter((target): target is string => target !== null);
-}
-
-/**
- * POSTs `first` then `moreMiB` MiB more, one MiB at a time, and returns the answer as soon as it
- * arrives, whether or not the server read the whole body (it hangs up after an early answer).
- */
-function sendSlowly(
-  url: string,
-  headers: Record<string, string>,
-  first: Buffer,
-  moreMiB: number,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    // A connection of its own (never pooled), dropped once the answer is in: the server hangs up
-    // on the rest of the body, and a write racing that must not fail on a socket nobody watches.
-    const req = request(url, { method: "POST", headers, agent: false }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
-        body += chunk;
-      });
-      res.on("end", () => {
-        resolve({ status: res.statusCode ?? 0, body });
-        req.destroy();
-      });
-    });
-    req.on("error", reject);
-    let sent = 0;
-    const chunk = Buffer.alloc(1024 * 1024, 7);
-    const next = () => {
-      if (req.destroyed) return;
-      if (sent === 0) req.write(first);
-      else if (sent > moreMiB) return req.end();
-      else req.write(chunk);
-      sent++;
-      setImmediate(next);
-    };
-    next();
-  });
 }
 
 describe("an upload past its expiry", () => {

@@ -144,3 +144,35 @@ export class TooManyStreamsError extends RefvidError {
     );
   }
 }
+
+/**
+ * 413: an upload would take its organization past its upload quota (bytes or count); nothing of it
+ * is kept. The body names the quota, what the organization's kept uploads use and the limit.
+ */
+export class UploadQuotaExceededError extends RefvidError {
+  readonly status = 413;
+  readonly type = "upload_quota_exceeded";
+  constructor(
+    readonly quota: "bytes" | "count",
+    readonly used: number,
+    readonly limit: number,
+  ) {
+    super(
+      (quota === "count"
+        ? `The organization keeps ${used} uploads; its upload count quota is ${limit}.`
+        : `This upload would take the organization's uploads past its upload bytes quota of ${sizeOf(limit)}; ${sizeOf(used)} are in use.`) +
+        " Delete uploads no longer needed (DELETE /v1/files/{file_id}) or wait for them to expire, or ask the operator for a larger quota.",
+    );
+  }
+}
+
+const UNITS: readonly [number, string][] = [
+  [1024 ** 3, "GiB"],
+  [1024 ** 2, "MiB"],
+  [1024, "KiB"],
+];
+/** `5368709120 bytes (5.0 GiB)`: exact, and readable. */
+function sizeOf(bytes: number): string {
+  const unit = UNITS.find(([size]) => bytes >= size);
+  return unit ? `${bytes} bytes (${(bytes / unit[0]).toFixed(1)} ${unit[1]})` : `${bytes} bytes`;
+}

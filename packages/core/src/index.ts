@@ -10,4 +10,5 @@ export * from "./run-errors.js";
 export * from "./run-states.js";
 export * from "./settlement.js";
 export * from "./tiers.js";
+export * from "./upload-quota.js";
 export * from "./webhook-events.js";

@@ -50,9 +50,11 @@ export class MemoryStore implements Store {
   readonly addTopUp = this.accounts.addTopUp;
   readonly findApiKeyByHash = this.accounts.findApiKeyByHash;
   readonly rotateWebhookSecret = this.accounts.rotateWebhookSecret;
+  readonly updateOrganization = this.accounts.updateOrganization;
   /** Reference uploads. */
-  private readonly uploads = new MemoryUploads();
+  private readonly uploads = new MemoryUploads(this.accounts.organizations);
   readonly createUpload = this.uploads.createUpload;
+  readonly uploadUsage = this.uploads.uploadUsage;
   readonly getUpload = this.uploads.getUpload;
   readonly deleteUpload = this.uploads.deleteUpload;
   readonly deleteExpiredUploads = this.uploads.deleteExpiredUploads;

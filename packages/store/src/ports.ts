@@ -2,7 +2,7 @@
  * The Store port, one interface per concern, combined into `Store`: every adapter implements all of
  * them and runs the contract suite (`@refvid/store/testing`). Records and results are in types.ts.
  */
-import type { Environment, Micros, ModelSlug, RateDecision } from "@refvid/core";
+import type { Environment, Micros, ModelSlug, RateDecision, UploadQuota, UploadUsage } from "@refvid/core";
 import type {
   AdminRunSearch,
   AdmitResult,
@@ -10,9 +10,11 @@ import type {
   ApiKeyRecord,
   ApiKeySearch,
   CompleteResult,
+  CreateUploadResult,
   IdempotencyRequest,
   IdempotencyResponse,
   NewRun,
+  OrganizationPatch,
   OrganizationRecord,
   OrganizationSearch,
   RunOutcome,
@@ -44,6 +46,8 @@ export interface AccountStore {
     now: Date;
   }): Promise<OrganizationRecord>;
   getOrganization(id: string): Promise<OrganizationRecord | null>;
+  /** Changes an organization's settings (its upload quota); null when there is no such organization. */
+  updateOrganization(id: string, patch: OrganizationPatch): Promise<OrganizationRecord | null>;
   createApiKey(
     input: Omit<ApiKeyRecord, "inFlight" | "revokedAt" | "createdAt"> & { now: Date },
   ): Promise<ApiKeyRecord | null>;
@@ -226,8 +230,21 @@ export interface StatsStore {
 
 /** Reference uploads: who owns each and until when (the bytes are in the blob store). */
 export interface UploadStore {
-  /** Records an upload once its bytes are stored. */
-  createUpload(record: UploadRecord): Promise<UploadRecord>;
+  /**
+   * Records an upload once its bytes are stored, if it fits its organization's upload quota (its
+   * own, else `defaults`) beside the uploads it keeps unexpired at `record.createdAt`: decided by
+   * core's `decideUpload` under the organization's lock, so racing uploads cannot pass it together.
+   */
+  createUpload(record: UploadRecord, defaults: UploadQuota): Promise<CreateUploadResult>;
+  /**
+   * What the organization's uploads unexpired at `now` take (both environments), and the quota in
+   * force (its own, else `defaults`); null when there is no such organization.
+   */
+  uploadUsage(input: {
+    organizationId: string;
+    defaults: UploadQuota;
+    now: Date;
+  }): Promise<{ usage: UploadUsage; quota: UploadQuota } | null>;
   /**
    * The upload, only for its own organization and environment (null for anyone else's, and for
    * an unknown id); an expired one too: callers decide what expiry means.

@@ -16,6 +16,8 @@ import type {
   RunStatus,
   Tier,
   TopUpDecision,
+  UploadQuotaDecision,
+  UploadQuotaOverride,
   WebhookSubscription,
 } from "@refvid/core";
 
@@ -42,6 +44,13 @@ export interface OrganizationRecord {
    * reads and rotates only its own environment's (docs/decisions.md, "Test keys").
    */
   webhookSecrets: Record<Environment, WebhookSigningSecret>;
+  /** The organization's own upload quota (`PATCH /admin/v1/organizations/{id}`); null parts are the default. */
+  uploadQuota: UploadQuotaOverride;
+}
+
+/** What an organization's PATCH changes; a part left out keeps its value, null returns it to the default. */
+export interface OrganizationPatch {
+  uploadQuota?: Partial<UploadQuotaOverride>;
 }
 
 /** The secret that signs one environment's webhooks, and the one its last rotation replaced. */
@@ -305,3 +314,9 @@ export interface UploadRecord {
   createdAt: Date;
   expiresAt: Date;
 }
+
+/** Recording an upload: kept, or refused because it would pass its organization's quota (nothing kept). */
+export type CreateUploadResult =
+  | { kind: "created"; upload: UploadRecord }
+  | { kind: "over_quota"; decision: Exclude<UploadQuotaDecision, { ok: true }> }
+  | { kind: "organization_gone" };

@@ -22,6 +22,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { type Clock, systemClock } from "../clock.js";
+import { naming } from "../storage-full.js";
 import {
   type BlobInfo,
   type BlobKind,
@@ -53,31 +54,34 @@ export class LocalBlobStore implements BlobStore {
   async put(id: string, source: string | Readable, options: { contentType?: string } = {}) {
     const target = this.path(id);
     await mkdir(this.dir, { recursive: true });
-    if (typeof source === "string") {
-      try {
-        await rename(source, target);
-      } catch {
-        // Another filesystem: copy instead of moving.
-        await copyFile(source, target);
-        await rm(source, { force: true });
-      }
-    } else {
-      // Written aside and renamed into place, so a cut-off stream never leaves a partial blob.
-      const partial = `${target}.partial-${randomBytes(4).toString("hex")}`;
-      try {
+    // Written aside and renamed into place, so a put that fails (a cut-off stream, a full disk)
+    // never leaves a partial blob: the partial file is removed, and so is anything written after.
+    const partial = `${target}.partial-${randomBytes(4).toString("hex")}`;
+    const contentType = options.contentType ?? DEFAULT_CONTENT_TYPE;
+    try {
+      if (typeof source === "string") {
+        try {
+          await rename(source, target);
+        } catch {
+          // Another filesystem: copy instead of moving.
+          await copyFile(source, partial);
+          await rename(partial, target);
+          await rm(source, { force: true });
+        }
+      } else {
         await pipeline(source, createWriteStream(partial));
         await rename(partial, target);
-      } catch (err) {
-        await rm(partial, { force: true });
-        throw err;
       }
+      if (contentType !== DEFAULT_CONTENT_TYPE) await writeFile(this.typePath(id), contentType);
+      // The modification time is when the blob was stored: the retention sweep goes by it.
+      const now = this.clock.now();
+      await utimes(target, now, now);
+      return { size: (await stat(target)).size, contentType };
+    } catch (err) {
+      await rm(partial, { force: true });
+      await this.delete(id);
+      throw naming(err, partial);
     }
-    const contentType = options.contentType ?? DEFAULT_CONTENT_TYPE;
-    if (contentType !== DEFAULT_CONTENT_TYPE) await writeFile(this.typePath(id), contentType);
-    // The modification time is when the blob was stored: the retention sweep goes by it.
-    const now = this.clock.now();
-    await utimes(target, now, now);
-    return { size: (await stat(target)).size, contentType };
   }
 
   async stat(id: string): Promise<BlobInfo | null> {

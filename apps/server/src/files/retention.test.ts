@@ -27,20 +27,30 @@ async function setUp(config: { fileRetentionHours: number; uploadTtlHours: numbe
     logger: pino({ level: "silent" }),
   };
   const owner = { organizationId: "org_1", environment: "live" as const };
+  await store.createOrganization({
+    id: "org_1",
+    name: "acme",
+    webhookSecrets: { live: "whsec_eA==", test: "whsec_eQ==" },
+    now: new Date(start),
+  });
   /** Bytes, and a record expiring `expiresInHours` from now unless that is null (orphan bytes). */
   const upload = async (id: string, expiresInHours: number | null) => {
     await blobs.put(id, Readable.from([Buffer.from("png")]), { contentType: "image/png" });
     if (expiresInHours === null) return;
-    await store.createUpload({
-      id,
-      ...owner,
-      apiKeyId: "key_1",
-      contentType: "image/png",
-      bytes: 3,
-      fileName: null,
-      createdAt: new Date(start),
-      expiresAt: new Date(start + expiresInHours * HOUR),
-    });
+    const roomy = { bytes: 1_000_000, count: 1_000 };
+    await store.createUpload(
+      {
+        id,
+        ...owner,
+        apiKeyId: "key_1",
+        contentType: "image/png",
+        bytes: 3,
+        fileName: null,
+        createdAt: new Date(start),
+        expiresAt: new Date(start + expiresInHours * HOUR),
+      },
+      roomy,
+    );
   };
   const record = (id: string) => store.getUpload({ ...owner, id });
   return { dir, blobs, clock, start, upload, record, sweep: new RetentionSweep(deps) };

@@ -1,8 +1,8 @@
 /**
  * The one place errors become responses. Named errors (core's and the HTTP layer's) carry their
  * status and type; the OpenAPI validator's errors become `400 invalid_request` with every field
- * problem named (validation-errors.ts); anything else is a logged `500 internal_error`, never a
- * stack trace.
+ * problem named (validation-errors.ts); a full disk is a logged `503 service_unavailable` with
+ * `Retry-After`; anything else is a logged `500 internal_error`, never a stack trace.
  */
 
 import {
@@ -14,11 +14,13 @@ import {
   RateLimitError,
   RefvidError,
   UnsupportedMediaTypeError,
+  UploadQuotaExceededError,
 } from "@refvid/core";
 import { isConnectionLost } from "@refvid/store";
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "pino";
 import { type ValidatorItem, validatorErrorToInvalidRequest } from "../catalog/schema-problems.js";
+import { StorageFullError, storageFullOf } from "../storage-full.js";
 import { HttpError, MethodNotAllowedError, RouteNotFoundError } from "./http-errors.js";
 
 interface HttpLikeError {
@@ -39,6 +41,15 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     const requestId = res.locals.requestId as string | undefined;
     if (err instanceof RefvidError) return sendDomainError(res, err, requestId);
+    const full = storageFullOf(err);
+    if (full) {
+      // Logged once, here, with what could not be written; the client hears 503, never a 500.
+      logger.error(
+        { requestId, code: full.code, path: full.path },
+        "the disk is full; the request's bytes were not kept",
+      );
+      return sendDomainError(res, new StorageFullError(), requestId);
+    }
     if (isConnectionLost(err)) {
       logger.warn({ err, requestId }, "store connection lost");
       res.setHeader("Retry-After", "1");
@@ -120,6 +131,11 @@ function sendDomainError(res: Response, err: RefvidError, requestId: string | un
   if (err instanceof InsufficientBalanceError) {
     body.required_usd = formatUsd(err.required);
     body.available_usd = formatUsd(err.available);
+  }
+  if (err instanceof UploadQuotaExceededError) {
+    body.quota = err.quota;
+    body.used = err.used;
+    body.limit = err.limit;
   }
   body.request_id = requestId;
   return res.status(err.status).json({ error: body });

@@ -19,7 +19,8 @@ const missingFile = () =>
     },
   ]);
 
-const isForm = (req: Request) => /^multipart\/form-data\b/i.test(req.get("content-type") ?? "");
+/** Whether the body is a `multipart/form-data` form (else it is the file itself). */
+export const isForm = (req: Request) => /^multipart\/form-data\b/i.test(req.get("content-type") ?? "");
 
 /** A 400 for a multipart body that cannot be read as a form. */
 const unreadableForm = (reason: string | undefined) =>

@@ -5,6 +5,7 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { createRequire } from "node:module";
+import { storageFullCodeIn } from "../storage-full.js";
 
 const require = createRequire(import.meta.url);
 
@@ -38,10 +39,13 @@ function run(file: string, args: string[], { timeoutMs, signal, onStdout }: RunO
         if (error && signal?.aborted) reject(signal.reason);
         else if (error) {
           const tail = stderr.trim().split("\n").slice(-3).join(" | ");
+          // A full disk is said only in ffmpeg's output; its code lets the worker tell it apart.
+          const full = storageFullCodeIn(stderr);
           reject(
             Object.assign(
               new Error(`${file.split("/").pop()} failed: ${error.message.split("\n")[0]} ${tail}`),
               { cause: error },
+              full ? { code: full, path: args.at(-1) } : {},
             ),
           );
         } else resolve(stdout);

@@ -12,6 +12,7 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { type ModelDefinition, type NormalizedRequest, RunFailure } from "@refvid/core";
 import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
+import { naming, storageFullOf } from "../storage-full.js";
 import { probeDuration } from "./ffmpeg.js";
 import { DEFAULT_FORMATS, DEFAULT_MAX_BYTES, formatBytes, KINDS } from "./limits.js";
 import type { LocalReference } from "./local-reference.js";
@@ -61,7 +62,11 @@ export async function preflight(
         if (upload) {
           if (upload.bytes > maxBytes)
             throw fail(`is larger than ${formatBytes(maxBytes)}, the limit for ${kind}s`);
-          await pipeline(await upload.read(), createWriteStream(download), { signal: options.signal });
+          await pipeline(await upload.read(), createWriteStream(download), { signal: options.signal }).catch(
+            (err: unknown) => {
+              throw naming(err, download);
+            },
+          );
         } else {
           const res = await guardedFetch(
             url,
@@ -80,7 +85,8 @@ export async function preflight(
         }
         bytes = (await stat(download)).size;
       } catch (err) {
-        if (err instanceof InvalidReferenceMedia) throw err;
+        // Not the reference's fault: a full disk here is refvid's, and the run goes back to the queue.
+        if (err instanceof InvalidReferenceMedia || storageFullOf(err)) throw err;
         if (err instanceof FetchRefused) {
           throw fail(
             err.reason === "too_large"

@@ -12,6 +12,7 @@ import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { naming } from "../storage-full.js";
 import { addressRefusal, blockedHostName } from "./address-policy.js";
 
 export type RefusalReason =
@@ -181,9 +182,10 @@ function send(
               } else done(null, chunk);
             },
           });
-          pipeline(res, counter, createWriteStream(options.toFile)).then(
+          const toFile = options.toFile;
+          pipeline(res, counter, createWriteStream(toFile)).then(
             () => resolve({ status, headers: res.headers, body: Buffer.alloc(0) }),
-            reject,
+            (err: unknown) => reject(naming(err, toFile)),
           );
           return;
         }

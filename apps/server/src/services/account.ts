@@ -21,6 +21,12 @@ export async function getAccount(deps: AppDeps, caller: Caller, rate: RateDecisi
   const found = await deps.store.findApiKeyByHash(caller.apiKey.keyHash);
   if (!found) throw new UnauthorizedError("This API key was revoked.");
   const { apiKey: key, organization: org } = found;
+  const uploads = await deps.store.uploadUsage({
+    organizationId: org.id,
+    defaults: deps.config.uploadQuota,
+    now: deps.clock.now(),
+  });
+  if (!uploads) throw new UnauthorizedError("This API key's organization no longer exists.");
   // The organization's cap holds for each environment apart: a test key sees the test count.
   const orgInFlight = key.environment === "live" ? org.inFlight : org.testInFlight;
   const counters = {
@@ -50,6 +56,12 @@ export async function getAccount(deps: AppDeps, caller: Caller, rate: RateDecisi
       limit: key.maxConcurrency,
       in_flight: key.inFlight,
       available: concurrencyRemaining(counters),
+    },
+    upload_quota: {
+      bytes_limit: uploads.quota.bytes,
+      bytes_used: uploads.usage.bytes,
+      count_limit: uploads.quota.count,
+      count_used: uploads.usage.count,
     },
   };
 }

@@ -28,7 +28,7 @@ export async function listOrganizations(
     ...(name !== undefined ? { namePrefix: name } : {}),
     ...(start.after ? { after: start.after } : {}),
   });
-  return pageOf(found, limit, start, organizationView);
+  return pageOf(found, limit, start, (org) => organizationView(org, deps.config.uploadQuota));
 }
 
 export async function listApiKeys(

@@ -9,6 +9,8 @@ import {
   MAX_TOP_UP,
   NotFoundError,
   parseUsd,
+  quotaInForce,
+  type UploadQuota,
 } from "@refvid/core";
 import type { ApiKeyRecord, OrganizationRecord, TopUpRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
@@ -19,13 +21,18 @@ type Schemas = components["schemas"];
 
 export const hashApiKey = (secret: string) => createHash("sha256").update(secret).digest("hex");
 
-export function organizationView(org: OrganizationRecord): Schemas["Organization"] {
+/** `quotaDefaults` are the operator's upload quota, which the organization has unless it has its own. */
+export function organizationView(
+  org: OrganizationRecord,
+  quotaDefaults: UploadQuota,
+): Schemas["Organization"] {
   return {
     organization_id: org.id,
     name: org.name,
     tier: org.tier,
     concurrency_limit: org.concurrencyLimit,
     wallet: walletView(org),
+    upload_quota: quotaInForce(org.uploadQuota, quotaDefaults),
     created_at: org.createdAt.toISOString(),
   };
 }
@@ -65,13 +72,26 @@ export async function createOrganization(deps: AppDeps, body: Schemas["CreateOrg
     webhookSecrets: { live: newWebhookSecret(), test: newWebhookSecret() },
     now: deps.clock.now(),
   });
-  return organizationView(org);
+  return organizationView(org, deps.config.uploadQuota);
 }
 
 export async function getOrganization(deps: AppDeps, id: string) {
   const org = await deps.store.getOrganization(id);
   if (!org) throw orgNotFound(id);
-  return organizationView(org);
+  return organizationView(org, deps.config.uploadQuota);
+}
+
+/** `PATCH /admin/v1/organizations/{id}`: its own upload quota, part by part (null: the default). */
+export async function updateOrganization(
+  deps: AppDeps,
+  id: string,
+  body: Schemas["UpdateOrganizationRequest"],
+) {
+  const org = await deps.store.updateOrganization(id, {
+    ...(body.upload_quota ? { uploadQuota: body.upload_quota } : {}),
+  });
+  if (!org) throw orgNotFound(id);
+  return organizationView(org, deps.config.uploadQuota);
 }
 
 export async function createApiKey(
@@ -148,5 +168,8 @@ export async function createTopUp(
       },
     ]);
   }
-  return { ...topUpView(result.topUp), organization: organizationView(result.organization) };
+  return {
+    ...topUpView(result.topUp),
+    organization: organizationView(result.organization, deps.config.uploadQuota),
+  };
 }

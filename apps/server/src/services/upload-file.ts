@@ -2,18 +2,25 @@
  * Storing a reference upload (`POST /v1/files`): the bytes stream into the blob store as they
  * arrive, held to the largest size any model takes for their kind. The kind and the media type
  * come from the first bytes (magic numbers), never from what the client declares, so the file is
- * served back only as the image, video or audio it is. A body over its cap is cut off and nothing
- * of it is kept; the record is written only once the bytes are stored.
+ * served back only as the image, video or audio it is. A body over its cap, or over what the
+ * organization's upload quota leaves, is cut off and nothing of it is kept; the record is written
+ * only once the bytes are stored, and only if the quota still has room for it then.
  */
 import { Readable, Transform } from "node:stream";
 import type { FileUpload } from "@refvid/api-types";
-import { RefvidError, UnsupportedMediaTypeError } from "@refvid/core";
+import {
+  RefvidError,
+  UnauthorizedError,
+  UnsupportedMediaTypeError,
+  UploadQuotaExceededError,
+} from "@refvid/core";
 import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
 import { uploadUrl } from "../files/upload-urls.js";
 import { newUploadId } from "../ids.js";
 import { DEFAULT_FORMATS, FORMAT_TYPES, formatBytes, UPLOAD_MAX_BYTES } from "../media/limits.js";
 import { SNIFF_BYTES, sniffFormat } from "../media/sniff.js";
+import type { UploadRoom } from "./upload-quota.js";
 
 export class UploadTooLargeError extends RefvidError {
   readonly status = 413;
@@ -24,11 +31,17 @@ const ACCEPTED = [...DEFAULT_FORMATS.image, ...DEFAULT_FORMATS.video, ...DEFAULT
   .map((format) => format.toUpperCase())
   .join(", ");
 
+/**
+ * Stores the body as the caller's upload, within `room` (upload-quota.ts): cut off with 413 as soon
+ * as it passes its kind's cap or the bytes left of the quota, and recorded only if it still fits
+ * the quota then (another upload may have taken the room meanwhile); nothing is kept otherwise.
+ */
 export async function storeUpload(
   deps: AppDeps,
   caller: Caller,
   body: Readable,
   fileName: string | null,
+  room: UploadRoom,
 ): Promise<FileUpload> {
   const { head, rest } = await readHead(body, SNIFF_BYTES);
   const format = sniffFormat(head);
@@ -39,8 +52,25 @@ export async function storeUpload(
   }
   const { kind, contentType } = FORMAT_TYPES[format];
   const maxBytes = UPLOAD_MAX_BYTES[kind];
+  const source =
+    room.bytesLeft < maxBytes
+      ? capped(
+          head,
+          rest,
+          room.bytesLeft,
+          () => new UploadQuotaExceededError("bytes", room.usage.bytes, room.quota.bytes),
+        )
+      : capped(
+          head,
+          rest,
+          maxBytes,
+          () =>
+            new UploadTooLargeError(
+              `file: is larger than ${formatBytes(maxBytes)} (${maxBytes} bytes), the most any model takes for ${kind} references.`,
+            ),
+        );
   const id = newUploadId();
-  const stored = await deps.blobs.put(id, capped(head, rest, maxBytes, kind), { contentType });
+  const stored = await deps.blobs.put(id, source, { contentType });
   const now = deps.clock.now();
   const record = {
     id,
@@ -53,11 +83,18 @@ export async function storeUpload(
     createdAt: now,
     expiresAt: new Date(now.getTime() + deps.config.uploadTtlHours * 3_600_000),
   };
-  try {
-    await deps.store.createUpload(record);
-  } catch (err) {
+  const created = await deps.store
+    .createUpload(record, deps.config.uploadQuota)
+    .catch(async (err: unknown) => {
+      await deps.blobs.delete(id).catch(() => {});
+      throw err;
+    });
+  if (created.kind !== "created") {
     await deps.blobs.delete(id).catch(() => {});
-    throw err;
+    if (created.kind === "organization_gone")
+      throw new UnauthorizedError("This API key's organization no longer exists.");
+    const { quota, used, limit } = created.decision;
+    throw new UploadQuotaExceededError(quota, used, limit);
   }
   return {
     file_id: id,
@@ -96,24 +133,23 @@ async function readHead(body: Readable, size: number): Promise<{ head: Buffer; r
   return { head: all.subarray(0, size), rest };
 }
 
-/** `head` then `rest`, failing with 413 the moment the total passes `maxBytes`. */
-function capped(head: Buffer, rest: Readable, maxBytes: number, kind: string): Readable {
+/** `head` then `rest`, failing with `tooLarge()` (a 413) the moment the total passes `maxBytes`. */
+function capped(head: Buffer, rest: Readable, maxBytes: number, tooLarge: () => Error): Readable {
   let total = 0;
   const cap = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       total += chunk.length;
       if (total > maxBytes) {
-        done(
-          new UploadTooLargeError(
-            `file: is larger than ${formatBytes(maxBytes)} (${maxBytes} bytes), the most any model takes for ${kind} references.`,
-          ),
-        );
+        done(tooLarge());
         return;
       }
       done(null, chunk);
     },
   });
   rest.on("error", (err) => cap.destroy(err));
+  // A small cap (what a quota leaves) may pass before the blob store begins to read: the store's
+  // pipeline still sees the error (the stream is `errored`), and it is not thrown meanwhile.
+  cap.on("error", () => {});
   cap.write(head);
   rest.pipe(cap);
   return cap;

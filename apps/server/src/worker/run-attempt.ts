@@ -16,8 +16,17 @@ import type { AppDeps } from "../deps.js";
 import { newFileId } from "../ids.js";
 import { PeriodicTask } from "../periodic-task.js";
 import { ProviderError } from "../providers/types.js";
+import { storageFullOf } from "../storage-full.js";
 import { callRoutes } from "./route-plan.js";
-import { outcomeOfError, ProviderFull, type StopCause, stopCauseOf, stopReason } from "./stops.js";
+import {
+  type HandBack,
+  outcomeOfError,
+  ProviderFull,
+  type StopCause,
+  StorageFullStop,
+  stopCauseOf,
+  stopReason,
+} from "./stops.js";
 
 export interface AttemptOptions {
   workerId: string;
@@ -29,15 +38,15 @@ const COMPLETE_RETRY_DELAYS_MS = [100, 200, 400, 800, 1600];
 
 /**
  * Works on a claimed run until it ends, or until `controller` aborts it (a shutdown leaves the run
- * to its lease). Resolves with the provider found full when that stopped the attempt: the run is
- * then untouched, for the claim loop to put back in the queue.
+ * to its lease). Resolves with why the attempt gave the run back when it did (its provider was
+ * full, or the disk): the run is then untouched, for the claim loop to put back in the queue.
  */
 export async function attemptRun(
   deps: AppDeps,
   run: RunRecord,
   controller: AbortController,
   options: AttemptOptions,
-): Promise<ProviderFull | null> {
+): Promise<HandBack | null> {
   const log = deps.logger.child({ runId: run.id });
   const stop = (cause: StopCause) => {
     if (!controller.signal.aborted) controller.abort(stopReason(cause));
@@ -78,6 +87,11 @@ export async function attemptRun(
     });
   } catch (err) {
     if (err instanceof ProviderFull) return err;
+    const full = controller.signal.aborted ? null : storageFullOf(err);
+    if (full) {
+      log.error({ code: full.code, path: full.path }, "the disk is full; the run goes back to the queue");
+      return new StorageFullStop(full);
+    }
     outcome = outcomeOfError(err, stopCauseOf(controller.signal), deps.config.runTimeoutMs);
     if (
       outcome?.status === "failed" &&

@@ -1,11 +1,13 @@
 /**
  * How the worker stops a run before its provider finished, and what outcome that gives: the abort
  * reasons of a run's signal (a cancel or timeout cancels the vendor job; a shutdown or lost lease
- * leaves it for the next worker), the full-provider signal, and the outcome of what was thrown.
+ * leaves it for the next worker), the full-provider and full-disk hand-backs, and the outcome of
+ * what was thrown.
  */
 import { assertNever, type RunError, RunFailure, runErrors, statusOfRunError } from "@refvid/core";
 import type { RunOutcome } from "@refvid/store";
 import { LeaveUpstreamRunning, ProviderFull } from "../providers/types.js";
+import type { StorageFull } from "../storage-full.js";
 
 /** Why the worker stopped a run before its provider finished: the abort reason of its signal. */
 export type StopCause = "timeout" | "cancelled" | "lease_lost" | "shutdown";
@@ -17,6 +19,19 @@ export class RunStopped extends Error {
 }
 
 export { ProviderFull };
+
+/**
+ * The run could not be written to disk (`ENOSPC`, `EDQUOT`): a reference, the video or the blob.
+ * Not the run's fault, nor the vendor's: it goes back to the queue untouched, like a run whose
+ * provider is full, and this worker pauses its claims a while (docs/decisions.md, "Files and
+ * object storage").
+ */
+export class StorageFullStop {
+  constructor(readonly full: StorageFull) {}
+}
+
+/** Why an attempt gave its run back to the queue: its provider was full, or the disk was. */
+export type HandBack = ProviderFull | StorageFullStop;
 
 /** A stop after which the run goes on elsewhere: its vendor job is left running, to be resumed. */
 export class RunLeft extends LeaveUpstreamRunning {

@@ -1,8 +1,9 @@
 /**
  * The worker's claim loop: claims queued runs under a lease up to its free slots (at once on the
  * store's `queued` event, else at each poll), hands each to `attemptRun` (run-attempt.ts), and
- * leaves a model's runs in the queue for a moment when its first provider is full. Stopping waits
- * a grace period for the runs in hand, then leaves them to their leases.
+ * leaves a model's runs in the queue for a moment when its first provider is full, and claims
+ * nothing for a while when a run found the disk full. Stopping waits a grace period for the runs
+ * in hand, then leaves them to their leases.
  */
 import type { ModelSlug } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
@@ -10,7 +11,10 @@ import { sleep } from "../clock.js";
 import type { AppDeps } from "../deps.js";
 import { PeriodicTask } from "../periodic-task.js";
 import { attemptRun } from "./run-attempt.js";
-import { stopReason } from "./stops.js";
+import { ProviderFull, StorageFullStop, stopReason } from "./stops.js";
+
+/** How long a worker claims nothing after a run found the disk full. */
+const STORAGE_FULL_PAUSE_MS = 10_000;
 
 export interface WorkerOptions {
   workerId: string;
@@ -28,6 +32,8 @@ export class Worker {
   private readonly finished = new Set<Promise<void>>();
   /** Providers found full, and until when their models' runs are left in the queue. */
   private readonly fullUntil = new Map<string, number>();
+  /** Until when this worker claims nothing, after a run found the disk full. */
+  private pausedUntil = 0;
 
   constructor(
     private readonly deps: AppDeps,
@@ -77,6 +83,7 @@ export class Worker {
       const free = this.options.concurrency - this.active.size;
       if (free <= 0) return;
       const now = this.deps.clock.now();
+      if (now.getTime() < this.pausedUntil) return;
       const runs = await this.deps.store.claimRuns({
         workerId: this.options.workerId,
         limit: free,
@@ -115,17 +122,26 @@ export class Worker {
 
   private async attempt(run: RunRecord, controller: AbortController): Promise<void> {
     const { deps } = this;
-    const full = await attemptRun(deps, run, controller, {
+    const handBack = await attemptRun(deps, run, controller, {
       workerId: this.options.workerId,
       leaseMs: this.leaseMs,
     });
-    if (!full) return;
-    // Back in the queue, untouched, until the provider has a free slot; other models go on.
-    this.fullUntil.set(full.provider, deps.clock.now().getTime() + (this.options.pollMs ?? 1000));
+    if (!handBack) return;
+    const now = deps.clock.now().getTime();
+    if (handBack instanceof StorageFullStop) {
+      // Every run here would hit the same disk: claim none for a while, and let other processes
+      // (another machine's disk) take this one meanwhile. Its deadline still holds.
+      this.pausedUntil = now + STORAGE_FULL_PAUSE_MS;
+    } else {
+      // Back in the queue, untouched, until the provider has a free slot; other models go on.
+      this.fullUntil.set(handBack.provider, now + (this.options.pollMs ?? 1000));
+    }
     await deps.store.releaseRun({ runId: run.id, workerId: this.options.workerId }).catch(() => {});
-    deps.logger.info(
-      { runId: run.id, provider: full.provider },
-      "provider is full; the run waits in the queue",
-    );
+    if (handBack instanceof ProviderFull) {
+      deps.logger.info(
+        { runId: run.id, provider: handBack.provider },
+        "provider is full; the run waits in the queue",
+      );
+    }
   }
 }

@@ -514,6 +514,12 @@ export interface paths {
          *     (format, size, clip lengths) as it checks a downloaded reference. Uploads expire after 24
          *     hours (the operator may set otherwise); other organizations, and keys of the other
          *     environment, cannot read or use them.
+         *
+         *     An organization keeps at most its upload quota (by default 5 GiB and 1,000 uploads, live and
+         *     test together, not yet expired or deleted; `GET /v1/account` shows it): an upload that would
+         *     pass it is `413 upload_quota_exceeded`, before its body is read when the count is reached or
+         *     `Content-Length` says it is too large, else as soon as it passes. A full disk on refvid's side
+         *     is `503` with `Retry-After`; nothing is kept either way.
          */
         post: operations["uploadFile"];
         delete?: never;
@@ -693,7 +699,13 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an organization's upload quota
+         * @description Sets the organization's own upload quota (bytes and count of reference uploads kept at once),
+         *     part by part; `null` returns a part to the operator's default. It holds from the
+         *     organization's next upload.
+         */
+        patch: operations["updateOrganization"];
         trace?: never;
     };
     "/admin/v1/organizations/{organization_id}/api-keys": {
@@ -1365,7 +1377,7 @@ export interface components {
                  *     `organization_not_found`, `api_key_not_found`, `delivery_not_found`, `run_not_cancellable`,
                  *     `idempotency_key_reused`, `invalid_file_signature`,
                  *     `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `unsupported_media_type`,
-                 *     `request_timeout`, `catalog_invalid`,
+                 *     `request_timeout`, `catalog_invalid`, `upload_quota_exceeded`,
                  *     `header_fields_too_large`, `too_many_streams`, `internal_error`, `service_unavailable`.
                  * @example run_not_found
                  */
@@ -1826,6 +1838,21 @@ export interface components {
                 /** @description Runs this key may still start now, counting the organization's headroom too. */
                 available: number;
             };
+            /**
+             * UploadQuotaStatus
+             * @description refvid extension. The organization's reference uploads against its upload quota (see
+             *     `UploadQuota`): live and test uploads together, not yet expired or deleted.
+             */
+            upload_quota: {
+                /** @description Bytes of uploads the organization may keep at once. */
+                bytes_limit: number;
+                /** @description Bytes its uploads take now. */
+                bytes_used: number;
+                /** @description Uploads the organization may keep at once. */
+                count_limit: number;
+                /** @description Uploads it keeps now. */
+                count_used: number;
+            };
         };
         /**
          * PricePreviewRequest
@@ -2005,6 +2032,30 @@ export interface components {
              */
             expires_at: string;
         };
+        /**
+         * UploadQuotaError
+         * @description `413 upload_quota_exceeded`: the upload would take the organization past its upload quota
+         *     (`quota` says which part); nothing of it was kept. Delete uploads or wait for them to expire.
+         */
+        UploadQuotaError: {
+            error: {
+                /** @enum {string} */
+                type: "upload_quota_exceeded";
+                /** @enum {integer} */
+                code: 413;
+                message: string;
+                /**
+                 * @description The part of the quota the upload would pass.
+                 * @enum {string}
+                 */
+                quota: "bytes" | "count";
+                /** @description What the organization's kept uploads take now, in that part (bytes, or uploads). */
+                used: number;
+                /** @description The quota's limit in that part. */
+                limit: number;
+                request_id?: string;
+            };
+        };
         /** DeletedFile */
         DeletedFile: {
             /** @example upload_5f0c2a9d4b7e4c1a8e3f6b2d9c0a7e15 */
@@ -2052,6 +2103,25 @@ export interface components {
             };
         };
         /**
+         * UploadQuota
+         * @description refvid extension. The most an organization keeps in reference uploads (`POST /v1/files`) at
+         *     once, live and test together, counting only uploads not yet expired or deleted: its own quota
+         *     where the operator set one (`PATCH /admin/v1/organizations/{organization_id}`), else the
+         *     operator's defaults (`REFVID_UPLOAD_QUOTA_BYTES`, `REFVID_UPLOAD_QUOTA_COUNT`).
+         */
+        UploadQuota: {
+            /**
+             * @description Bytes of uploads kept at once.
+             * @example 5368709120
+             */
+            bytes: number;
+            /**
+             * @description Uploads kept at once.
+             * @example 1000
+             */
+            count: number;
+        };
+        /**
          * Organization
          * @description An organization, its wallet and its tier.
          */
@@ -2064,6 +2134,7 @@ export interface components {
             /** @description Runs the organization may have in flight, from its tier. */
             concurrency_limit: number;
             wallet: components["schemas"]["Wallet"];
+            upload_quota: components["schemas"]["UploadQuota"];
             /** Format: date-time */
             created_at: string;
         };
@@ -2082,6 +2153,21 @@ export interface components {
         CreateOrganizationRequest: {
             /** @description Display name. */
             name: string;
+        };
+        /**
+         * UpdateOrganizationRequest
+         * @description The settings to change; the others keep their values.
+         */
+        UpdateOrganizationRequest: {
+            /**
+             * @description The organization's own upload quota, part by part; a part left out keeps its value, and
+             *     `null` returns it to the operator's default. Lowering it below what the organization keeps
+             *     deletes nothing: its next uploads are refused until enough expire or are deleted.
+             */
+            upload_quota?: {
+                bytes?: number | null;
+                count?: number | null;
+            };
         };
         /**
          * ApiKey
@@ -3428,14 +3514,17 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            /** @description The file is larger than any model takes for its kind (`payload_too_large`); nothing was kept. */
+            /**
+             * @description The file is larger than any model takes for its kind (`payload_too_large`), or would take
+             *     the organization past its upload quota (`upload_quota_exceeded`); nothing was kept.
+             */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["UploadQuotaError"];
                 };
             };
             /** @description The file is not an image, video or audio format refvid reads (`unsupported_media_type`). */
@@ -3449,7 +3538,20 @@ export interface operations {
                 };
             };
             429: components["responses"]["RateLimited"];
-            503: components["responses"]["ServiceUnavailable"];
+            /**
+             * @description refvid's disk is full (`service_unavailable`), or the database connection dropped a moment;
+             *     nothing was kept. Retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getFile: {
@@ -3804,6 +3906,39 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["AdminDisabled"];
             404: components["responses"]["OrganizationNotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateOrganizationRequest"];
+            };
+        };
+        responses: {
+            /** @description The organization as it now stands. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminDisabled"];
+            404: components["responses"]["OrganizationNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

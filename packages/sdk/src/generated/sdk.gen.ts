@@ -5,8 +5,8 @@ import * as z from 'zod';
 
 import { client } from './client.gen.js';
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client/index.js';
-import type { AdminSearchRunsData, AdminSearchRunsErrors, AdminSearchRunsResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, DeleteUploadData, DeleteUploadErrors, DeleteUploadResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetRunVendorLogData, GetRunVendorLogErrors, GetRunVendorLogResponses, GetUploadContentData, GetUploadContentErrors, GetUploadContentResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListTopUpsData, ListTopUpsErrors, ListTopUpsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, ReceiveVendorHookData, ReceiveVendorHookErrors, ReceiveVendorHookResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, ReloadCatalogData, ReloadCatalogErrors, ReloadCatalogResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen.js';
-import { zAdminSearchRunsBody, zCancelRunPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpPath, zDeleteUploadPath, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zGetRunVendorLogPath, zGetUploadContentHeaders, zGetUploadContentPath, zGetUsageQuery, zGetWebhookDeliveryPath, zListApiKeysPath, zListApiKeysQuery, zListOrganizationsQuery, zListTopUpsPath, zListTopUpsQuery, zListWebhookDeliveriesQuery, zPreviewPriceBody, zReceiveVendorHookBody, zReceiveVendorHookPath, zRedeliverWebhookPath, zRevokeApiKeyPath, zSearchRunsBody, zStreamRunEventsHeaders, zStreamRunEventsPath, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateApiKeyBody, zUpdateApiKeyPath, zUploadFileBody } from './zod.gen.js';
+import type { AdminSearchRunsData, AdminSearchRunsErrors, AdminSearchRunsResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, DeleteUploadData, DeleteUploadErrors, DeleteUploadResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetRunVendorLogData, GetRunVendorLogErrors, GetRunVendorLogResponses, GetUploadContentData, GetUploadContentErrors, GetUploadContentResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListTopUpsData, ListTopUpsErrors, ListTopUpsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, ReceiveVendorHookData, ReceiveVendorHookErrors, ReceiveVendorHookResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, ReloadCatalogData, ReloadCatalogErrors, ReloadCatalogResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen.js';
+import { zAdminSearchRunsBody, zCancelRunPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpPath, zDeleteUploadPath, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zGetRunVendorLogPath, zGetUploadContentHeaders, zGetUploadContentPath, zGetUsageQuery, zGetWebhookDeliveryPath, zListApiKeysPath, zListApiKeysQuery, zListOrganizationsQuery, zListTopUpsPath, zListTopUpsQuery, zListWebhookDeliveriesQuery, zPreviewPriceBody, zReceiveVendorHookBody, zReceiveVendorHookPath, zRedeliverWebhookPath, zRevokeApiKeyPath, zSearchRunsBody, zStreamRunEventsHeaders, zStreamRunEventsPath, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateApiKeyBody, zUpdateApiKeyPath, zUpdateOrganizationBody, zUpdateOrganizationPath, zUploadFileBody } from './zod.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -457,6 +457,12 @@ export const redeliverWebhook = <ThrowOnError extends boolean = false>(options: 
  * hours (the operator may set otherwise); other organizations, and keys of the other
  * environment, cannot read or use them.
  *
+ * An organization keeps at most its upload quota (by default 5 GiB and 1,000 uploads, live and
+ * test together, not yet expired or deleted; `GET /v1/account` shows it): an upload that would
+ * pass it is `413 upload_quota_exceeded`, before its body is read when the count is reached or
+ * `Content-Length` says it is too large, else as soon as it passes. A full disk on refvid's side
+ * is `503` with `Retry-After`; nothing is kept either way.
+ *
  */
 export const uploadFile = <ThrowOnError extends boolean = false>(options: Options<UploadFileData, ThrowOnError>) => (options.client ?? client).post<UploadFileResponses, UploadFileErrors, ThrowOnError>({
     ...formDataBodySerializer,
@@ -639,6 +645,29 @@ export const getOrganization = <ThrowOnError extends boolean = false>(options: O
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/admin/v1/organizations/{organization_id}',
     ...options
+});
+
+/**
+ * Change an organization's upload quota
+ *
+ * Sets the organization's own upload quota (bytes and count of reference uploads kept at once),
+ * part by part; `null` returns a part to the operator's default. It holds from the
+ * organization's next upload.
+ *
+ */
+export const updateOrganization = <ThrowOnError extends boolean = false>(options: Options<UpdateOrganizationData, ThrowOnError>) => (options.client ?? client).patch<UpdateOrganizationResponses, UpdateOrganizationErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: zUpdateOrganizationBody,
+        path: zUpdateOrganizationPath,
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/admin/v1/organizations/{organization_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

@@ -399,7 +399,7 @@ export type ApiError = {
          * `organization_not_found`, `api_key_not_found`, `delivery_not_found`, `run_not_cancellable`,
          * `idempotency_key_reused`, `invalid_file_signature`,
          * `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `unsupported_media_type`,
-         * `request_timeout`, `catalog_invalid`,
+         * `request_timeout`, `catalog_invalid`, `upload_quota_exceeded`,
          * `header_fields_too_large`, `too_many_streams`, `internal_error`, `service_unavailable`.
          *
          */
@@ -931,6 +931,31 @@ export type ApiAccount = {
          */
         available: number;
     };
+    /**
+     * UploadQuotaStatus
+     *
+     * refvid extension. The organization's reference uploads against its upload quota (see
+     * `UploadQuota`): live and test uploads together, not yet expired or deleted.
+     *
+     */
+    upload_quota: {
+        /**
+         * Bytes of uploads the organization may keep at once.
+         */
+        bytes_limit: number;
+        /**
+         * Bytes its uploads take now.
+         */
+        bytes_used: number;
+        /**
+         * Uploads the organization may keep at once.
+         */
+        count_limit: number;
+        /**
+         * Uploads it keeps now.
+         */
+        count_used: number;
+    };
 };
 
 /**
@@ -1142,6 +1167,34 @@ export type ApiFileUpload = {
 };
 
 /**
+ * UploadQuotaError
+ *
+ * `413 upload_quota_exceeded`: the upload would take the organization past its upload quota
+ * (`quota` says which part); nothing of it was kept. Delete uploads or wait for them to expire.
+ *
+ */
+export type ApiUploadQuotaError = {
+    error: {
+        type: 'upload_quota_exceeded';
+        code: 413;
+        message: string;
+        /**
+         * The part of the quota the upload would pass.
+         */
+        quota: 'bytes' | 'count';
+        /**
+         * What the organization's kept uploads take now, in that part (bytes, or uploads).
+         */
+        used: number;
+        /**
+         * The quota's limit in that part.
+         */
+        limit: number;
+        request_id?: string;
+    };
+};
+
+/**
  * DeletedFile
  */
 export type ApiDeletedFile = {
@@ -1195,6 +1248,26 @@ export type ApiHealth = {
 };
 
 /**
+ * UploadQuota
+ *
+ * refvid extension. The most an organization keeps in reference uploads (`POST /v1/files`) at
+ * once, live and test together, counting only uploads not yet expired or deleted: its own quota
+ * where the operator set one (`PATCH /admin/v1/organizations/{organization_id}`), else the
+ * operator's defaults (`REFVID_UPLOAD_QUOTA_BYTES`, `REFVID_UPLOAD_QUOTA_COUNT`).
+ *
+ */
+export type ApiUploadQuota = {
+    /**
+     * Bytes of uploads kept at once.
+     */
+    bytes: number;
+    /**
+     * Uploads kept at once.
+     */
+    count: number;
+};
+
+/**
  * Organization
  *
  * An organization, its wallet and its tier.
@@ -1208,6 +1281,7 @@ export type ApiOrganization = {
      */
     concurrency_limit: number;
     wallet: ApiWallet;
+    upload_quota: ApiUploadQuota;
     created_at: string;
 };
 
@@ -1236,6 +1310,24 @@ export type ApiCreateOrganizationRequest = {
      * Display name.
      */
     name: string;
+};
+
+/**
+ * UpdateOrganizationRequest
+ *
+ * The settings to change; the others keep their values.
+ */
+export type ApiUpdateOrganizationRequest = {
+    /**
+     * The organization's own upload quota, part by part; a part left out keeps its value, and
+     * `null` returns it to the operator's default. Lowering it below what the organization keeps
+     * deletes nothing: its next uploads are refused until enough expire or are deleted.
+     *
+     */
+    upload_quota?: {
+        bytes?: number | null;
+        count?: number | null;
+    };
 };
 
 /**
@@ -2653,9 +2745,11 @@ export type UploadFileErrors = {
      */
     401: ApiError;
     /**
-     * The file is larger than any model takes for its kind (`payload_too_large`); nothing was kept.
+     * The file is larger than any model takes for its kind (`payload_too_large`), or would take
+     * the organization past its upload quota (`upload_quota_exceeded`); nothing was kept.
+     *
      */
-    413: ApiError;
+    413: ApiError | ApiUploadQuotaError;
     /**
      * The file is not an image, video or audio format refvid reads (`unsupported_media_type`).
      */
@@ -2665,10 +2759,8 @@ export type UploadFileErrors = {
      */
     429: ApiRateLimitError;
     /**
-     * The service lost its database connection for a moment, or this server process is stopping and
-     * the request reached it on a connection opened before (`service_unavailable`). Retry after
-     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
-     * have been saved, as the message says.
+     * refvid's disk is full (`service_unavailable`), or the database connection dropped a moment;
+     * nothing was kept. Retry after `Retry-After` seconds.
      *
      */
     503: ApiError;
@@ -3049,6 +3141,57 @@ export type GetOrganizationResponses = {
 };
 
 export type GetOrganizationResponse = GetOrganizationResponses[keyof GetOrganizationResponses];
+
+export type UpdateOrganizationData = {
+    body: ApiUpdateOrganizationRequest;
+    path: {
+        organization_id: string;
+    };
+    query?: never;
+    url: '/admin/v1/organizations/{organization_id}';
+};
+
+export type UpdateOrganizationErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing or wrong admin token (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
+     */
+    403: ApiError;
+    /**
+     * No such organization (`organization_not_found`).
+     */
+    404: ApiError;
+    /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: ApiError;
+    /**
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type UpdateOrganizationError = UpdateOrganizationErrors[keyof UpdateOrganizationErrors];
+
+export type UpdateOrganizationResponses = {
+    /**
+     * The organization as it now stands.
+     */
+    200: ApiOrganization;
+};
+
+export type UpdateOrganizationResponse = UpdateOrganizationResponses[keyof UpdateOrganizationResponses];
 
 export type ListApiKeysData = {
     body?: never;

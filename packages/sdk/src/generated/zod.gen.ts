@@ -645,6 +645,12 @@ export const zAccount = z.object({
         limit: z.int().gte(0),
         in_flight: z.int().gte(0),
         available: z.int().gte(0)
+    }),
+    upload_quota: z.object({
+        bytes_limit: z.int().gte(0),
+        bytes_used: z.int().gte(0),
+        count_limit: z.int().gte(0),
+        count_used: z.int().gte(0)
     })
 });
 
@@ -767,6 +773,25 @@ export const zFileUpload = z.object({
 });
 
 /**
+ * UploadQuotaError
+ *
+ * `413 upload_quota_exceeded`: the upload would take the organization past its upload quota
+ * (`quota` says which part); nothing of it was kept. Delete uploads or wait for them to expire.
+ *
+ */
+export const zUploadQuotaError = z.object({
+    error: z.object({
+        type: z.enum(['upload_quota_exceeded']),
+        code: z.literal(413),
+        message: z.string(),
+        quota: z.enum(['bytes', 'count']),
+        used: z.int().gte(0),
+        limit: z.int().gte(0),
+        request_id: z.string().optional()
+    })
+});
+
+/**
  * DeletedFile
  */
 export const zDeletedFile = z.object({
@@ -800,6 +825,20 @@ export const zHealth = z.object({
 });
 
 /**
+ * UploadQuota
+ *
+ * refvid extension. The most an organization keeps in reference uploads (`POST /v1/files`) at
+ * once, live and test together, counting only uploads not yet expired or deleted: its own quota
+ * where the operator set one (`PATCH /admin/v1/organizations/{organization_id}`), else the
+ * operator's defaults (`REFVID_UPLOAD_QUOTA_BYTES`, `REFVID_UPLOAD_QUOTA_COUNT`).
+ *
+ */
+export const zUploadQuota = z.object({
+    bytes: z.int().gte(0),
+    count: z.int().gte(0)
+});
+
+/**
  * Organization
  *
  * An organization, its wallet and its tier.
@@ -810,6 +849,7 @@ export const zOrganization = z.object({
     tier: zTier,
     concurrency_limit: z.int().gte(1),
     wallet: zWallet,
+    upload_quota: zUploadQuota,
     created_at: z.iso.datetime()
 });
 
@@ -829,6 +869,18 @@ export const zOrganizationPage = z.object({
  */
 export const zCreateOrganizationRequest = z.object({
     name: z.string().min(1).max(200)
+});
+
+/**
+ * UpdateOrganizationRequest
+ *
+ * The settings to change; the others keep their values.
+ */
+export const zUpdateOrganizationRequest = z.object({
+    upload_quota: z.object({
+        bytes: z.int().gte(0).lte(9007199254740991).nullish(),
+        count: z.int().gte(0).lte(2147483647).nullish()
+    }).optional()
 });
 
 /**
@@ -1395,6 +1447,17 @@ export const zGetOrganizationPath = z.object({
  * The organization.
  */
 export const zGetOrganizationResponse = zOrganization;
+
+export const zUpdateOrganizationBody = zUpdateOrganizationRequest;
+
+export const zUpdateOrganizationPath = z.object({
+    organization_id: z.string().min(1).max(100)
+});
+
+/**
+ * The organization as it now stands.
+ */
+export const zUpdateOrganizationResponse = zOrganization;
 
 export const zListApiKeysPath = z.object({
     organization_id: z.string().min(1).max(100)

@@ -33,6 +33,7 @@ export class MemoryAccounts {
         live: { secret: input.webhookSecrets.live, previous: null },
         test: { secret: input.webhookSecrets.test, previous: null },
       },
+      uploadQuota: { bytes: null, count: null },
     };
     this.organizations.set(org.id, org);
     this.index.addOrganization(org);
@@ -42,6 +43,13 @@ export class MemoryAccounts {
   readonly getOrganization = async (id: string) => {
     const org = this.organizations.get(id);
     return org ? copy(org) : null;
+  };
+
+  readonly updateOrganization = async (id: string, patch: T.OrganizationPatch) => {
+    const org = this.organizations.get(id);
+    if (!org) return null;
+    org.uploadQuota = { ...org.uploadQuota, ...patch.uploadQuota };
+    return copy(org);
   };
 
   readonly createApiKey = async (input: Parameters<T.Store["createApiKey"]>[0]) => {

@@ -33,6 +33,8 @@ export class PostgresStore implements T.Store {
   readonly createOrganization: T.Store["createOrganization"] = (...args) =>
     q.createOrganization(this.db, ...args);
   readonly getOrganization: T.Store["getOrganization"] = (...args) => q.getOrganization(this.db, ...args);
+  readonly updateOrganization: T.Store["updateOrganization"] = (...args) =>
+    q.updateOrganization(this.db, ...args);
   readonly createApiKey: T.Store["createApiKey"] = (...args) => q.createApiKey(this.db, ...args);
   readonly getApiKey: T.Store["getApiKey"] = (...args) => q.getApiKey(this.db, ...args);
   readonly updateApiKey: T.Store["updateApiKey"] = (...args) => q.updateApiKey(this.db, ...args);
@@ -121,6 +123,7 @@ export class PostgresStore implements T.Store {
   readonly serviceStats: T.Store["serviceStats"] = () => q.serviceStats(this.db);
   readonly createUpload: T.Store["createUpload"] = (...args) => q.createUpload(this.db, ...args);
   readonly getUpload: T.Store["getUpload"] = (...args) => q.getUpload(this.db, ...args);
+  readonly uploadUsage: T.Store["uploadUsage"] = (...args) => q.uploadUsage(this.db, ...args);
   readonly deleteUpload: T.Store["deleteUpload"] = (...args) => q.deleteUpload(this.db, ...args);
   readonly deleteExpiredUploads: T.Store["deleteExpiredUploads"] = (...args) =>
     q.deleteExpiredUploads(this.db, ...args);

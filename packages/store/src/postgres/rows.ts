@@ -1,5 +1,13 @@
 /** Rows to records. Both drivers may hand back bigint columns as strings or bigints. */
-import type { Environment, IdempotencyRecord, ModelSlug, PriceUnit, RunStatus, Tier } from "@refvid/core";
+import type {
+  Environment,
+  IdempotencyRecord,
+  ModelSlug,
+  PriceUnit,
+  RunStatus,
+  Tier,
+  UploadQuotaOverride,
+} from "@refvid/core";
 import type {
   ApiKeyRecord,
   OrganizationRecord,
@@ -61,6 +69,18 @@ export function toOrganization(r: Row): OrganizationRecord {
         r.previous_test_webhook_secret_expires_at,
       ),
     },
+    uploadQuota: toUploadQuota(r),
+  };
+}
+
+/** An organization's own upload quota, from its `upload_quota_*` columns. */
+export function toUploadQuota(r: Row): UploadQuotaOverride {
+  return {
+    bytes:
+      r.upload_quota_bytes === null || r.upload_quota_bytes === undefined
+        ? null
+        : exactInt(r.upload_quota_bytes, "upload_quota_bytes"),
+    count: numOrNull(r.upload_quota_count),
   };
 }
 

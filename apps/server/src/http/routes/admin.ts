@@ -20,6 +20,9 @@ export function adminRoutes(router: Router, deps: AppDeps): void {
   router.get("/admin/v1/organizations/:organization_id", async (req, res) => {
     res.json(await admin.getOrganization(deps, req.params.organization_id));
   });
+  router.patch("/admin/v1/organizations/:organization_id", async (req, res) => {
+    res.json(await admin.updateOrganization(deps, req.params.organization_id, req.body));
+  });
   router.get("/admin/v1/organizations/:organization_id/api-keys", async (req, res) => {
     const revoked = queryText(req, "revoked");
     res.json(

@@ -15,9 +15,11 @@ import type { AppDeps } from "../../deps.js";
 import { uploadProblem } from "../../files/upload-urls.js";
 import { formatBytes, MAX_UPLOAD_BYTES } from "../../media/limits.js";
 import { storeUpload, UploadTooLargeError } from "../../services/upload-file.js";
+import { uploadRoom } from "../../services/upload-quota.js";
+import { storageFullOf } from "../../storage-full.js";
 import { callerOf } from "../auth.js";
 import { allowSlowBody } from "../http-server.js";
-import { checkedFileName, fileOf, unreadableBody } from "../upload-body.js";
+import { checkedFileName, fileOf, isForm, unreadableBody } from "../upload-body.js";
 import { clientWentAway, sendBlob } from "./files.js";
 
 /** Room for the multipart boundaries and part headers around the file. */
@@ -38,11 +40,17 @@ export function uploadRoute(deps: AppDeps): RequestHandler {
           `file: the body is ${announced} bytes; uploads take at most ${formatBytes(MAX_UPLOAD_BYTES)} (${MAX_UPLOAD_BYTES} bytes).`,
         );
       }
+      const caller = callerOf(res);
+      // The least the file can be, from the length announced: a form's file is the body less its
+      // boundaries and part headers.
+      const fileBytes =
+        announced > 0 ? Math.max(1, announced - (isForm(req) ? MULTIPART_OVERHEAD : 0)) : null;
+      const room = await uploadRoom(deps, caller.organization.id, fileBytes);
       allowSlowBody(req);
       const { body, fileName } = await fileOf(req, (err) => {
         bodyError ??= err;
       });
-      const upload = await storeUpload(deps, callerOf(res), body, checkedFileName(fileName));
+      const upload = await storeUpload(deps, caller, body, checkedFileName(fileName), room);
       hangUpEarly();
       res.status(201).json(upload);
     } catch (caught) {
@@ -55,9 +63,12 @@ export function uploadRoute(deps: AppDeps): RequestHandler {
         res.destroy();
         return;
       }
-      // A body that failed, not refvid: a form that stops short.
+      // A body that failed, not refvid: a form that stops short. A full disk fails the body's
+      // stream too, but is refvid's (a 503).
       const err =
-        !(caught instanceof RefvidError) && bodyError ? unreadableBody(req, bodyError.message) : caught;
+        !(caught instanceof RefvidError) && !storageFullOf(caught) && bodyError
+          ? unreadableBody(req, bodyError.message)
+          : caught;
       hangUpEarly();
       next(err);
     }

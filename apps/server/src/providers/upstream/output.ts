@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { probeDuration } from "../../media/ffmpeg.js";
 import { sniffFile } from "../../media/sniff.js";
 import { FetchRefused, guardedFetch } from "../../net/guarded-fetch.js";
+import { naming, storageFullOf } from "../../storage-full.js";
 import { type ProviderContext, ProviderError, type ProviderJob, type ProviderResult } from "../types.js";
 import type { CompiledExpression } from "./mapping.js";
 
@@ -77,7 +78,9 @@ export async function fetchOutputVideo(location: unknown, options: OutputOptions
     const bytes = Buffer.from(location.slice(data[0].length), "base64");
     if (bytes.length > maxBytes)
       throw new ProviderError(`The model's video is larger than ${maxBytes} bytes.`);
-    await writeFile(path, bytes);
+    await writeFile(path, bytes).catch((err: unknown) => {
+      throw naming(err, path);
+    });
   } else {
     let url: URL;
     try {
@@ -105,7 +108,8 @@ export async function fetchOutputVideo(location: unknown, options: OutputOptions
       }
     } catch (err) {
       if (options.signal.aborted) throw options.signal.reason;
-      if (err instanceof ProviderError) throw err;
+      // A full disk is refvid's, not the vendor's: the run goes back to the queue.
+      if (err instanceof ProviderError || storageFullOf(err)) throw err;
       const why = err instanceof FetchRefused ? err.message : "the download failed";
       throw new ProviderError(`Could not download the model's video: ${why}.`);
     }

@@ -35,6 +35,7 @@ export { searchWebhookDeliveries, searchWebhookDeliveriesQuery } from "./search-
 export { serviceStats } from "./service-stats.js";
 export { setProgress, setQueuePosition } from "./set-progress.js";
 export { updateApiKey } from "./update-api-key.js";
-export { createUpload, deleteExpiredUploads, deleteUpload, getUpload } from "./uploads.js";
+export { updateOrganization } from "./update-organization.js";
+export { createUpload, deleteExpiredUploads, deleteUpload, getUpload, uploadUsage } from "./uploads.js";
 export { usage, usageQuery } from "./usage.js";
 export { addVendorEvent, findRunByUpstream, listVendorEvents } from "./vendor-events.js";
