@@ -12,6 +12,9 @@ import { PeriodicTask } from "../periodic-task.js";
 import { attemptRun } from "./run-attempt.js";
 import { stopReason } from "./stops.js";
 
+/** How often the worker looks for queued runs when no `queued` event woke it. */
+export const DEFAULT_POLL_MS = 1000;
+
 export interface WorkerOptions {
   workerId: string;
   concurrency: number;
@@ -35,7 +38,7 @@ export class Worker {
   ) {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.polling = new PeriodicTask({
-      intervalMs: options.pollMs ?? 1000,
+      intervalMs: options.pollMs ?? DEFAULT_POLL_MS,
       scheduler: deps.scheduler,
       logger: deps.logger,
       failureMessage: "claiming runs failed",
@@ -116,7 +119,7 @@ export class Worker {
     });
     if (!full) return;
     // Back in the queue, untouched, until the provider has a free slot; other models go on.
-    this.fullUntil.set(full.provider, deps.clock.now().getTime() + (this.options.pollMs ?? 1000));
+    this.fullUntil.set(full.provider, deps.clock.now().getTime() + (this.options.pollMs ?? DEFAULT_POLL_MS));
     await deps.store.releaseRun({ runId: run.id, workerId: this.options.workerId }).catch(() => {});
     deps.logger.info(
       { runId: run.id, provider: full.provider },
