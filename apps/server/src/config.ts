@@ -16,7 +16,9 @@ import {
 import { MAX_UPLOAD_TTL_HOURS } from "./files/retention.js";
 import { parseS3Url, type S3Location } from "./files/s3-location.js";
 import { MAX_PRESIGN_SECONDS } from "./files/s3-presign.js";
+import { REFERENCE_TIMEOUT_MS } from "./media/preflight.js";
 import { isLoopbackHost } from "./net/loopback.js";
+import type { MinTransferRate } from "./net/rate-floor.js";
 import { FAL_JWKS_URL } from "./providers/upstream/hook-signatures.js";
 
 export type ProviderName = "simulated" | "preview";
@@ -73,6 +75,11 @@ export interface Config {
   /** Reference uploads (`POST /v1/files`) expire this long after they were made. */
   uploadTtlHours: number;
   workerConcurrency: number;
+  /**
+   * REFVID_MIN_DOWNLOAD_BYTES_PER_S over REFVID_MIN_DOWNLOAD_WINDOW_MS: a reference or vendor
+   * output that downloads slower is cut off (net/rate-floor.ts); null when the rate is 0 (off).
+   */
+  minDownloadRate: MinTransferRate | null;
   /** How long a claimed run stays a worker's without a heartbeat; a dead worker's runs return after it. */
   workerLeaseMs: number;
   /** Claims after which a run whose lease lapsed again ends failed (a poison run must not kill workers forever). */
@@ -181,6 +188,13 @@ const schema = z.object({
   AWS_SESSION_TOKEN: z.string().min(1).optional(),
   REFVID_UPLOAD_TTL_HOURS: int(1, MAX_UPLOAD_TTL_HOURS).default(24),
   REFVID_WORKER_CONCURRENCY: int(1, 256).default(4),
+  REFVID_MIN_DOWNLOAD_BYTES_PER_S: int(0).default(32_768),
+  REFVID_MIN_DOWNLOAD_WINDOW_MS: int(100)
+    .max(
+      REFERENCE_TIMEOUT_MS - 1,
+      `must be shorter than the reference download timeout (${REFERENCE_TIMEOUT_MS} ms), or the floor never acts`,
+    )
+    .default(10_000),
   REFVID_WORKER_LEASE_MS: int(300).default(30_000),
   REFVID_WORKER_MAX_ATTEMPTS: int(1, 100).default(3),
   REFVID_SEED_DEMO: flag.optional(),
@@ -260,6 +274,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     blobStore: parseBlobStore(e),
     uploadTtlHours: e.REFVID_UPLOAD_TTL_HOURS,
     workerConcurrency: e.REFVID_WORKER_CONCURRENCY,
+    minDownloadRate:
+      e.REFVID_MIN_DOWNLOAD_BYTES_PER_S > 0
+        ? { bytesPerSecond: e.REFVID_MIN_DOWNLOAD_BYTES_PER_S, windowMs: e.REFVID_MIN_DOWNLOAD_WINDOW_MS }
+        : null,
     workerLeaseMs: e.REFVID_WORKER_LEASE_MS,
     workerMaxAttempts: e.REFVID_WORKER_MAX_ATTEMPTS,
     seedDemo: e.REFVID_SEED_DEMO ?? !production,

@@ -12,6 +12,7 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { type ModelDefinition, type NormalizedRequest, RunFailure } from "@refvid/core";
 import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
+import type { MinTransferRate } from "../net/rate-floor.js";
 import { probeDuration } from "./ffmpeg.js";
 import { DEFAULT_FORMATS, DEFAULT_MAX_BYTES, formatBytes, KINDS } from "./limits.js";
 import type { LocalReference } from "./local-reference.js";
@@ -24,12 +25,30 @@ export class InvalidReferenceMedia extends RunFailure {
   }
 }
 
+/** How long one reference may take to download, whatever its rate. */
+export const REFERENCE_TIMEOUT_MS = 60_000;
+
+/** Why a reference's download was refused, and what the client can do about it. */
+function refusal(err: FetchRefused, sizeLimit: string): string {
+  switch (err.reason) {
+    case "too_large":
+      return `is larger than ${sizeLimit}`;
+    case "too_slow":
+    case "timeout":
+      return `could not be downloaded: ${err.message}; serve it faster, or upload it with POST /v1/files`;
+    default:
+      return `could not be downloaded: ${err.message}`;
+  }
+}
+
 export interface PreflightOptions {
   workDir: string;
   allowLocal: boolean;
   signal: AbortSignal;
   /** Per download. */
   timeoutMs?: number;
+  /** REFVID_MIN_DOWNLOAD_BYTES_PER_S over its window: a slower download is cut off (rate-floor.ts). */
+  minRate?: MinTransferRate | null;
   /** Test hook passed on to the guarded fetcher. */
   allowAddresses?: ReadonlySet<string>;
   /**
@@ -68,7 +87,8 @@ export async function preflight(
             {},
             {
               allowLocal: options.allowLocal,
-              timeoutMs: options.timeoutMs ?? 60_000,
+              timeoutMs: options.timeoutMs ?? REFERENCE_TIMEOUT_MS,
+              minRate: options.minRate ?? null,
               maxBytes,
               maxRedirects: 5,
               signal: options.signal,
@@ -82,11 +102,7 @@ export async function preflight(
       } catch (err) {
         if (err instanceof InvalidReferenceMedia) throw err;
         if (err instanceof FetchRefused) {
-          throw fail(
-            err.reason === "too_large"
-              ? `is larger than ${formatBytes(maxBytes)}, the limit for ${kind}s`
-              : `could not be downloaded: ${err.message}`,
-          );
+          throw fail(refusal(err, `${formatBytes(maxBytes)}, the limit for ${kind}s`));
         }
         if (options.signal.aborted) throw err;
         throw fail(`could not be downloaded: ${(err as Error).message}`);

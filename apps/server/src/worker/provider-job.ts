@@ -27,6 +27,7 @@ export async function providerJob(
     ? await preflight(model, request, {
         workDir,
         allowLocal: deps.config.allowLocalUrls,
+        minRate: deps.config.minDownloadRate,
         signal,
         openUpload: (url) => openUploadForRun(deps, run, url),
       })
