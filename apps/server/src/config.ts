@@ -76,6 +76,11 @@ export interface Config {
   uploadTtlHours: number;
   workerConcurrency: number;
   /**
+   * REFVID_WORKER_DOWNLOAD_SLOTS: runs one process downloads references for at once, apart from
+   * its generation slots (worker/slots.ts); one organization's runs hold at most half of them.
+   */
+  workerDownloadSlots: number;
+  /**
    * REFVID_MIN_DOWNLOAD_BYTES_PER_S over REFVID_MIN_DOWNLOAD_WINDOW_MS: a reference or vendor
    * output that downloads slower is cut off (net/rate-floor.ts); null when the rate is 0 (off).
    */
@@ -188,6 +193,8 @@ const schema = z.object({
   AWS_SESSION_TOKEN: z.string().min(1).optional(),
   REFVID_UPLOAD_TTL_HOURS: int(1, MAX_UPLOAD_TTL_HOURS).default(24),
   REFVID_WORKER_CONCURRENCY: int(1, 256).default(4),
+  /** Unset: twice REFVID_WORKER_CONCURRENCY. */
+  REFVID_WORKER_DOWNLOAD_SLOTS: int(1, 1024).optional(),
   REFVID_MIN_DOWNLOAD_BYTES_PER_S: int(0).default(32_768),
   REFVID_MIN_DOWNLOAD_WINDOW_MS: int(100)
     .max(
@@ -274,6 +281,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     blobStore: parseBlobStore(e),
     uploadTtlHours: e.REFVID_UPLOAD_TTL_HOURS,
     workerConcurrency: e.REFVID_WORKER_CONCURRENCY,
+    workerDownloadSlots: e.REFVID_WORKER_DOWNLOAD_SLOTS ?? 2 * e.REFVID_WORKER_CONCURRENCY,
     minDownloadRate:
       e.REFVID_MIN_DOWNLOAD_BYTES_PER_S > 0
         ? { bytesPerSecond: e.REFVID_MIN_DOWNLOAD_BYTES_PER_S, windowMs: e.REFVID_MIN_DOWNLOAD_WINDOW_MS }

@@ -17,11 +17,14 @@ import { newFileId } from "../ids.js";
 import { PeriodicTask } from "../periodic-task.js";
 import { ProviderError } from "../providers/types.js";
 import { callRoutes } from "./route-plan.js";
+import { type DownloadGate, DownloadsFull } from "./slots.js";
 import { outcomeOfError, ProviderFull, type StopCause, stopCauseOf, stopReason } from "./stops.js";
 
 export interface AttemptOptions {
   workerId: string;
   leaseMs: number;
+  /** The worker's download slots, where the run's references are downloaded (slots.ts). */
+  downloads?: DownloadGate;
 }
 
 /** Waits before each new try at ending a run while the store's connection is lost. */
@@ -29,15 +32,15 @@ const COMPLETE_RETRY_DELAYS_MS = [100, 200, 400, 800, 1600];
 
 /**
  * Works on a claimed run until it ends, or until `controller` aborts it (a shutdown leaves the run
- * to its lease). Resolves with the provider found full when that stopped the attempt: the run is
- * then untouched, for the claim loop to put back in the queue.
+ * to its lease). Resolves with the provider found full, or the download slots found taken, when
+ * that stopped the attempt: the run is then untouched, for the claim loop to put back in the queue.
  */
 export async function attemptRun(
   deps: AppDeps,
   run: RunRecord,
   controller: AbortController,
   options: AttemptOptions,
-): Promise<ProviderFull | null> {
+): Promise<ProviderFull | DownloadsFull | null> {
   const log = deps.logger.child({ runId: run.id });
   const stop = (cause: StopCause) => {
     if (!controller.signal.aborted) controller.abort(stopReason(cause));
@@ -75,9 +78,10 @@ export async function attemptRun(
       deadline,
       log,
       workerId: options.workerId,
+      downloads: options.downloads,
     });
   } catch (err) {
-    if (err instanceof ProviderFull) return err;
+    if (err instanceof ProviderFull || err instanceof DownloadsFull) return err;
     outcome = outcomeOfError(err, stopCauseOf(controller.signal), deps.config.runTimeoutMs);
     if (
       outcome?.status === "failed" &&
@@ -145,7 +149,12 @@ async function generate(
   run: RunRecord,
   workDir: string,
   signal: AbortSignal,
-  { deadline, log, workerId }: { deadline: number; log: Logger; workerId: string },
+  {
+    deadline,
+    log,
+    workerId,
+    downloads,
+  }: { deadline: number; log: Logger; workerId: string; downloads: DownloadGate | undefined },
 ): Promise<RunOutcome> {
   const served = deps.catalog.forRun(run.endpoint);
   if (!served) throw new ProviderError(`This server does not serve ${run.endpoint}.`);
@@ -158,6 +167,7 @@ async function generate(
     deadline,
     log,
     workerId,
+    downloads,
   });
   if (!(Number.isFinite(result.durationSeconds) && result.durationSeconds > 0)) {
     throw new ProviderError(
