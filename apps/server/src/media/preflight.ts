@@ -10,7 +10,7 @@ import { rename, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { type ModelDefinition, type NormalizedRequest, RunFailure } from "@refvid/core";
+import { assertNever, type ModelDefinition, type NormalizedRequest, RunFailure } from "@refvid/core";
 import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
 import type { MinTransferRate } from "../net/rate-floor.js";
 import { probeDuration } from "./ffmpeg.js";
@@ -36,8 +36,15 @@ function refusal(err: FetchRefused, sizeLimit: string): string {
     case "too_slow":
     case "timeout":
       return `could not be downloaded: ${err.message}; serve it faster, or upload it with POST /v1/files`;
-    default:
+    case "scheme":
+    case "credentials":
+    case "blocked_address":
+    case "blocked_name":
+    case "dns":
+    case "redirects":
       return `could not be downloaded: ${err.message}`;
+    default:
+      return assertNever(err.reason);
   }
 }
 
