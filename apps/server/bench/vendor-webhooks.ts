@@ -154,11 +154,11 @@ it("vendor webhooks against polling", async () => {
     );
   }
   process.stdout.write(
-    [
+    `${[
       `\nVendor webhooks: ${JOBS} jobs of ${JOB_MS / 1000} s in flight at once; then ${RUNS} short runs one at a time, and as many ${PARALLEL} at a time.`,
       `| vendor | status calls / job / min, polling (baseline) | webhooks on | ratio | webhook → run ended p50 / p90 ms, one at a time | ${PARALLEL} at a time |`,
       "|---|---|---|---|---|---|",
       ...rows,
-    ].join("\n") + "\n",
+    ].join("\n")}\n`,
   );
 }, 3_600_000);

@@ -176,6 +176,34 @@ describe("loadConfig", () => {
     expect(() => loadConfig(env)).toThrow(want);
   });
 
+  it("keeps references from pinning the worker: download slots and a minimum transfer rate", () => {
+    expect(loadConfig({})).toMatchObject({
+      workerConcurrency: 4,
+      workerDownloadSlots: 8,
+      minDownloadRate: { bytesPerSecond: 32_768, windowMs: 10_000 },
+    });
+    expect(loadConfig({ REFVID_WORKER_CONCURRENCY: "16" }).workerDownloadSlots).toBe(32);
+    expect(
+      loadConfig({
+        REFVID_WORKER_DOWNLOAD_SLOTS: "3",
+        REFVID_MIN_DOWNLOAD_BYTES_PER_S: "1024",
+        REFVID_MIN_DOWNLOAD_WINDOW_MS: "5000",
+      }),
+    ).toMatchObject({ workerDownloadSlots: 3, minDownloadRate: { bytesPerSecond: 1024, windowMs: 5000 } });
+    expect(loadConfig({ REFVID_MIN_DOWNLOAD_BYTES_PER_S: "0" }).minDownloadRate).toBeNull();
+  });
+
+  it.each([
+    [{ REFVID_WORKER_DOWNLOAD_SLOTS: "0" }, /REFVID_WORKER_DOWNLOAD_SLOTS/],
+    [{ REFVID_MIN_DOWNLOAD_BYTES_PER_S: "-1" }, /REFVID_MIN_DOWNLOAD_BYTES_PER_S/],
+    [{ REFVID_MIN_DOWNLOAD_BYTES_PER_S: "32KiB" }, /REFVID_MIN_DOWNLOAD_BYTES_PER_S/],
+    [{ REFVID_MIN_DOWNLOAD_WINDOW_MS: "50" }, /REFVID_MIN_DOWNLOAD_WINDOW_MS/],
+    [{ REFVID_MIN_DOWNLOAD_WINDOW_MS: "60000" }, /REFVID_MIN_DOWNLOAD_WINDOW_MS: must be shorter than/],
+  ])("names the variable when the download setting %j is bad", (env, want) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(want);
+  });
+
   it("accepts a per-model provider map", () => {
     const config = loadConfig({ REFVID_PROVIDER: "lab-a/model-a/reference-to-video=simulated" });
     expect(config.providers["lab-a/model-a/reference-to-video"]).toBe("simulated");

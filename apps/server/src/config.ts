@@ -16,7 +16,9 @@ import {
 import { MAX_UPLOAD_TTL_HOURS } from "./files/retention.js";
 import { parseS3Url, type S3Location } from "./files/s3-location.js";
 import { MAX_PRESIGN_SECONDS } from "./files/s3-presign.js";
+import { REFERENCE_TIMEOUT_MS } from "./media/preflight.js";
 import { isLoopbackHost } from "./net/loopback.js";
+import type { MinTransferRate } from "./net/rate-floor.js";
 import { FAL_JWKS_URL } from "./providers/upstream/hook-signatures.js";
 
 export type ProviderName = "simulated" | "preview";
@@ -78,6 +80,16 @@ export interface Config {
    */
   uploadQuota: UploadQuota;
   workerConcurrency: number;
+  /**
+   * REFVID_WORKER_DOWNLOAD_SLOTS: runs one process downloads references for at once, apart from
+   * its generation slots (worker/slots.ts); one organization's runs hold at most half of them.
+   */
+  workerDownloadSlots: number;
+  /**
+   * REFVID_MIN_DOWNLOAD_BYTES_PER_S over REFVID_MIN_DOWNLOAD_WINDOW_MS: a reference or vendor
+   * output that downloads slower is cut off (net/rate-floor.ts); null when the rate is 0 (off).
+   */
+  minDownloadRate: MinTransferRate | null;
   /** How long a claimed run stays a worker's without a heartbeat; a dead worker's runs return after it. */
   workerLeaseMs: number;
   /** Claims after which a run whose lease lapsed again ends failed (a poison run must not kill workers forever). */
@@ -200,6 +212,15 @@ const schema = z.object({
   REFVID_UPLOAD_QUOTA_BYTES: int(0).default(DEFAULT_UPLOAD_QUOTA.bytes),
   REFVID_UPLOAD_QUOTA_COUNT: int(0, 2 ** 31 - 1).default(DEFAULT_UPLOAD_QUOTA.count),
   REFVID_WORKER_CONCURRENCY: int(1, 256).default(4),
+  /** Unset: twice REFVID_WORKER_CONCURRENCY. */
+  REFVID_WORKER_DOWNLOAD_SLOTS: int(1, 1024).optional(),
+  REFVID_MIN_DOWNLOAD_BYTES_PER_S: int(0).default(32_768),
+  REFVID_MIN_DOWNLOAD_WINDOW_MS: int(100)
+    .max(
+      REFERENCE_TIMEOUT_MS - 1,
+      `must be shorter than the reference download timeout (${REFERENCE_TIMEOUT_MS} ms), or the floor never acts`,
+    )
+    .default(10_000),
   REFVID_WORKER_LEASE_MS: int(300).default(30_000),
   REFVID_WORKER_MAX_ATTEMPTS: int(1, 100).default(3),
   REFVID_SEED_DEMO: flag.optional(),
@@ -282,6 +303,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     uploadTtlHours: e.REFVID_UPLOAD_TTL_HOURS,
     uploadQuota: { bytes: e.REFVID_UPLOAD_QUOTA_BYTES, count: e.REFVID_UPLOAD_QUOTA_COUNT },
     workerConcurrency: e.REFVID_WORKER_CONCURRENCY,
+    workerDownloadSlots: e.REFVID_WORKER_DOWNLOAD_SLOTS ?? 2 * e.REFVID_WORKER_CONCURRENCY,
+    minDownloadRate:
+      e.REFVID_MIN_DOWNLOAD_BYTES_PER_S > 0
+        ? { bytesPerSecond: e.REFVID_MIN_DOWNLOAD_BYTES_PER_S, windowMs: e.REFVID_MIN_DOWNLOAD_WINDOW_MS }
+        : null,
     workerLeaseMs: e.REFVID_WORKER_LEASE_MS,
     workerMaxAttempts: e.REFVID_WORKER_MAX_ATTEMPTS,
     seedDemo: e.REFVID_SEED_DEMO ?? !production,

@@ -29,7 +29,8 @@ export interface HeldJob {
 
 /** A provider whose runs end when the test says so, or when their signal aborts. */
 export class HeldProvider implements Provider {
-  readonly usesReferences = false;
+  /** Set for a test whose runs download their references first (the media preflight). */
+  usesReferences = false;
   readonly jobs: HeldJob[] = [];
   private readonly waiters: (() => void)[] = [];
 
@@ -67,7 +68,12 @@ export interface LoopHarness {
   blobs: { put: string[]; deleted: string[] };
   organizationId: string;
   /** Admits a queued run created now; returns its id. */
-  admit(options?: { webhookUrl?: string; webhookEvents?: WebhookSubscription[] }): Promise<string>;
+  admit(options?: {
+    webhookUrl?: string;
+    webhookEvents?: WebhookSubscription[];
+    /** Input fields beside the run's prompt and duration (model-d's `image_urls`). */
+    input?: Record<string, unknown>;
+  }): Promise<string>;
   /** Makes a change whose store event this process does not hear (as one missed from elsewhere). */
   unheard<T>(change: () => Promise<T>): Promise<T>;
   runOf(id: string): ReturnType<Store["getRun"]>;
@@ -139,9 +145,12 @@ export async function loopHarness(env: Record<string, string> = {}): Promise<Loo
     logs,
     blobs,
     organizationId: tenant.organizationId,
-    async admit(options = {}) {
+    async admit({ input = {}, ...options } = {}) {
       const run = newRun(tenant, { createdAt: clock.now(), ...options });
-      await store.admitRun({ run: { ...run, input: { ...run.input, duration: "4s" } }, now: clock.now() });
+      await store.admitRun({
+        run: { ...run, input: { ...run.input, duration: "4s", ...input } },
+        now: clock.now(),
+      });
       return run.id;
     },
     async unheard(change) {

@@ -5,10 +5,13 @@
  * served by the other, and a worker killed with SIGKILL loses no run and no cent.
  */
 import { readFile } from "node:fs/promises";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { type TestDatabases, testDatabases } from "@refvid/store/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_POLL_MS } from "../src/worker/worker.js";
 import { eventually, startReceiver } from "./harness.js";
 import { type Fleet, fleet, type RefvidProcess, walletInSql } from "./processes.js";
 import { useS3Server } from "./s3.js";
@@ -353,4 +356,71 @@ describe("two API and two worker processes on one database", () => {
     ]);
     expect(rows[0].n).toBe(1);
   }, 60_000);
+
+  it("starts another organization's run while one organization's references trickle into every worker", async () => {
+    // Each worker generates 4 runs at once and downloads for 8, 4 of them one organization's: A's
+    // ten runs would once have taken all 8 generation slots of the two workers until they timed out.
+    const sculpture = await readFile(SCULPTURE);
+    const trickling = new Set<ServerResponse>();
+    let cut = false;
+    const files = createServer((req, res) => {
+      if (cut) return res.writeHead(404).end();
+      res.writeHead(200, { "content-type": "image/png" });
+      if (req.url === "/fast.png") return res.end(sculpture);
+      // Ten times the default floor (32 KiB/s): slow, but never cut off.
+      res.write(sculpture.subarray(0, 16));
+      const timer = setInterval(() => res.write(Buffer.alloc(16 * 1024)), 50);
+      trickling.add(res);
+      res.on("close", () => {
+        clearInterval(timer);
+        trickling.delete(res);
+      });
+    });
+    await new Promise<void>((resolve) => files.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+    const run = (key: string, url: string) =>
+      fetch(`${api[0]?.url}/v1/run/${MODEL_A}`, {
+        method: "POST",
+        headers: { authorization: `Key ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          input: { prompt: "p", image_urls: [url], duration: "4", resolution: "480p" },
+        }),
+      }).then(async (res) => (await res.json()) as any);
+    try {
+      const a = await tenant(1, 10);
+      for (let i = 0; i < 10; i++)
+        expect((await run(a.keys[0] as string, `${base}/slow/${i}.png`)).status).toBe("queued");
+      await eventually(
+        async () => (trickling.size >= 8 ? true : undefined),
+        30_000,
+        "A's downloads in both workers",
+      );
+
+      const b = await tenant(1, 1);
+      const submitted = Date.now();
+      const fast = await run(b.keys[0] as string, `${base}/fast.png`);
+      await eventually(
+        async () => {
+          const { rows } = await db.query("select status from runs where id = $1", [fast.run_id]);
+          return ["processing", "succeeded"].includes(rows[0]?.status) ? true : undefined;
+        },
+        10 * DEFAULT_POLL_MS,
+        "B's run to start",
+      );
+      expect(Date.now() - submitted).toBeLessThan(10 * DEFAULT_POLL_MS);
+      expect(trickling.size).toBeGreaterThan(0); // A's references are still coming in
+      await allEnded(b.organizationId, 60_000);
+      const { rows } = await db.query("select status from runs where id = $1", [fast.run_id]);
+      expect(rows[0].status).toBe("succeeded");
+
+      // A's downloads are cut (and its runs still queued find nothing): they fail, uncharged.
+      cut = true;
+      for (const res of trickling) res.destroy();
+      await allEnded(a.organizationId, 60_000);
+      expect(await wallet(a.organizationId)).toMatchObject({ charged: 0, reserved: 0, inFlight: 0 });
+    } finally {
+      files.closeAllConnections();
+      await new Promise((resolve) => files.close(resolve));
+    }
+  }, 120_000);
 });

@@ -8,20 +8,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SimulatedProvider } from "../src/providers/simulated.js";
-import type { Provider, ProviderJob } from "../src/providers/types.js";
 import { startTestRefvid, type TestRefvid } from "./harness.js";
-
-/** The simulated provider, but one that reads its references (and remembers what it got). */
-class ReferenceReadingProvider implements Provider {
-  readonly usesReferences = true;
-  readonly jobs: ProviderJob[] = [];
-  constructor(private readonly inner: SimulatedProvider) {}
-  run(job: ProviderJob, context: Parameters<Provider["run"]>[1]) {
-    this.jobs.push(job);
-    return this.inner.run(job, context);
-  }
-}
+import { type ReferenceReadingProvider, referenceReading } from "./reference-reading.js";
 
 let t: TestRefvid;
 let files: Server;
@@ -36,9 +24,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => files.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
-  provider = new ReferenceReadingProvider(
-    new SimulatedProvider({ latencyMs: 10, cacheDir: await mkdtemp(join(tmpdir(), "sim-")) }),
-  );
+  provider = referenceReading(await mkdtemp(join(tmpdir(), "sim-")));
   t = await startTestRefvid({}, { providers: { "lab-d/model-d/reference-to-video": provider } });
 });
 

@@ -157,9 +157,14 @@ export class MemoryStore implements Store {
     leaseMs,
     now,
     skipEndpoints = [],
+    skipDownloads,
   }: Parameters<T.Store["claimRuns"]>[0]) {
     const claimed: RunRecord[] = [];
-    for (const run of this.queue.take(limit, (queued) => skipEndpoints.includes(queued.endpoint))) {
+    const skip = (queued: RunRecord) =>
+      skipEndpoints.includes(queued.endpoint) ||
+      ((skipDownloads?.organizationIds.includes(queued.organizationId) ?? false) &&
+        (skipDownloads?.endpoints.includes(queued.endpoint) ?? false));
+    for (const run of this.queue.take(limit, skip)) {
       run.status = "processing";
       run.startedAt ??= now;
       run.leaseOwner = workerId;

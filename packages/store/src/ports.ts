@@ -112,8 +112,10 @@ export interface RunStore {
 
   /**
    * Moves up to `limit` queued runs, oldest first, to processing under a lease; runs of
-   * `skipEndpoints` (whose provider is full) stay queued. Queues the `run.started` event of a run
-   * whose webhook asked for it, on its first claim only.
+   * `skipEndpoints` (whose provider is full) stay queued, and so do the runs of
+   * `skipDownloads.organizationIds` for `skipDownloads.endpoints` (models whose references the
+   * worker would download, for organizations that hold their share of its download slots).
+   * Queues the `run.started` event of a run whose webhook asked for it, on its first claim only.
    */
   claimRuns(input: {
     workerId: string;
@@ -121,6 +123,7 @@ export interface RunStore {
     leaseMs: number;
     now: Date;
     skipEndpoints?: readonly ModelSlug[];
+    skipDownloads?: { organizationIds: readonly string[]; endpoints: readonly ModelSlug[] };
   }): Promise<RunRecord[]>;
   /**
    * Takes one of `provider`'s slots for a run this worker holds, atomically across processes:

@@ -6,6 +6,7 @@
 import type { ModelSlug } from "@refvid/core";
 import type { Logger } from "pino";
 import type { Clock, Scheduler } from "../clock.js";
+import type { MinTransferRate } from "../net/rate-floor.js";
 import { CogProvider } from "../providers/cog.js";
 import { FalProvider } from "../providers/fal.js";
 import type { PreviewProvider } from "../providers/preview.js";
@@ -49,6 +50,8 @@ export interface RoutesConfig {
   allowLocalUrls: boolean;
   /** REFVID_UPSTREAM_POLL_MS: how often a vendor job's status is polled. */
   upstreamPollMs: number;
+  /** REFVID_MIN_DOWNLOAD_BYTES_PER_S over its window: the slowest a vendor's output video may download. */
+  minDownloadRate?: MinTransferRate | null;
   /** REFVID_VENDOR_ADOPT_WINDOW_MS: the longest wait for a lost create's webhook. */
   vendorAdoptWindowMs?: number;
   /** REFVID_FAL_JWKS_URL: the keys fal signs its webhooks with. */
@@ -116,6 +119,7 @@ function make(route: RouteEntry, config: RoutesConfig, deps: RegistryDeps): Prov
     },
     ...(route.output ? { output: route.output } : {}),
     allowLocalOutputs: config.allowLocalUrls,
+    minDownloadRate: config.minDownloadRate ?? null,
     pollMs: config.upstreamPollMs,
     ...(config.vendorAdoptWindowMs === undefined ? {} : { adoptWindowMs: config.vendorAdoptWindowMs }),
     scheduler: deps.scheduler,

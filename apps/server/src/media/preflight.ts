@@ -10,8 +10,9 @@ import { rename, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { type ModelDefinition, type NormalizedRequest, RunFailure } from "@refvid/core";
+import { assertNever, type ModelDefinition, type NormalizedRequest, RunFailure } from "@refvid/core";
 import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
+import type { MinTransferRate } from "../net/rate-floor.js";
 import { naming, storageFullOf } from "../storage-full.js";
 import { probeDuration } from "./ffmpeg.js";
 import { DEFAULT_FORMATS, DEFAULT_MAX_BYTES, formatBytes, KINDS } from "./limits.js";
@@ -25,12 +26,37 @@ export class InvalidReferenceMedia extends RunFailure {
   }
 }
 
+/** How long one reference may take to download, whatever its rate. */
+export const REFERENCE_TIMEOUT_MS = 60_000;
+
+/** Why a reference's download was refused, and what the client can do about it. */
+function refusal(err: FetchRefused, sizeLimit: string): string {
+  switch (err.reason) {
+    case "too_large":
+      return `is larger than ${sizeLimit}`;
+    case "too_slow":
+    case "timeout":
+      return `could not be downloaded: ${err.message}; serve it faster, or upload it with POST /v1/files`;
+    case "scheme":
+    case "credentials":
+    case "blocked_address":
+    case "blocked_name":
+    case "dns":
+    case "redirects":
+      return `could not be downloaded: ${err.message}`;
+    default:
+      return assertNever(err.reason);
+  }
+}
+
 export interface PreflightOptions {
   workDir: string;
   allowLocal: boolean;
   signal: AbortSignal;
   /** Per download. */
   timeoutMs?: number;
+  /** REFVID_MIN_DOWNLOAD_BYTES_PER_S over its window: a slower download is cut off (rate-floor.ts). */
+  minRate?: MinTransferRate | null;
   /** Test hook passed on to the guarded fetcher. */
   allowAddresses?: ReadonlySet<string>;
   /**
@@ -73,7 +99,8 @@ export async function preflight(
             {},
             {
               allowLocal: options.allowLocal,
-              timeoutMs: options.timeoutMs ?? 60_000,
+              timeoutMs: options.timeoutMs ?? REFERENCE_TIMEOUT_MS,
+              minRate: options.minRate ?? null,
               maxBytes,
               maxRedirects: 5,
               signal: options.signal,
@@ -88,11 +115,7 @@ export async function preflight(
         // Not the reference's fault: a full disk here is refvid's, and the run goes back to the queue.
         if (err instanceof InvalidReferenceMedia || storageFullOf(err)) throw err;
         if (err instanceof FetchRefused) {
-          throw fail(
-            err.reason === "too_large"
-              ? `is larger than ${formatBytes(maxBytes)}, the limit for ${kind}s`
-              : `could not be downloaded: ${err.message}`,
-          );
+          throw fail(refusal(err, `${formatBytes(maxBytes)}, the limit for ${kind}s`));
         }
         if (options.signal.aborted) throw err;
         throw fail(`could not be downloaded: ${(err as Error).message}`);

@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkWebhookUrl } from "../services/webhook-url.js";
 import { FetchRefused, type GuardOptions, guardedFetch } from "./guarded-fetch.js";
@@ -27,6 +30,19 @@ beforeAll(async () => {
       return;
     }
     if (path === "/slow") return setTimeout(() => res.end("late"), 3000);
+    // [bytes, every ms, chunks]: a body that keeps coming, at a rate the test picks.
+    const trickle = { "/crawl": [10, 50, 1000], "/steady": [1024, 20, 40], "/mute": [0, 50, 1000] }[path];
+    if (trickle) {
+      const [bytes, everyMs, chunks] = trickle as [number, number, number];
+      res.writeHead(200);
+      let sent = 0;
+      const timer = setInterval(() => {
+        if (++sent > chunks) return res.end();
+        if (bytes > 0) res.write(Buffer.alloc(bytes));
+      }, everyMs);
+      res.on("close", () => clearInterval(timer));
+      return;
+    }
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -170,6 +186,44 @@ describe("guardedFetch on an allowed server", () => {
     )) as FetchRefused;
     expect(error.reason).toBe("timeout");
     expect(Date.now() - started).toBeLessThan(2500);
+  });
+
+  describe("with a minimum transfer rate", () => {
+    // 4 KiB/s over 200 ms: 819 bytes a window. Far below the timeout, which never fires here.
+    const floored: GuardOptions = {
+      ...local,
+      timeoutMs: 60_000,
+      maxBytes: 10 * 1024 * 1024,
+      minRate: { bytesPerSecond: 4096, windowMs: 200 },
+    };
+    const dir = mkdtempSync(join(tmpdir(), "guarded-"));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it.each([
+      [
+        "a crawl of 200 bytes/s",
+        "/crawl",
+        /sent \d+ bytes in 0\.2 s; a download must average at least 4096 bytes\/s/,
+      ],
+      ["headers and then silence", "/mute", /sent 0 bytes in 0\.2 s/],
+    ])("cuts off %s with too_slow, in memory and to a file", async (_name, path, message) => {
+      for (const toFile of [undefined, join(dir, "body")]) {
+        const error = (await guardedFetch(
+          `${base}${path}`,
+          {},
+          { ...floored, ...(toFile ? { toFile } : {}) },
+        ).catch((e: unknown) => e)) as FetchRefused;
+        expect(error).toBeInstanceOf(FetchRefused);
+        expect(error.reason).toBe("too_slow");
+        expect(error.message).toMatch(message);
+      }
+    });
+
+    it("lets a download at a dozen times the floor run its course", async () => {
+      const res = await guardedFetch(`${base}/steady`, {}, floored);
+      expect(res).toMatchObject({ status: 200 });
+      expect(res.body.length).toBe(40 * 1024);
+    });
   });
 
   it("returns a redirect unfollowed when told to follow none (webhooks)", async () => {

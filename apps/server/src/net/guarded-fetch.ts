@@ -14,6 +14,7 @@ import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { naming } from "../storage-full.js";
 import { addressRefusal, blockedHostName } from "./address-policy.js";
+import { type MinTransferRate, RateFloor, tooSlowMessage } from "./rate-floor.js";
 
 export type RefusalReason =
   | "scheme"
@@ -23,6 +24,7 @@ export type RefusalReason =
   | "dns"
   | "too_large"
   | "timeout"
+  | "too_slow"
   | "redirects";
 
 /** The fetch was refused or cut off before completing; `message` says why in a user's terms. */
@@ -39,6 +41,11 @@ export interface GuardOptions {
   /** REFVID_ALLOW_LOCAL_URLS: opens loopback and private addresses, never link-local (metadata). */
   allowLocal: boolean;
   timeoutMs: number;
+  /**
+   * The slowest a download may be, from the moment the request goes out (rate-floor.ts): slower,
+   * it is cut off with `too_slow` before `timeoutMs`. Unset: only the timeout holds.
+   */
+  minRate?: MinTransferRate | null;
   /** Largest body accepted; larger ones are cut off. */
   maxBytes: number;
   /** Redirect hops to follow; 0 returns the 3xx response itself (webhooks). */
@@ -77,36 +84,57 @@ export async function guardedFetch(
   request: GuardedRequest,
   options: GuardOptions,
 ): Promise<GuardedResponse> {
-  const timeout = AbortSignal.timeout(options.timeoutMs);
-  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   let current = url;
+  const timeout = AbortSignal.timeout(options.timeoutMs);
+  // One floor for the whole fetch, redirects included: a hop that stalls counts against it too.
+  const tooSlow = new AbortController();
+  let slowMessage = "";
+  const minRate = options.minRate;
+  const floor = minRate
+    ? new RateFloor(minRate, (received) => {
+        slowMessage = tooSlowMessage(new URL(current).host, received, minRate);
+        tooSlow.abort();
+      })
+    : null;
+  const signal = AbortSignal.any([timeout, tooSlow.signal, ...(options.signal ? [options.signal] : [])]);
+  const count = (bytes: number) => floor?.count(bytes);
   let method = request.method ?? "GET";
   let body = request.body;
-  for (let hop = 0; ; hop++) {
-    const target = new URL(current);
-    const address = await checkTarget(target, options);
-    const response = await send(target, address, { ...request, method, body }, options, signal).catch(
-      (err: unknown) => {
+  try {
+    for (let hop = 0; ; hop++) {
+      const target = new URL(current);
+      const address = await checkTarget(target, options);
+      const response = await send(
+        target,
+        address,
+        { ...request, method, body },
+        options,
+        signal,
+        count,
+      ).catch((err: unknown) => {
         if (timeout.aborted)
           throw new FetchRefused("timeout", `${target.host} did not answer within ${options.timeoutMs} ms`);
+        if (tooSlow.signal.aborted) throw new FetchRefused("too_slow", slowMessage);
         throw err;
-      },
-    );
-    const location = response.headers.location;
-    if (response.status >= 300 && response.status < 400 && location && options.maxRedirects > 0) {
-      if (hop >= options.maxRedirects)
-        throw new FetchRefused("redirects", `more than ${options.maxRedirects} redirects from ${url}`);
-      current = new URL(location, target).toString();
-      if (
-        response.status === 303 ||
-        ((response.status === 301 || response.status === 302) && method === "POST")
-      ) {
-        method = "GET";
-        body = undefined;
+      });
+      const location = response.headers.location;
+      if (response.status >= 300 && response.status < 400 && location && options.maxRedirects > 0) {
+        if (hop >= options.maxRedirects)
+          throw new FetchRefused("redirects", `more than ${options.maxRedirects} redirects from ${url}`);
+        current = new URL(location, target).toString();
+        if (
+          response.status === 303 ||
+          ((response.status === 301 || response.status === 302) && method === "POST")
+        ) {
+          method = "GET";
+          body = undefined;
+        }
+        continue;
       }
-      continue;
+      return { ...response, url: current };
     }
-    return { ...response, url: current };
+  } finally {
+    floor?.stop();
   }
 }
 
@@ -147,6 +175,7 @@ function send(
   request: GuardedRequest,
   options: GuardOptions,
   signal: AbortSignal,
+  count: (bytes: number) => void,
 ): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
   // Connect to the address that was checked, whatever DNS says now.
   const pinned: LookupFunction = (_host, opts, callback) => {
@@ -177,6 +206,7 @@ function send(
           const counter = new Transform({
             transform(chunk: Buffer, _encoding, done) {
               size += chunk.length;
+              count(chunk.length);
               if (size > options.maxBytes) {
                 done(new FetchRefused("too_large", `${url.host} sent more than ${options.maxBytes} bytes`));
               } else done(null, chunk);
@@ -193,6 +223,7 @@ function send(
         let size = 0;
         res.on("data", (chunk: Buffer) => {
           size += chunk.length;
+          count(chunk.length);
           if (size > options.maxBytes) {
             res.destroy();
             reject(new FetchRefused("too_large", `${url.host} sent more than ${options.maxBytes} bytes`));

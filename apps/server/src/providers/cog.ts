@@ -72,7 +72,7 @@ export class CogProvider implements Provider {
     if (answer.status === "canceled")
       throw new ProviderError("The prediction was cancelled on the Cog server.");
     const location = await locateVideo(answer.output, this.options.output, firstOutput);
-    return finishWithOutputVideo(location, job, context, this.options.allowLocalOutputs);
+    return finishWithOutputVideo(location, job, context, this.options);
   }
 }
 

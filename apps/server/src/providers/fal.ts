@@ -113,7 +113,7 @@ export class FalProvider implements Provider {
       () => this.cancel(following.request, log),
     );
     this.jobTimes.record(this.client.now() - startedAt);
-    return finishWithOutputVideo(videoUrl, job, context, this.options.allowLocalOutputs);
+    return finishWithOutputVideo(videoUrl, job, context, this.options);
   }
 
   readHook(hook: VendorHook): Promise<HookedJob> {

@@ -149,7 +149,7 @@ export class ReplicateProvider implements Provider {
       );
     }
     const location = await locateVideo(finished.output, this.options.output, firstVideo);
-    return finishWithOutputVideo(location, job, context, this.options.allowLocalOutputs);
+    return finishWithOutputVideo(location, job, context, this.options);
   }
 
   /** Creates the prediction; a failure here means Replicate never took the job. */

@@ -7,6 +7,7 @@ import type { VendorEventKind } from "@refvid/store";
 import type { Logger } from "pino";
 import type { Clock, Scheduler } from "../clock.js";
 import type { LocalReference } from "../media/local-reference.js";
+import type { MinTransferRate } from "../net/rate-floor.js";
 import type { InputMapping } from "./upstream/input.js";
 import type { CompiledExpression } from "./upstream/mapping.js";
 
@@ -123,6 +124,8 @@ export interface VendorProviderOptions {
   output?: CompiledExpression;
   /** REFVID_ALLOW_LOCAL_URLS: accept an output video on a loopback or private host. */
   allowLocalOutputs: boolean;
+  /** REFVID_MIN_DOWNLOAD_BYTES_PER_S over its window: the output video downloads at least this fast. */
+  minDownloadRate?: MinTransferRate | null;
   scheduler: Scheduler;
   clock: Clock;
   /** Wait between status calls (probes for Cog); 1000 ms by default. */

@@ -2,8 +2,8 @@
  * The route plan of one run: which routes may serve it (a test run goes to the sandbox rather than a
  * vendor, `runsInSandbox`), where it resumes (the route whose vendor job a previous worker recorded),
  * and the order of fallback: the next route is tried only when a vendor never accepted the job. A
- * route whose provider has no free slot ends the attempt with `ProviderFull`, and the run waits in
- * the queue.
+ * route whose provider has no free slot ends the attempt with `ProviderFull` (and a run with no
+ * download slot for its references, `DownloadsFull`), and the run waits in the queue.
  */
 import { type NormalizedRequest, runsInSandbox } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
@@ -16,6 +16,7 @@ import { ProviderError, type ProviderResult } from "../providers/types.js";
 import { VendorError } from "../providers/upstream/vendor-http.js";
 import { progressReporter, queueReporter } from "./progress.js";
 import { providerJob } from "./provider-job.js";
+import type { DownloadGate } from "./slots.js";
 import { ProviderFull, RunStopped } from "./stops.js";
 import { vendorSide } from "./vendor-side.js";
 
@@ -49,20 +50,22 @@ export interface RouteCall {
   deadline: number;
   log: Logger;
   workerId: string;
+  /** Where references are downloaded: on one of the worker's download slots. */
+  downloads?: DownloadGate | undefined;
 }
 
 /**
  * Calls the run's providers along its route plan until one delivers a video; what one returns is
  * the attempt's result, with the route that made it. A route whose vendor schema refuses the run's
- * input (as the route maps it) is skipped. Throws what the last route threw, `ProviderFull`, or
- * the signal's reason.
+ * input (as the route maps it) is skipped. Throws what the last route threw, `ProviderFull`,
+ * `DownloadsFull`, or the signal's reason.
  */
 export async function callRoutes(
   deps: AppDeps,
   run: RunRecord,
   call: RouteCall,
 ): Promise<{ result: ProviderResult; route: ProviderRoute }> {
-  const { served, request, workDir, signal, deadline, log, workerId } = call;
+  const { served, request, workDir, signal, deadline, log, workerId, downloads } = call;
   const plan = routePlan(deps, run, served);
   const resumed = plan.routes[plan.resumeAt];
   const { accepted, refused } = await checkRoutes(
@@ -100,7 +103,13 @@ export async function callRoutes(
     ) {
       throw new ProviderFull(route.slot);
     }
-    const job = await providerJob(deps, run, route, { model: served.model, request, workDir, signal });
+    const job = await providerJob(deps, run, route, {
+      model: served.model,
+      request,
+      workDir,
+      signal,
+      downloads,
+    });
     const called = deps.metrics.providerCall(run.id, route.slot);
     const vendor = route.vendor ? vendorSide(deps, run.id, route) : undefined;
     try {

@@ -18,6 +18,7 @@ import { PeriodicTask } from "../periodic-task.js";
 import { ProviderError } from "../providers/types.js";
 import { storageFullOf } from "../storage-full.js";
 import { callRoutes } from "./route-plan.js";
+import { type DownloadGate, DownloadsFull } from "./slots.js";
 import {
   type HandBack,
   outcomeOfError,
@@ -31,6 +32,8 @@ import {
 export interface AttemptOptions {
   workerId: string;
   leaseMs: number;
+  /** The worker's download slots, where the run's references are downloaded (slots.ts). */
+  downloads?: DownloadGate;
 }
 
 /** Waits before each new try at ending a run while the store's connection is lost. */
@@ -39,14 +42,15 @@ const COMPLETE_RETRY_DELAYS_MS = [100, 200, 400, 800, 1600];
 /**
  * Works on a claimed run until it ends, or until `controller` aborts it (a shutdown leaves the run
  * to its lease). Resolves with why the attempt gave the run back when it did (its provider was
- * full, or the disk): the run is then untouched, for the claim loop to put back in the queue.
+ * full, the download slots were taken, or the disk was full): the run is then untouched, for the
+ * claim loop to put back in the queue.
  */
 export async function attemptRun(
   deps: AppDeps,
   run: RunRecord,
   controller: AbortController,
   options: AttemptOptions,
-): Promise<HandBack | null> {
+): Promise<HandBack | DownloadsFull | null> {
   const log = deps.logger.child({ runId: run.id });
   const stop = (cause: StopCause) => {
     if (!controller.signal.aborted) controller.abort(stopReason(cause));
@@ -84,9 +88,10 @@ export async function attemptRun(
       deadline,
       log,
       workerId: options.workerId,
+      downloads: options.downloads,
     });
   } catch (err) {
-    if (err instanceof ProviderFull) return err;
+    if (err instanceof ProviderFull || err instanceof DownloadsFull) return err;
     const full = controller.signal.aborted ? null : storageFullOf(err);
     if (full) {
       log.error({ code: full.code, path: full.path }, "the disk is full; the run goes back to the queue");
@@ -159,7 +164,12 @@ async function generate(
   run: RunRecord,
   workDir: string,
   signal: AbortSignal,
-  { deadline, log, workerId }: { deadline: number; log: Logger; workerId: string },
+  {
+    deadline,
+    log,
+    workerId,
+    downloads,
+  }: { deadline: number; log: Logger; workerId: string; downloads: DownloadGate | undefined },
 ): Promise<RunOutcome> {
   const served = deps.catalog.forRun(run.endpoint);
   if (!served) throw new ProviderError(`This server does not serve ${run.endpoint}.`);
@@ -172,6 +182,7 @@ async function generate(
     deadline,
     log,
     workerId,
+    downloads,
   });
   if (!(Number.isFinite(result.durationSeconds) && result.durationSeconds > 0)) {
     throw new ProviderError(

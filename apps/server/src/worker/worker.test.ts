@@ -2,6 +2,8 @@
  * The worker on a MemoryStore and a ManualClock: claiming, the run's deadline, lost leases,
  * cancel, shutdown and the retried end, each shown by moving the clock rather than waiting.
  */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { runErrors } from "@refvid/core";
 import type { Store, StoreConnectionLost } from "@refvid/store";
 import { afterEach, describe, expect, it } from "vitest";
@@ -13,16 +15,32 @@ const LEASE_MS = 30_000;
 const harnesses: LoopHarness[] = [];
 const workers: Worker[] = [];
 
+const servers: Server[] = [];
+
 afterEach(async () => {
   for (const worker of workers.splice(0)) await worker.stop(0);
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
   for (const h of harnesses.splice(0)) await h.close();
 });
 
-async function setup(env: Record<string, string> = {}, wrapStore?: (store: Store) => Store) {
+async function setup(
+  env: Record<string, string> = {},
+  wrapStore?: (store: Store) => Store,
+  downloadSlots?: number,
+) {
   const h = await loopHarness(env);
   harnesses.push(h);
   if (wrapStore) h.deps.store = wrapStore(h.deps.store);
-  const worker = new Worker(h.deps, { workerId: "w1", concurrency: 2, leaseMs: LEASE_MS, pollMs: 1000 });
+  const worker = new Worker(h.deps, {
+    workerId: "w1",
+    concurrency: 2,
+    leaseMs: LEASE_MS,
+    pollMs: 1000,
+    ...(downloadSlots ? { downloadSlots } : {}),
+  });
   workers.push(worker);
   return { ...h, worker };
 }
@@ -263,6 +281,66 @@ describe("the worker", () => {
     expect((await runOf(id))?.status).toBe("processing");
     await clock.advance(1);
     expect(await runOf(id)).toMatchObject({ status: "succeeded", attempts: 1 });
+  });
+});
+
+describe("the worker's download slots", () => {
+  /** A reference server whose PNGs arrive only once the test lets them. */
+  async function heldReferences() {
+    const waiting: (() => void)[] = [];
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "image/png" });
+      res.write(Buffer.from("89504e470d0a1a0a0000000d49484452", "hex"));
+      waiting.push(() => res.end(Buffer.alloc(64)));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    servers.push(server);
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/ref.png`,
+      waiting,
+      releaseAll: () => {
+        for (const end of waiting.splice(0)) end();
+      },
+    };
+  }
+
+  it("puts a run back in the queue, unattempted, while its organization holds its download slots", async () => {
+    // Two download slots: one organization may hold one. No floor: the test holds downloads open.
+    const { worker, clock, provider, admit, unheard, runOf, logs } = await setup(
+      { REFVID_MIN_DOWNLOAD_BYTES_PER_S: "0" },
+      undefined,
+      2,
+    );
+    provider.usesReferences = true;
+    const refs = await heldReferences();
+    const input = { image_urls: [refs.url] };
+    // Both are claimed by the same poll: the one that comes second to the download slots finds
+    // its organization's one slot taken.
+    const admitted = [await unheard(() => admit({ input })), await unheard(() => admit({ input }))];
+    worker.start();
+    const refusal = () =>
+      logs.find((l) => l.msg.startsWith("no download slot is free")) as { runId?: string };
+    await waitFor(() => refusal() !== undefined);
+    const later = refusal().runId as string;
+    const first = admitted.find((id) => id !== later) as string;
+    expect(admitted).toContain(later);
+    expect(await runOf(later)).toMatchObject({ status: "queued", attempts: 0, startedAt: null });
+    await waitFor(() => refs.waiting.length === 1);
+
+    // Polls leave it queued while the other run's reference downloads.
+    await clock.advance(3000);
+    expect(await runOf(later)).toMatchObject({ status: "queued", attempts: 0 });
+    expect(refs.waiting).toHaveLength(1);
+
+    // The download ends: that run generates, and the queued one is claimed at once, no poll needed.
+    refs.releaseAll();
+    const job = await provider.started();
+    expect(job.job.runId).toBe(first);
+    expect(job.job.references).toMatchObject([{ kind: "image", format: "png" }]);
+    await waitFor(() => refs.waiting.length === 1);
+    expect(await runOf(later)).toMatchObject({ status: "processing", attempts: 1 });
+    refs.releaseAll();
+    expect((await provider.started(2)).job.runId).toBe(later);
   });
 });
 

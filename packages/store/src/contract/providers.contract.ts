@@ -109,5 +109,27 @@ export function providersContract(makeStore: StoreFactory): void {
       const [again] = await store.claimRuns({ workerId: "w3", limit: 5, leaseMs: 1000, now: at(7) });
       expect(again).toMatchObject({ id: d.id, attempts: 1 });
     });
+
+    it("leaves queued the runs of the models and organizations whose downloads it is told to skip", async () => {
+      const store = await makeStore();
+      const busy = await makeTenant(store, { balance: 10_000_000 });
+      const other = await makeTenant(store, { balance: 10_000_000 });
+      const modelA = "lab-a/model-a/reference-to-video" as const;
+      const busyD = newRun(busy); // model-d
+      const busyA = newRun(busy, { endpoint: modelA });
+      const otherD = newRun(other);
+      for (const [i, run] of [busyD, busyA, otherD].entries()) await store.admitRun({ run, now: at(i) });
+      const claimed = await store.claimRuns({
+        workerId: "w1",
+        limit: 5,
+        leaseMs: 1000,
+        now: at(5),
+        skipDownloads: { organizationIds: [busy.organizationId], endpoints: [busyD.endpoint] },
+      });
+      // The busy organization's other model, and the other organization's run of the same model, go.
+      expect(claimed.map((r) => r.id)).toEqual([busyA.id, otherD.id]);
+      const [left] = await store.claimRuns({ workerId: "w2", limit: 5, leaseMs: 1000, now: at(6) });
+      expect(left?.id).toBe(busyD.id);
+    });
   });
 }

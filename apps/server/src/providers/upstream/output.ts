@@ -8,8 +8,15 @@ import { join } from "node:path";
 import { probeDuration } from "../../media/ffmpeg.js";
 import { sniffFile } from "../../media/sniff.js";
 import { FetchRefused, guardedFetch } from "../../net/guarded-fetch.js";
+import type { MinTransferRate } from "../../net/rate-floor.js";
 import { naming, storageFullOf } from "../../storage-full.js";
-import { type ProviderContext, ProviderError, type ProviderJob, type ProviderResult } from "../types.js";
+import {
+  type ProviderContext,
+  ProviderError,
+  type ProviderJob,
+  type ProviderResult,
+  type VendorProviderOptions,
+} from "../types.js";
 import type { CompiledExpression } from "./mapping.js";
 
 export interface OutputOptions {
@@ -20,6 +27,8 @@ export interface OutputOptions {
   /** Largest video accepted. */
   maxBytes?: number;
   timeoutMs?: number;
+  /** REFVID_MIN_DOWNLOAD_BYTES_PER_S over its window: a slower download is cut off. */
+  minRate?: MinTransferRate | null;
   /** Test hook passed on to the guarded fetcher. */
   allowAddresses?: ReadonlySet<string>;
 }
@@ -54,12 +63,13 @@ export async function finishWithOutputVideo(
   location: unknown,
   job: Pick<ProviderJob, "workDir">,
   context: Pick<ProviderContext, "signal" | "onProgress">,
-  allowLocal: boolean,
+  options: Pick<VendorProviderOptions, "allowLocalOutputs" | "minDownloadRate">,
 ): Promise<ProviderResult> {
   const result = await fetchOutputVideo(location, {
     workDir: job.workDir,
     signal: context.signal,
-    allowLocal,
+    allowLocal: options.allowLocalOutputs,
+    minRate: options.minDownloadRate ?? null,
   });
   context.onProgress(1);
   return result;
@@ -96,6 +106,7 @@ export async function fetchOutputVideo(location: unknown, options: OutputOptions
         {
           allowLocal: options.allowLocal,
           timeoutMs: options.timeoutMs ?? 300_000,
+          minRate: options.minRate ?? null,
           maxBytes,
           maxRedirects: 5,
           signal: options.signal,

@@ -237,6 +237,23 @@ describe("fetchOutputVideo", () => {
     ).rejects.toThrow(/Could not download the model's video: .*more than/);
   });
 
+  it("cuts off a video that trickles in below the minimum transfer rate", async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "video/mp4" });
+      res.write(video.subarray(0, 16));
+      const timer = setInterval(() => res.write(Buffer.alloc(8)), 50);
+      res.on("close", () => clearInterval(timer));
+    };
+    await expect(
+      fetchOutputVideo(`${base}/trickle.mp4`, {
+        ...options(),
+        minRate: { bytesPerSecond: 4096, windowMs: 200 },
+      }),
+    ).rejects.toThrow(
+      /Could not download the model's video: .*a download must average at least 4096 bytes\/s/,
+    );
+  });
+
   it("decodes a data: URL", async () => {
     const result = await fetchOutputVideo(`data:video/mp4;base64,${video.toString("base64")}`, options());
     expect(result.durationSeconds).toBeCloseTo(2, 1);

@@ -6,7 +6,7 @@ import { CHANNEL, RUN_COLUMNS } from "./sql.js";
 export async function claimRuns(
   db: Database,
   origin: string,
-  { workerId, limit, leaseMs, now, skipEndpoints = [] }: Parameters<T.Store["claimRuns"]>[0],
+  { workerId, limit, leaseMs, now, skipEndpoints = [], skipDownloads }: Parameters<T.Store["claimRuns"]>[0],
 ): ReturnType<T.Store["claimRuns"]> {
   // One statement: the claim, the `run.started` events asked for (once per run: a run claimed
   // again keeps its first), and the `changed` NOTIFY that tells event streams the runs started.
@@ -15,6 +15,7 @@ export async function claimRuns(
        update runs set status = 'processing', started_at = coalesce(started_at, $2), lease_owner = $3,
          lease_expires_at = $4, attempts = attempts + 1
        where id in (select id from runs where status = 'queued' and endpoint <> all($5::text[])
+                      and not (organization_id = any($8::text[]) and endpoint = any($9::text[]))
                     order by created_at, id limit $1 for update skip locked)
        returning ${RUN_COLUMNS}),
      started as (insert into webhook_deliveries (id, run_id, organization_id, environment, created_at, url, event_type,
@@ -26,7 +27,17 @@ export async function claimRuns(
      notified as (select pg_notify($6, json_build_object('kind', 'changed', 'runIds', json_agg(id), 'origin', $7::text)::text)
                   from claimed having count(*) > 0)
      select claimed.*, (select count(*) from notified) as notified from claimed`,
-    [limit, now, workerId, new Date(now.getTime() + leaseMs), skipEndpoints, CHANNEL, origin],
+    [
+      limit,
+      now,
+      workerId,
+      new Date(now.getTime() + leaseMs),
+      skipEndpoints,
+      CHANNEL,
+      origin,
+      skipDownloads?.organizationIds ?? [],
+      skipDownloads?.endpoints ?? [],
+    ],
     "refvid_claim_runs",
   );
   return rows
