@@ -37,4 +37,4 @@ export { setProgress, setQueuePosition } from "./set-progress.js";
 export { updateApiKey } from "./update-api-key.js";
 export { createUpload, deleteExpiredUploads, deleteUpload, getUpload } from "./uploads.js";
 export { usage, usageQuery } from "./usage.js";
-export { addVendorEvent, findRunByUpstream, listVendorEvents } from "./vendor-events.js";
+export { addVendorEvent, findRunByUpstream, listVendorEvents, vendorHookPayload } from "./vendor-events.js";
