@@ -66,6 +66,11 @@ export interface CogKnobs {
   /** Terminal webhook retry backoff base and count (Cog: 100 ms, 12). */
   webhookRetryBaseMs: number;
   webhookMaxRetries: number;
+  /**
+   * The next N webhook deliveries of each event are lost on the way (the connection breaks before
+   * the receiver reads them): Cog sees an error, and retries a terminal one with its backoff.
+   */
+  webhookDropNext: Partial<Record<CogWebhookEvent, number>>;
 }
 
 export interface CogJob {
@@ -94,7 +99,10 @@ export interface CogWebhookCall {
   event: CogWebhookEvent;
   attempt: number;
   status: CogStatus;
-  /** The receiver's HTTP status, "error" when it could not be reached, null while in flight. */
+  /**
+   * The receiver's HTTP status, "error" when it could not be reached (or the delivery was dropped,
+   * `webhookDropNext`), null while in flight.
+   */
   answer: number | "error" | null;
 }
 
@@ -179,6 +187,7 @@ export const DEFAULT_KNOBS: CogKnobs = {
   webhookIntervalMs: 500,
   webhookRetryBaseMs: 100,
   webhookMaxRetries: 12,
+  webhookDropNext: {},
 };
 
 export const DEFAULT_INPUT: NonNullable<CogServerOptions["input"]> = {
