@@ -200,6 +200,7 @@ function vendorLog() {
     hookUrl: null,
     pause: (ms, signal) => wait(ms, false, { signal }),
     hooks: async () => [],
+    hookPayload: async () => null,
     heldByAnotherRun: async () => false,
     backstopMs: 30_000,
     log: async (kind, upstreamId, detail) => {

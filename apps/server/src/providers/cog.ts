@@ -34,9 +34,19 @@ export class CogProvider implements Provider {
     }
   }
 
-  /** Cog signs nothing: the webhook URL's per-run token, checked before this, is its credential. */
+  /**
+   * An async prediction's end reaches refvid only in its webhook, a video output often inline as a
+   * data: URL: up to 64 MiB (a larger one belongs on Cog's upload URL, `--upload-url`).
+   */
+  readonly hookBodyLimit = 64 * 1024 * 1024;
+
+  /**
+   * Cog signs nothing: the webhook URL's per-run token, checked before this, is its credential. The
+   * body of a prediction's end is kept: it is the prediction's result (cog-async.ts).
+   */
   async readHook(hook: VendorHook): Promise<HookedJob> {
-    return hookedJob(hook);
+    const job = hookedJob(hook);
+    return { ...job, keep: ENDED.includes(job.status ?? "") };
   }
 
   async cancelUpstream(job: UpstreamJob): Promise<void> {
@@ -75,6 +85,8 @@ export class CogProvider implements Provider {
     return finishWithOutputVideo(location, job, context, this.options.allowLocalOutputs);
   }
 }
+
+const ENDED = ["succeeded", "failed", "canceled"];
 
 /** The output URL (or data: URL), or the first string of a list of outputs. */
 function firstOutput(output: unknown): unknown {
