@@ -1,5 +1,5 @@
 import { cogBoxes } from "./cog-box.js";
-import { HeldPrediction, type HeldPredictionOptions } from "./cog-prediction.js";
+import { BoxPrediction, type BoxPredictionOptions } from "./cog-prediction.js";
 import {
   type Provider,
   type ProviderContext,
@@ -17,7 +17,7 @@ import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
 import { redactSecret, VendorError } from "./upstream/vendor-http.js";
 
 /** The token, if any, is a fronting proxy's, sent as `Authorization: Bearer <token>`; Cog takes none. */
-export interface CogProviderOptions extends VendorProviderOptions, HeldPredictionOptions {
+export interface CogProviderOptions extends VendorProviderOptions, BoxPredictionOptions {
   /** Unused: a Cog container serves one model. */
   model?: string;
   /** The provider's name, whose slots the route takes (`name` by default): the one found full. */
@@ -51,7 +51,7 @@ export class CogProvider implements Provider {
 
   async cancelUpstream(job: UpstreamJob): Promise<void> {
     const context = { signal: new AbortController().signal, onProgress: () => {}, upstream: job };
-    await new HeldPrediction(this.options, job.id, context, this.options.logger).cancel();
+    await new BoxPrediction(this.options, job.id, context, this.options.logger).cancel();
   }
 
   /**
@@ -73,8 +73,8 @@ export class CogProvider implements Provider {
     if (cogBoxes.busy(this.options.url, id)) throw new ProviderFull(this.options.slot ?? name);
     const log = this.options.logger?.child({ runId: job.runId, provider: name, upstreamId: id });
     if (context.upstream) log?.info("resuming the run's Cog prediction");
-    const held = new HeldPrediction(this.options, id, context, log);
-    const answer = await held.result(vendorInput(job.input, this.options.mapping));
+    const prediction = new BoxPrediction(this.options, id, context, log);
+    const answer = await prediction.result(vendorInput(job.input, this.options.mapping));
     if (answer.status === "failed") {
       const message = typeof answer.error === "string" && answer.error ? answer.error : "The model failed.";
       throw new ProviderError(redactSecret(message.slice(0, 300), this.options.token));

@@ -70,7 +70,7 @@ export function predictionCreator(
     if (!parsed.ok) return send(res, parsed.status, parsed.body);
     const body = parsed.body;
     const python = ctx.isPython();
-    const respondAsync = req.headers.prefer === "respond-async";
+    const respondAsync = req.headers.prefer === "respond-async" && !knobs.preferDropped;
 
     if (!python && (req.headers.accept ?? "").includes("text/event-stream")) {
       return send(res, 406, { detail: "This model does not support streaming output" });

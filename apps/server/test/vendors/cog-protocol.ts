@@ -56,6 +56,11 @@ export interface CogKnobs {
   loseAnswerAt: CogLossPoint;
   /** GET /health-check gets no answer until this is cleared. */
   hangHealth: boolean;
+  /**
+   * A proxy in front drops the `Prefer` header (as a Cog without async predictions would ignore it):
+   * every create is sync.
+   */
+  preferDropped: boolean;
   /** The output claims to be an MP4 but is not one. */
   malformedOutput: boolean;
   outputSeconds: number;
@@ -181,6 +186,7 @@ export const DEFAULT_KNOBS: CogKnobs = {
   serverErrorStatus: 500,
   hangStatus: false,
   hangHealth: false,
+  preferDropped: false,
   malformedOutput: false,
   outputSeconds: 2,
   outputAs: "data",

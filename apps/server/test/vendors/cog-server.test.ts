@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { probeDuration } from "../../src/media/ffmpeg.js";
+import { eventually } from "./cog-adapter.js";
 import { type CogHealth, type CogServer, type CogServerOptions, startCogServer } from "./cog-server.js";
 import { vendorInputSchema } from "./vendor-schemas.js";
 
@@ -65,17 +66,6 @@ async function call(
 
 const ASYNC = { prefer: "respond-async" };
 const input = (prompt = "a slow dolly shot") => ({ input: { prompt } });
-
-/** Polls until `check` answers something truthy (a few ms apart), or fails after `timeoutMs`. */
-async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 interface Delivery {
   body: any;
