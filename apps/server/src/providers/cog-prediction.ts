@@ -54,7 +54,10 @@ export interface BoxPredictionOptions
   lostGraceMs?: number;
 }
 
-/** Cog retries a prediction's end webhook for about 7 minutes (12 tries, 100 ms · 2^n apart). */
+/**
+ * How long the end's webhook of a prediction seen ended is awaited (REFVID_VENDOR_ADOPT_WINDOW_MS
+ * sets it): longer than coglet retries it, about 7 minutes (12 tries, 100 ms · 2^n apart).
+ */
 const DEFAULT_HOOK_WINDOW_MS = 600_000;
 
 /**
