@@ -85,7 +85,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
     const listen = options.listenHealth?.() ?? "ok";
     const ok = store === "ok" && listen === "ok" && !drain.started.aborted;
     const providers = options.providerReachability?.() ?? {};
-    const boxes = cogBoxStates(deps.config.catalog?.providers ?? []);
+    const boxes = cogBoxStates(deps.config.catalog?.providers ?? [], deps.config.vendorWebhooks);
     res.status(ok ? 200 : 503).json({
       status: ok ? "ok" : "unavailable",
       checks: { store, listen },

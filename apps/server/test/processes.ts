@@ -120,6 +120,21 @@ export async function fleet(
   };
 }
 
+/** The run once it ended, as Postgres holds it (status, charge, billed seconds, attempts, vendor job). */
+export async function endedRun(db: pg.Pool, runId: string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await db.query(
+      "select status, charged::bigint as charged, billable_seconds, attempts, upstream from runs where id = $1",
+      [runId],
+    );
+    const run = rows[0];
+    if (run && run.status !== "queued" && run.status !== "processing") return run;
+    if (Date.now() > deadline) throw new Error(`run ${runId} did not end within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /**
  * An organization's wallet and in-flight counts as Postgres holds them, with the sums that must
  * agree with them: charges over its runs, runs in flight, its keys' in-flight counters.

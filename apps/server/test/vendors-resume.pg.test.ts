@@ -11,7 +11,7 @@ import { type TestDatabases, testDatabases } from "@refvid/store/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./harness.js";
-import { type Fleet, fleet, type RefvidProcess } from "./processes.js";
+import { endedRun, type Fleet, fleet, type RefvidProcess } from "./processes.js";
 import { type FalServer, startFalServer } from "./vendors/fal-server.js";
 
 const ENDPOINT = "fal-ai/refvid-test/reference-to-video";
@@ -92,18 +92,7 @@ describe("a worker killed while a vendor works on its run", () => {
     await processes.kill(first, "SIGKILL");
 
     await processes.start("worker");
-    const ended = await eventually(
-      async () => {
-        const { rows } = await db.query(
-          "select status, charged::bigint as charged, billable_seconds, attempts, upstream from runs where id = $1",
-          [runId],
-        );
-        const run = rows[0];
-        return run && run.status !== "queued" && run.status !== "processing" ? run : undefined;
-      },
-      30_000,
-      "the run to end",
-    );
+    const ended = await endedRun(db, runId);
     expect(ended).toMatchObject({ status: "succeeded", billable_seconds: 3, upstream: recorded });
     expect(Number(ended.charged)).toBe(3 * 162_000); // model-a 720p, billed by the delivered 3 s
     expect(ended.attempts).toBeGreaterThanOrEqual(2);

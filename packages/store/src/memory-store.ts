@@ -69,6 +69,7 @@ export class MemoryStore implements Store {
   private readonly vendorLog = new MemoryVendorLog((runId) => this.events.emit({ kind: "vendor", runId }));
   readonly addVendorEvent = this.vendorLog.addVendorEvent;
   readonly listVendorEvents = this.vendorLog.listVendorEvents;
+  readonly vendorHookPayload = this.vendorLog.vendorHookPayload;
   /** A processing run's vendor job, progress and vendor queue position. */
   private readonly progress = new MemoryRunProgress(
     this.runs,

@@ -34,6 +34,11 @@ export interface VendorEvent {
   /** The vendor's status word for a hook; a sentence for the others. */
   detail: string | null;
   at: Date;
+  /**
+   * A hook's body as received, kept when the webhook is the only channel of the job's result (a
+   * Cog prediction's end); never listed, read by `vendorHookPayload`.
+   */
+  payload?: string | null;
 }
 
 /** The run's vendor log and the cross-run lookups that adoption and vendor webhooks need. */
@@ -42,8 +47,18 @@ export interface VendorLogStore {
   getRunById(runId: string): Promise<RunRecord | null>;
   /** Adds one entry; a `hook` also wakes the run's worker, in any process (`vendor` event). */
   addVendorEvent(event: VendorEvent): Promise<void>;
-  /** The run's entries, oldest first. */
+  /** The run's entries, oldest first, without their payloads. */
   listVendorEvents(runId: string): Promise<VendorEvent[]>;
+  /**
+   * The payload kept with the run's latest hook about `upstreamId` on `provider` whose status word
+   * is `status`; null when there is none.
+   */
+  vendorHookPayload(input: {
+    runId: string;
+    provider: string;
+    upstreamId: string;
+    status: string;
+  }): Promise<string | null>;
   /** The run that recorded this vendor job as its own (`recordUpstream`), or null. */
   findRunByUpstream(input: { provider: string; upstreamId: string }): Promise<string | null>;
 }

@@ -3,7 +3,8 @@
  * background (at start, then every `intervalMs`), so the probe never waits on a vendor and one bad
  * vendor never makes the process unready. A Cog box reports its own state; fal and Replicate are
  * asked a harmless question with the credential, which also tells whether they accept it. Each Cog
- * box also shows a prediction it runs that Cog did not cancel (providers/cog-box.ts).
+ * box also shows how its predictions are made (async, or held requests) and a prediction it runs
+ * that Cog did not cancel (providers/cog-box.ts).
  */
 import type { Logger } from "pino";
 import type { Clock, Scheduler } from "../clock.js";
@@ -19,19 +20,33 @@ const PROBE_TIMEOUT_MS = 5_000;
 
 /** A Cog box in `/readyz`. */
 export interface CogBoxState {
+  /**
+   * How this process creates the box's predictions: async, their end by webhook; or held requests,
+   * because vendor webhooks are off, or because the box answered an async create synchronously.
+   */
+  predictions: "async" | "sync_webhooks_off" | "sync_no_async";
   /** A prediction of a stopped run that Cog did not cancel and that still runs; none is started meanwhile. */
   busy_uncancellable: { prediction_id: string; since: string } | null;
 }
 
 /** Each Cog box of the routing file, by provider name, as this process knows it now. */
-export function cogBoxStates(providers: readonly ProviderEntry[]): Record<string, CogBoxState> {
+export function cogBoxStates(
+  providers: readonly ProviderEntry[],
+  vendorWebhooks: boolean,
+): Record<string, CogBoxState> {
   return Object.fromEntries(
     providers
       .filter((provider) => provider.type === "cog")
-      .map((provider) => {
-        const running = cogBoxes.uncancellable(provider.url ?? "");
+      .map((provider): [string, CogBoxState] => {
+        const url = provider.url ?? "";
+        const running = cogBoxes.uncancellable(url);
         const busy = running && { prediction_id: running.predictionId, since: running.since.toISOString() };
-        return [provider.name, { busy_uncancellable: busy }];
+        const predictions = !vendorWebhooks
+          ? "sync_webhooks_off"
+          : cogBoxes.answersSync(url)
+            ? "sync_no_async"
+            : "async";
+        return [provider.name, { predictions, busy_uncancellable: busy }];
       }),
   );
 }

@@ -4,8 +4,11 @@
  * serves nothing while a held sync prediction runs, so the cancel goes unanswered, or is answered
  * 404 once the prediction ran to its end (see test/vendors/cog-server.ts); another Cog may accept a
  * cancel and run on. While one is left on a box, this process starts no prediction there (the run
- * waits in the queue), and `/readyz` shows the box busy with one Cog did not cancel. Kept per
- * process, by the box's URL.
+ * waits in the queue), and `/readyz` shows the box busy with one Cog did not cancel. Also what
+ * this process learned of each box's server: that it answered an async create synchronously (its
+ * predictions are then held requests, cog.ts), and whether a probe can see its predictions in
+ * flight (coglet reattaches a PUT of an id in flight before reading its input; Cog ≤ 0.16 reads the
+ * input first, so a probe's refusal tells nothing). Kept per process, by the box's URL.
  */
 import type { Clock, Scheduler } from "../clock.js";
 
@@ -28,8 +31,17 @@ interface Left {
   uncancellable: Date | null;
 }
 
+/** What a process learned of a box's server. */
+interface Server {
+  /** When it answered a prediction created async with its end (it does not take `Prefer`). */
+  answersSync: Date | null;
+  /** Whether a probe sees a prediction in flight (null: not known yet). */
+  probesSee: boolean | null;
+}
+
 export class CogBoxes {
   private readonly boxes = new Map<string, Set<Left>>();
+  private readonly servers = new Map<string, Server>();
 
   /** Records `id` as running on the box until the returned handle's `ended`. */
   leave(url: string, id: string, time: { clock: Clock; scheduler: Scheduler }): LeftPrediction {
@@ -69,6 +81,32 @@ export class CogBoxes {
       }
     }
     return oldest;
+  }
+
+  /** The box answered a prediction asked async with its end, `at`: its predictions are held from now on. */
+  answeredSync(url: string, at: Date): void {
+    this.server(url).answersSync ??= at;
+  }
+
+  /** When the box was found to answer async predictions synchronously, or null. */
+  answersSync(url: string): Date | null {
+    return this.servers.get(boxKey(url))?.answersSync ?? null;
+  }
+
+  /** Whether a probe of the box sees a prediction in flight, as found; null while not known. */
+  probesSee(url: string): boolean | null {
+    return this.servers.get(boxKey(url))?.probesSee ?? null;
+  }
+
+  learnProbes(url: string, see: boolean): void {
+    this.server(url).probesSee = see;
+  }
+
+  private server(url: string): Server {
+    const key = boxKey(url);
+    const server = this.servers.get(key) ?? { answersSync: null, probesSee: null };
+    this.servers.set(key, server);
+    return server;
   }
 }
 

@@ -12,6 +12,8 @@ export interface CogHealthReport {
   detail?: string;
   /** The Cog version, when the container reports one. */
   version?: string;
+  /** The server is coglet (Cog ≥ 0.17, whose health-check names its version); Cog ≤ 0.16 names none. */
+  coglet?: true;
   /** UNREACHABLE for want of an answer in time (the connection may be up). */
   unanswered?: true;
 }
@@ -76,6 +78,7 @@ export async function cogHealth(url: string, options: CogHealthOptions = {}): Pr
     status,
     ...(detail ? { detail } : {}),
     ...(typeof version === "string" ? { version } : {}),
+    ...(typeof body.version?.coglet === "string" ? { coglet: true as const } : {}),
   };
 }
 

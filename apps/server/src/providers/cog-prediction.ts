@@ -1,6 +1,14 @@
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
+import {
+  type AsyncFollow,
+  hooksSoFar,
+  lostPrediction,
+  priorPrediction,
+  takenPrediction,
+} from "./cog-async.js";
 import { cogBoxes, type LeftPrediction } from "./cog-box.js";
+import { CogBoxCalls } from "./cog-box-calls.js";
 import { untilFree } from "./cog-health.js";
 import {
   answerLost,
@@ -14,7 +22,7 @@ import {
   untilAborted,
 } from "./cog-held-put.js";
 import { type HeldAnswer, HeldRequestLost } from "./cog-held-request.js";
-import { probePrediction, watchHeld } from "./cog-probe.js";
+import { watchHeld } from "./cog-probe.js";
 import { type LostAnswer, recoverLostAnswer } from "./cog-recovery.js";
 import {
   type ProviderContext,
@@ -24,21 +32,13 @@ import {
 } from "./types.js";
 import { cancelsUpstream, cancelsUpstreamAfter } from "./upstream/cancel-on-abort.js";
 import { progressFromLogs } from "./upstream/input.js";
-import {
-  redactSecret,
-  retryAfterMs,
-  type VendorCall,
-  VendorError,
-  type VendorResponse,
-  vendorFetch,
-  vendorUrl,
-} from "./upstream/vendor-http.js";
+import { redactSecret, retryAfterMs, VendorError, vendorUrl } from "./upstream/vendor-http.js";
 
 export type { CogPrediction } from "./cog-held-put.js";
 
 /** What a Cog route's prediction is made with. */
-export interface HeldPredictionOptions
-  extends Pick<VendorProviderOptions, "name" | "token" | "scheduler" | "clock" | "pollMs"> {
+export interface BoxPredictionOptions
+  extends Pick<VendorProviderOptions, "name" | "token" | "scheduler" | "clock" | "pollMs" | "adoptWindowMs"> {
   /** Base URL of the container (`http://10.0.0.5:5000`) or of a proxy in front of it. */
   url: string;
   /** A prediction request unanswered this long was taken; 2000 ms by default. */
@@ -47,12 +47,25 @@ export interface HeldPredictionOptions
   maxBackoffMs?: number;
   /** A prediction still running this long after Cog accepted its cancel is uncancellable; 30 s. */
   cancelGraceMs?: number;
+  /**
+   * After a lost answer, how long the prediction may take to show itself (a probe, a webhook)
+   * before it is created again; 30 s, and never more than `adoptWindowMs`.
+   */
+  lostGraceMs?: number;
 }
 
-const CANCEL_TIMEOUT_MS = 3_000;
+/**
+ * How long the end's webhook of a prediction seen ended is awaited (REFVID_VENDOR_ADOPT_WINDOW_MS
+ * sets it): longer than coglet retries it, about 7 minutes (12 tries, 100 ms · 2^n apart).
+ */
+const DEFAULT_HOOK_WINDOW_MS = 600_000;
 
-/** One run's prediction: created by a held sync PUT, watched by probes, cancelled when abandoned. */
-export class HeldPrediction {
+/**
+ * One run's prediction on a Cog box. Async (`Prefer: respond-async`, cog-async.ts) when the run's
+ * webhook can reach refvid, its end then coming by webhook; otherwise created by a held sync PUT.
+ * Watched by probes, cancelled when abandoned.
+ */
+export class BoxPrediction {
   /** Stops the held request, probes and waits; aborted only once Cog was told to cancel. */
   private readonly work = new AbortController();
   private stopping: Promise<void> | null = null;
@@ -72,9 +85,12 @@ export class HeldPrediction {
   private readonly pollMs: number;
   private readonly acceptAfterMs: number;
   private readonly maxBackoffMs: number;
+  /** Async: the webhook reaches refvid and the box has not answered an async create synchronously. */
+  private readonly async: boolean;
+  private readonly box: CogBoxCalls;
 
   constructor(
-    private readonly options: HeldPredictionOptions,
+    private readonly options: BoxPredictionOptions,
     private readonly id: string,
     private readonly context: ProviderContext,
     private readonly log: Logger | undefined,
@@ -87,6 +103,8 @@ export class HeldPrediction {
     // A resumed prediction is on the run already, and may still be in flight.
     this.recording = context.upstream ? Promise.resolve() : null;
     this.mayRun = Boolean(context.upstream);
+    this.async = Boolean(context.vendor?.hookUrl) && cogBoxes.answersSync(options.url) === null;
+    this.box = new CogBoxCalls(options, this.path, this.deadline, log);
   }
 
   /** The ended prediction (succeeded, failed or canceled), its job recorded on the run. */
@@ -123,11 +141,14 @@ export class HeldPrediction {
    * Cancels the prediction (if one may run), then stops the work with `reason`. An abort that
    * leaves the job running only drops the held request: coglet then cancels exactly this request's
    * prediction, never one another worker started since under the same id. A prediction cancelled
-   * while its request is open is left on the box (cog-box.ts) until it is seen to end.
+   * while its request is open is left on the box (cog-box.ts) until it is seen to end. `leave`
+   * cancels nothing (an async prediction whose record was refused: whoever holds the run finds it
+   * by its id). An async prediction is never left on the box: while it runs Cog answers another
+   * create 409, which waits.
    */
-  private stop(reason: unknown): void {
+  private stop(reason: unknown, leave = false): void {
     if (this.stopping) return;
-    if (!(this.mayRun && !this.ended && cancelsUpstream(this.context.signal))) {
+    if (leave || !(this.mayRun && !this.ended && cancelsUpstream(this.context.signal))) {
       this.stopping = Promise.resolve().then(() => this.work.abort(reason));
       return;
     }
@@ -167,16 +188,27 @@ export class HeldPrediction {
     return this.context.signal.aborted ? this.context.signal.reason : this.work.signal.reason;
   }
 
-  /** The held sync PUT, repeated while Cog is busy, not ready or unreachable, until the deadline. */
+  /**
+   * The PUT (held until the prediction ends, or async), repeated while Cog is busy, not ready or
+   * unreachable, until the deadline.
+   */
   private async create(input: Record<string, unknown>): Promise<CogPrediction> {
     const work = this.work.signal;
     const url = vendorUrl(this.options.url, this.path);
-    // Cog posts the prediction to the run's vendor webhook URL when it ends (its token is the check).
+    // Cog posts the prediction to the run's vendor webhook URL (its token is the check): its end,
+    // and for an async prediction its start too, which shows a prediction whose answer was lost.
     const hookUrl = this.context.vendor?.hookUrl;
-    const hook = hookUrl ? { webhook: hookUrl, webhook_events_filter: ["completed"] } : {};
+    const events = this.async ? ["start", "completed"] : ["completed"];
+    const hook = hookUrl ? { webhook: hookUrl, webhook_events_filter: events } : {};
     const payload = JSON.stringify({ input, ...hook });
+    if (this.async) {
+      const prior = await priorPrediction(this.follower(), this.context.upstream != null);
+      if (prior) return prior;
+    }
     for (let failures = 0; ; ) {
       work.throwIfAborted();
+      // Webhooks about the run's prediction before this PUT are not about the one it makes.
+      const since = this.async ? await hooksSoFar(this.follower()) : 0;
       this.mayRun = true;
       this.modelRan = false;
       const answered = new AbortController();
@@ -199,7 +231,15 @@ export class HeldPrediction {
         await watching;
       }
       const ended = endedPrediction(answer);
-      if (ended) return ended;
+      if (ended) {
+        if (this.async) this.answeredSync();
+        return ended;
+      }
+      if (answer?.status === 202 && this.async) {
+        const taken = await takenPrediction(this.follower(), since);
+        if (taken) return taken;
+        continue;
+      }
       if (answer?.status === 202) {
         this.log?.warn(
           "an earlier prediction of this run is in flight and nobody gets its output: cancelling it",
@@ -212,6 +252,11 @@ export class HeldPrediction {
       if (!lost) this.mayRun = false;
       if (answer?.status === 422) throw refusal(answer.body, this.options.token);
       const failure = heldFailure(this.options.name, url, answer);
+      if (lost && this.async) {
+        const found = await lostPrediction(this.follower(), failure, since);
+        if (found) return found;
+        continue;
+      }
       if (lost) {
         await this.afterLostAnswer(failure);
         continue;
@@ -219,6 +264,37 @@ export class HeldPrediction {
       if (!failure.retryable) throw this.failed(failure);
       await this.backOff(failures++, retryAfterOf(answer), failure);
     }
+  }
+
+  /** What following the async prediction works with (cog-async.ts). */
+  private follower(): AsyncFollow {
+    const vendor = this.context.vendor;
+    if (!vendor) throw new Error("an async Cog prediction needs the run's vendor side");
+    const window = this.options.adoptWindowMs ?? DEFAULT_HOOK_WINDOW_MS;
+    return {
+      id: this.id,
+      name: this.options.name,
+      vendor,
+      log: this.log,
+      signal: this.work.signal,
+      now: () => this.now(),
+      pollMs: this.pollMs,
+      graceMs: Math.min(this.options.lostGraceMs ?? 30_000, window),
+      hookWindowMs: window,
+      probe: (signal) => this.box.probe(signal),
+      probesSee: () => this.box.probesSee(this.work.signal),
+      record: () => this.record(),
+      progress: (logs) => this.progress(logs),
+    };
+  }
+
+  /** The box answered a prediction asked async with its end: it does not take `Prefer`. */
+  private answeredSync(): void {
+    this.log?.warn(
+      "the box answered an async prediction when it ended (a Cog without async predictions, or a " +
+        "proxy dropping the Prefer header): its predictions are held requests from now on",
+    );
+    cogBoxes.answeredSync(this.options.url, this.options.clock.now());
   }
 
   /** Probes and cancels until none of the run is in flight (cog-recovery.ts). */
@@ -229,7 +305,7 @@ export class HeldPrediction {
       log: this.log,
       signal: this.work.signal,
       modelRan: this.modelRan,
-      probe: (signal) => this.probeOnce(signal),
+      probe: (signal) => this.box.probe(signal),
       record: () => this.record(),
       cancel: () => this.cancel(),
       backOff: (failures, retryAfter, why) => this.backOff(failures, retryAfter, why),
@@ -256,17 +332,13 @@ export class HeldPrediction {
       acceptAfterMs: this.acceptAfterMs,
       recorded: this.recording !== null,
       now: () => this.now(),
-      probe: (signal) => this.probeOnce(signal),
+      probe: (signal) => this.box.probe(signal),
       record: () => this.record(),
       seen: (prediction) => {
         if (prediction?.status !== "starting") this.modelRan = true;
         this.progress(prediction?.logs);
       },
     });
-  }
-
-  private probeOnce(signal: AbortSignal): Promise<VendorResponse> {
-    return probePrediction(this.call(signal), this.path);
   }
 
   private progress(logs: unknown): void {
@@ -286,29 +358,15 @@ export class HeldPrediction {
     this.recording = Promise.resolve()
       .then(() => this.context.recordUpstream?.(job))
       .catch((err: unknown) => {
-        this.stop(err);
+        this.stop(err, this.async);
         throw err;
       });
     this.recording.catch(() => {});
   }
 
-  /**
-   * POST /predictions/{id}/cancel: one try with a short time limit; 404 when nothing runs, or
-   * (Cog 0.12) once a held prediction ended. Accepted only when answered 200.
-   */
-  async cancel(): Promise<boolean> {
-    try {
-      const answer = await vendorFetch(
-        { ...this.call(AbortSignal.timeout(CANCEL_TIMEOUT_MS)), attemptTimeoutMs: CANCEL_TIMEOUT_MS },
-        { method: "POST", url: `${this.path}/cancel`, accept: [404], once: true },
-      );
-      this.log?.info({ status: answer.status }, "cancelled the Cog prediction");
-      return answer.status !== 404;
-    } catch (err) {
-      const reason = redactSecret(err instanceof Error ? err.message : "unknown error", this.options.token);
-      this.log?.warn({ reason }, "could not cancel the Cog prediction");
-      return false;
-    }
+  /** Tells Cog to cancel the prediction; true when it accepted. */
+  cancel(): Promise<boolean> {
+    return this.box.cancel();
   }
 
   /** The error of a prediction Cog never took says so: the worker may try another route. */
@@ -322,20 +380,8 @@ export class HeldPrediction {
     return {
       accept: "application/json",
       "content-type": "application/json",
+      ...(this.async ? { prefer: "respond-async" } : {}),
       ...(token ? { authorization: `Bearer ${token}` } : {}),
-    };
-  }
-
-  private call(signal: AbortSignal): VendorCall {
-    const { name, url, token, scheduler } = this.options;
-    return {
-      provider: name,
-      baseUrl: url,
-      authorization: token ? `Bearer ${token}` : null,
-      scheduler,
-      now: () => this.now(),
-      signal,
-      deadline: this.deadline,
     };
   }
 

@@ -1,21 +1,31 @@
 /**
  * CogProvider against the local Cog container (test/vendors/cog-server.ts) over real HTTP, in both
- * server generations (coglet and Cog ≤ 0.16): the Provider contract, the held prediction (one model
- * run, record, progress, output), a dropped request, a lost answer and a resumed run (never two
- * predictions at once), the model's failures, busy and not-ready containers, retries, deadlines,
- * cancel, the proxy credential, and the health check.
+ * server generations (coglet and Cog ≤ 0.16), with vendor webhooks off: the Provider contract, the
+ * held prediction (one model run, record, progress, output), a dropped request, a lost answer and a
+ * resumed run (never two predictions at once), the model's failures, busy and not-ready
+ * containers, retries, deadlines, cancel, the proxy credential, and the health check. Async
+ * predictions (vendor webhooks on) are in cog-async.test.ts.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Writable } from "node:stream";
 import { setTimeout as wait } from "node:timers/promises";
-import { type ModelInput, normalizeInput } from "@refvid/core";
 import pino from "pino";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import {
+  closeBoxes,
+  closers,
+  runContext as context,
+  eventually,
+  cogJob as job,
+  NAME,
+  cogProvider as provider,
+  rejection,
+  removeWorkDirs,
+  SCHEMA,
+  startBox,
+} from "../../test/vendors/cog-adapter.js";
 import {
   type CogFlavor,
   type CogHealth,
@@ -24,16 +34,14 @@ import {
   startCogServer,
 } from "../../test/vendors/cog-server.js";
 import { vendorInputSchema } from "../../test/vendors/vendor-schemas.js";
-import { systemClock, systemScheduler } from "../clock.js";
 import { probeDuration } from "../media/ffmpeg.js";
 import { ProviderFull } from "../worker/stops.js";
-import { CogProvider, type CogProviderOptions } from "./cog.js";
+import type { CogProviderOptions } from "./cog.js";
 import { cogBoxes } from "./cog-box.js";
 import { cogHealth } from "./cog-health.js";
 import { describeProviderContract } from "./provider.contract.js";
 import {
   LeaveUpstreamRunning,
-  type ProviderContext,
   ProviderError,
   type ProviderJob,
   type UpstreamJob,
@@ -42,117 +50,12 @@ import {
 } from "./types.js";
 import { VendorError } from "./upstream/vendor-http.js";
 
-const NAME = "gpu-box";
 const SLOW_PROMPT = "a slow, very long take";
-/** The model's `predict()` arguments: refvid's fields, as a route would expose them. */
-const SCHEMA: NonNullable<CogServerOptions["input"]> = {
-  properties: {
-    prompt: { type: "string" },
-    image_urls: { type: "array" },
-    reference_image_urls: { type: "array" },
-    images: { type: "array" },
-    num_frames: { type: "integer" },
-  },
-  required: ["prompt"],
-};
 const FLAVORS: CogFlavor[] = ["coglet", "python"];
 
-const servers: CogServer[] = [];
-const closers: (() => Promise<void>)[] = [];
-const workDirs: string[] = [];
-
-afterEach(async () => {
-  await Promise.all([...servers.splice(0).map((s) => s.close()), ...closers.splice(0).map((c) => c())]);
-});
-afterAll(async () => {
-  await Promise.all(workDirs.map((dir) => rm(dir, { recursive: true, force: true })));
-});
-
-async function cog(options: CogServerOptions = {}): Promise<CogServer> {
-  const server = await startCogServer({
-    input: SCHEMA,
-    ...options,
-    knobs: { latencyMs: 80, ...options.knobs },
-  });
-  servers.push(server);
-  return server;
-}
-
-function provider(url: string, overrides: Partial<CogProviderOptions> = {}): CogProvider {
-  return new CogProvider({
-    name: NAME,
-    url,
-    token: null,
-    allowLocalOutputs: true,
-    scheduler: systemScheduler,
-    clock: systemClock,
-    pollMs: 10,
-    acceptAfterMs: 60,
-    maxBackoffMs: 100,
-    ...overrides,
-  });
-}
-
-async function job(input: Record<string, unknown> = {}): Promise<ProviderJob> {
-  const full = {
-    prompt: "a dolly shot",
-    image_urls: ["https://example.com/a.png"],
-    duration: "4s",
-    ...input,
-  };
-  const workDir = await mkdtemp(join(tmpdir(), "cog-provider-"));
-  workDirs.push(workDir);
-  return {
-    runId: `run_${randomUUID().replaceAll("-", "")}`,
-    request: normalizeInput("lab-d/model-d/reference-to-video", full as ModelInput),
-    input: full,
-    workDir,
-    references: [],
-    maxDurationSeconds: 30,
-  };
-}
-
-interface Recorded {
-  upstream: UpstreamJob;
-  /** The prediction's state at Cog when it was recorded. */
-  statusThen: string | undefined;
-}
-
-/** A run's context, keeping what the provider reported and recorded. */
-function context(server: CogServer | null, overrides: Partial<ProviderContext> = {}) {
-  const progress: number[] = [];
-  const recorded: Recorded[] = [];
-  const controller = new AbortController();
-  const ctx: ProviderContext = {
-    signal: controller.signal,
-    onProgress: (fraction) => progress.push(fraction),
-    recordUpstream: async (upstream) => {
-      recorded.push({ upstream, statusThen: server?.jobsFor(upstream.id).at(-1)?.status });
-    },
-    ...overrides,
-  };
-  return { ctx, progress, recorded, controller };
-}
-
-/** Polls until `check` answers something truthy, or fails after `timeoutMs`. */
-async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error("expected a rejection");
-    },
-    (err: unknown) => err,
-  );
-}
+afterEach(closeBoxes);
+afterAll(removeWorkDirs);
+const cog = startBox;
 
 /** A run the provider started, once the model runs its prediction. */
 async function runningPrediction(server: CogServer, overrides: Partial<CogProviderOptions> = {}) {
@@ -200,6 +103,7 @@ function vendorLog() {
     hookUrl: null,
     pause: (ms, signal) => wait(ms, false, { signal }),
     hooks: async () => [],
+    hookPayload: async () => null,
     heldByAnotherRun: async () => false,
     backstopMs: 30_000,
     log: async (kind, upstreamId, detail) => {
@@ -853,7 +757,13 @@ describe("cogHealth", () => {
   ])("reports %s", async (health, ok, detail) => {
     const server = await cog({ knobs: { health } });
     const report = await cogHealth(server.url);
-    expect(report).toEqual({ ok, status: health, version: "0.17.0", ...(detail ? { detail } : {}) });
+    expect(report).toEqual({
+      ok,
+      status: health,
+      version: "0.17.0",
+      coglet: true,
+      ...(detail ? { detail } : {}),
+    });
   });
 
   it("reports BUSY (ok) while every slot runs, and Cog ≤ 0.16 without a version", async () => {
@@ -873,8 +783,7 @@ describe("cogHealth", () => {
       unanswered: true,
     });
     const url = server.url;
-    await server.close();
-    servers.splice(servers.indexOf(server), 1);
+    await server.close(); // closed again after the test: a no-op
     const gone = await cogHealth(url);
     expect(gone).toMatchObject({ ok: false, status: "UNREACHABLE" });
     expect(gone.unanswered).toBeUndefined();

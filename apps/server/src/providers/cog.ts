@@ -1,5 +1,5 @@
 import { cogBoxes } from "./cog-box.js";
-import { HeldPrediction, type HeldPredictionOptions } from "./cog-prediction.js";
+import { BoxPrediction, type BoxPredictionOptions } from "./cog-prediction.js";
 import {
   type Provider,
   type ProviderContext,
@@ -17,7 +17,7 @@ import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
 import { redactSecret, VendorError } from "./upstream/vendor-http.js";
 
 /** The token, if any, is a fronting proxy's, sent as `Authorization: Bearer <token>`; Cog takes none. */
-export interface CogProviderOptions extends VendorProviderOptions, HeldPredictionOptions {
+export interface CogProviderOptions extends VendorProviderOptions, BoxPredictionOptions {
   /** Unused: a Cog container serves one model. */
   model?: string;
   /** The provider's name, whose slots the route takes (`name` by default): the one found full. */
@@ -34,14 +34,24 @@ export class CogProvider implements Provider {
     }
   }
 
-  /** Cog signs nothing: the webhook URL's per-run token, checked before this, is its credential. */
+  /**
+   * An async prediction's end reaches refvid only in its webhook, a video output often inline as a
+   * data: URL: up to 64 MiB (a larger one belongs on Cog's upload URL, `--upload-url`).
+   */
+  readonly hookBodyLimit = 64 * 1024 * 1024;
+
+  /**
+   * Cog signs nothing: the webhook URL's per-run token, checked before this, is its credential. The
+   * body of a prediction's end is kept: it is the prediction's result (cog-async.ts).
+   */
   async readHook(hook: VendorHook): Promise<HookedJob> {
-    return hookedJob(hook);
+    const job = hookedJob(hook);
+    return { ...job, keep: ENDED.includes(job.status ?? "") };
   }
 
   async cancelUpstream(job: UpstreamJob): Promise<void> {
     const context = { signal: new AbortController().signal, onProgress: () => {}, upstream: job };
-    await new HeldPrediction(this.options, job.id, context, this.options.logger).cancel();
+    await new BoxPrediction(this.options, job.id, context, this.options.logger).cancel();
   }
 
   /**
@@ -63,8 +73,8 @@ export class CogProvider implements Provider {
     if (cogBoxes.busy(this.options.url, id)) throw new ProviderFull(this.options.slot ?? name);
     const log = this.options.logger?.child({ runId: job.runId, provider: name, upstreamId: id });
     if (context.upstream) log?.info("resuming the run's Cog prediction");
-    const held = new HeldPrediction(this.options, id, context, log);
-    const answer = await held.result(vendorInput(job.input, this.options.mapping));
+    const prediction = new BoxPrediction(this.options, id, context, log);
+    const answer = await prediction.result(vendorInput(job.input, this.options.mapping));
     if (answer.status === "failed") {
       const message = typeof answer.error === "string" && answer.error ? answer.error : "The model failed.";
       throw new ProviderError(redactSecret(message.slice(0, 300), this.options.token));
@@ -75,6 +85,8 @@ export class CogProvider implements Provider {
     return finishWithOutputVideo(location, job, context, this.options);
   }
 }
+
+const ENDED = ["succeeded", "failed", "canceled"];
 
 /** The output URL (or data: URL), or the first string of a list of outputs. */
 function firstOutput(output: unknown): unknown {

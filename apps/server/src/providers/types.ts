@@ -62,6 +62,11 @@ export interface VendorSide {
   pause(ms: number, signal: AbortSignal): Promise<boolean>;
   /** The vendor job ids that verified webhooks for the run named, oldest first, with the vendor's status word. */
   hooks(): Promise<{ upstreamId: string; status: string | null }[]>;
+  /**
+   * The body of the latest verified webhook about `upstreamId` with the status word `status`, when
+   * it was kept (`readHook` said `keep`: Cog's, the only channel of an async prediction's end).
+   */
+  hookPayload(upstreamId: string, status: string): Promise<string | null>;
   /** Whether another run recorded this job of the route as its own. */
   heldByAnotherRun(upstreamId: string): Promise<boolean>;
   /** How long to wait between status calls while webhooks are on (the backstop). */
@@ -97,10 +102,12 @@ export interface Provider {
   cancelUpstream?(job: UpstreamJob): Promise<void>;
   /**
    * Reads a webhook the vendor posted about one of this route's jobs, after checking it is the
-   * vendor's (its signature): the job it names and the vendor's status word. Throws
-   * `HookRefused` for one that does not verify.
+   * vendor's (its signature): the job it names, the vendor's status word, and whether its body is
+   * to be kept. Throws `HookRefused` for one that does not verify.
    */
-  readHook?(hook: VendorHook): Promise<{ upstreamId: string; status: string | null }>;
+  readHook?(hook: VendorHook): Promise<{ upstreamId: string; status: string | null; keep?: boolean }>;
+  /** The largest webhook body this provider's vendor posts (1 MiB unless it says more). */
+  readonly hookBodyLimit?: number;
 }
 
 /** A vendor webhook as received: its headers (lower-case names) and its body's bytes. */

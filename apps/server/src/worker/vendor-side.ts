@@ -60,6 +60,8 @@ export function vendorSide(
           : [],
       );
     },
+    hookPayload: (upstreamId, status) =>
+      deps.store.vendorHookPayload({ runId, provider: route.name, upstreamId, status }),
     async heldByAnotherRun(upstreamId) {
       const owner = await deps.store.findRunByUpstream({ provider: route.name, upstreamId });
       return owner !== null && owner !== runId;

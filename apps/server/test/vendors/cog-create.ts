@@ -1,7 +1,8 @@
 /**
  * Creating a Cog prediction (POST /predictions, PUT /predictions/{id}): the answers of a busy or
  * unready container, a PUT reattaching to its id in flight (202), a sync request held until the
- * prediction ended, and a sync create whose answer is lost (`loseAnswerNext`, at `loseAnswerAt`).
+ * prediction ended, an async one answered 202 at once, and a create of either kind whose answer is
+ * lost (`loseAnswerNext`, at `loseAnswerAt`).
  * The sources are in cog-server.ts.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -9,6 +10,7 @@ import { fullBody, snapshot, syncBody } from "./cog-bodies.js";
 import type { CogContext } from "./cog-context.js";
 import {
   type CogJob,
+  type CogLossPoint,
   type CogRequest,
   type CogRequestKind,
   detail,
@@ -18,7 +20,7 @@ import {
 } from "./cog-protocol.js";
 import type { requestReader } from "./cog-requests.js";
 import type { PredictionLife } from "./cog-run.js";
-import { loseAnswer } from "./lost-answer.js";
+import { type LoseAnswerAs, loseAnswer } from "./lost-answer.js";
 
 /** The create handler over `ctx`; `block` holds Cog 0.12's server while a sync prediction runs. */
 export function predictionCreator(
@@ -68,7 +70,7 @@ export function predictionCreator(
     if (!parsed.ok) return send(res, parsed.status, parsed.body);
     const body = parsed.body;
     const python = ctx.isPython();
-    const respondAsync = req.headers.prefer === "respond-async";
+    const respondAsync = req.headers.prefer === "respond-async" && !knobs.preferDropped;
 
     if (!python && (req.headers.accept ?? "").includes("text/event-stream")) {
       return send(res, 406, { detail: "This model does not support streaming output" });
@@ -139,7 +141,13 @@ export function predictionCreator(
     if (python) webhook(p, "start");
     run(p);
 
-    if (respondAsync) return send(res, 202, python ? fullBody(p) : { id, status: "starting" });
+    const lose = knobs.loseAnswerNext > 0 ? { as: knobs.loseAnswerAs, at: knobs.loseAnswerAt } : null;
+    if (lose) knobs.loseAnswerNext--;
+    if (respondAsync) {
+      const accepted = python ? fullBody(p) : { id, status: "starting" };
+      if (!lose) return send(res, 202, accepted);
+      return loseAsyncAnswer(p, res, lose);
+    }
     // coglet's SyncPredictionGuard: the client gone, the prediction is cancelled.
     const clientGone = () => {
       if (!python && !p.completedAt && !p.job.cancelled) cancel(p);
@@ -147,8 +155,6 @@ export function predictionCreator(
     res.on("close", () => {
       if (!res.writableFinished) clientGone();
     });
-    const lose = knobs.loseAnswerNext > 0 ? { as: knobs.loseAnswerAs, at: knobs.loseAnswerAt } : null;
-    if (lose) knobs.loseAnswerNext--;
     /** A gateway's 502 closes its connection to Cog: Cog sees its client go, as for a drop. */
     const lost = () => {
       if (!lose || res.headersSent || res.destroyed) return;
@@ -167,4 +173,30 @@ export function predictionCreator(
   };
 
   return create;
+}
+
+/**
+ * The 202 of an async create lost on its way back, `at` a point of the prediction's life: at once,
+ * once its model runs, or at its end (held that long by a path that then breaks). An async
+ * prediction does not watch its client (coglet spawns it; Cog ≤ 0.16 runs it in the background):
+ * it runs on whatever happens to the answer, and its webhooks go out as ever.
+ */
+async function loseAsyncAnswer(
+  p: Prediction,
+  res: ServerResponse,
+  lose: { as: LoseAnswerAs; at: CogLossPoint },
+) {
+  const lost = () => {
+    if (res.headersSent || res.destroyed) return;
+    p.job.answerLost = true;
+    p.job.lostIn = p.job.status;
+    loseAnswer(res, lose.as);
+  };
+  if (lose.at === "starting" || (lose.at === "processing" && p.job.status !== "starting")) return lost();
+  if (lose.at === "processing") {
+    p.onRunning = lost;
+    return;
+  }
+  await p.ended;
+  lost();
 }

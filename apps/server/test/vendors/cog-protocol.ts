@@ -56,6 +56,11 @@ export interface CogKnobs {
   loseAnswerAt: CogLossPoint;
   /** GET /health-check gets no answer until this is cleared. */
   hangHealth: boolean;
+  /**
+   * A proxy in front drops the `Prefer` header (as a Cog without async predictions would ignore it):
+   * every create is sync.
+   */
+  preferDropped: boolean;
   /** The output claims to be an MP4 but is not one. */
   malformedOutput: boolean;
   outputSeconds: number;
@@ -66,6 +71,11 @@ export interface CogKnobs {
   /** Terminal webhook retry backoff base and count (Cog: 100 ms, 12). */
   webhookRetryBaseMs: number;
   webhookMaxRetries: number;
+  /**
+   * The next N webhook deliveries of each event are lost on the way (the connection breaks before
+   * the receiver reads them): Cog sees an error, and retries a terminal one with its backoff.
+   */
+  webhookDropNext: Partial<Record<CogWebhookEvent, number>>;
 }
 
 export interface CogJob {
@@ -94,7 +104,10 @@ export interface CogWebhookCall {
   event: CogWebhookEvent;
   attempt: number;
   status: CogStatus;
-  /** The receiver's HTTP status, "error" when it could not be reached, null while in flight. */
+  /**
+   * The receiver's HTTP status, "error" when it could not be reached (or the delivery was dropped,
+   * `webhookDropNext`), null while in flight.
+   */
   answer: number | "error" | null;
 }
 
@@ -173,12 +186,14 @@ export const DEFAULT_KNOBS: CogKnobs = {
   serverErrorStatus: 500,
   hangStatus: false,
   hangHealth: false,
+  preferDropped: false,
   malformedOutput: false,
   outputSeconds: 2,
   outputAs: "data",
   webhookIntervalMs: 500,
   webhookRetryBaseMs: 100,
   webhookMaxRetries: 12,
+  webhookDropNext: {},
 };
 
 export const DEFAULT_INPUT: NonNullable<CogServerOptions["input"]> = {

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { probeDuration } from "../../src/media/ffmpeg.js";
+import { eventually } from "./cog-adapter.js";
 import { type CogHealth, type CogServer, type CogServerOptions, startCogServer } from "./cog-server.js";
 import { vendorInputSchema } from "./vendor-schemas.js";
 
@@ -65,17 +66,6 @@ async function call(
 
 const ASYNC = { prefer: "respond-async" };
 const input = (prompt = "a slow dolly shot") => ({ input: { prompt } });
-
-/** Polls until `check` answers something truthy (a few ms apart), or fails after `timeoutMs`. */
-async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 interface Delivery {
   body: any;
@@ -462,13 +452,69 @@ describe("lost answers (loseAnswerNext)", () => {
     expect(server.jobsFor("l4")[0]).toMatchObject({ answerLost: true, cancelled: false, paid: true });
   });
 
-  it("counts sync creates only: an async create and a reattaching PUT keep their answers", async () => {
-    const server = await cog({ knobs: { latencyMs: 300, loseAnswerNext: 1 } });
+  it("a PUT that reattaches is not a create: it keeps its answer, the next create loses its own", async () => {
+    const server = await cog({ knobs: { latencyMs: 300 } });
     expect((await call(server, "PUT", "/predictions/l5", input(), ASYNC)).status).toBe(202);
+    server.knobs.loseAnswerNext = 1;
     expect((await call(server, "PUT", "/predictions/l5", input())).status).toBe(202);
     expect(server.knobs.loseAnswerNext).toBe(1);
     expect(server.jobsFor("l5")[0]).toMatchObject({ answerLost: false });
   });
+});
+
+describe("lost answers of async creates", () => {
+  /** An async PUT whose answer is expected lost: its status (0 when the connection dropped). */
+  const lostAsyncPut = (server: CogServer, id: string, body: object = input()) =>
+    call(server, "PUT", `/predictions/${id}`, body, ASYNC).then(
+      (answer) => answer,
+      () => ({ status: 0, body: null }),
+    );
+
+  it.each(["coglet", "python"] as const)(
+    "%s, dropped at once: the prediction runs on, a PUT of its id reattaches, its webhook has the output",
+    async (flavor) => {
+      const server = await cog({
+        knobs: { flavor, queueMs: 50, latencyMs: 300, loseAnswerNext: 1, loseAnswerAs: "drop" },
+      });
+      const hook = await receiver();
+      const body = { ...input(), webhook: hook.url, webhook_events_filter: ["start", "completed"] };
+      expect((await lostAsyncPut(server, "a1", body)).status).toBe(0);
+      const again = await call(server, "PUT", "/predictions/a1", body, ASYNC);
+      expect(again.status).toBe(202);
+      await eventually(() => hook.deliveries.find((d) => d.body.status === "succeeded"));
+      expect(server.jobsFor("a1")).toEqual([
+        expect.objectContaining({ async: true, answerLost: true, status: "succeeded", paid: true }),
+      ]);
+      expect(server.stats.submits).toBe(1);
+      expect(hook.deliveries.map((d) => d.body.status)).toEqual(["processing", "succeeded"]);
+    },
+  );
+
+  it.each<["processing" | "end", "drop" | "502", string]>([
+    ["processing", "502", "processing"],
+    ["end", "drop", "succeeded"],
+  ])(
+    "held until %s, then lost (%s): the prediction was never tied to its request",
+    async (at, as, lostIn) => {
+      const server = await cog({
+        knobs: { queueMs: 50, latencyMs: 200, loseAnswerNext: 1, loseAnswerAs: as, loseAnswerAt: at },
+      });
+      const hook = await receiver();
+      const body = { ...input(), webhook: hook.url, webhook_events_filter: ["completed"] };
+      expect((await lostAsyncPut(server, "a2", body)).status).toBe(as === "drop" ? 0 : 502);
+      await eventually(() => hook.deliveries[0]);
+      expect(server.jobsFor("a2")).toEqual([
+        expect.objectContaining({
+          answerLost: true,
+          lostIn,
+          status: "succeeded",
+          cancelled: false,
+          paid: true,
+        }),
+      ]);
+      expect(hook.deliveries[0]?.body).toMatchObject({ id: "a2", status: "succeeded" });
+    },
+  );
 });
 
 describe("failures and faults", () => {
@@ -571,6 +617,23 @@ describe("failures and faults", () => {
         ["completed", 1, 500],
         ["completed", 2, 200],
       ]);
+  });
+
+  it("webhookDropNext: a dropped terminal webhook is retried, a dropped start is gone", async () => {
+    const server = await cog({
+      knobs: { webhookRetryBaseMs: 5, webhookDropNext: { start: 1, completed: 2 } },
+    });
+    const hook = await receiver();
+    const body = { ...input(), webhook: hook.url, webhook_events_filter: ["start", "completed"] };
+    await call(server, "PUT", "/predictions/w2", body, ASYNC);
+    await eventually(() => hook.deliveries[0]);
+    expect(hook.deliveries.map((d) => d.body.status)).toEqual(["succeeded"]);
+    expect(server.stats.webhooks.map((w) => [w.event, w.attempt, w.answer])).toEqual([
+      ["start", 1, "error"],
+      ["completed", 1, "error"],
+      ["completed", 2, "error"],
+      ["completed", 3, 200],
+    ]);
   });
 
   it("refuses a streamed response (406): the model does not declare streaming output", async () => {

@@ -46,6 +46,12 @@
  *   gateway's (nginx, envoy), which closes its own connection to Cog when it gives up (nginx's
  *   ngx_http_upstream_finalize_request closes the upstream connection; envoy resets the upstream
  *   stream on a timeout): Cog sees its client go exactly as for a "drop".
+ * - An async create (`Prefer: respond-async`) whose 202 is lost, at once or held by the path until
+ *   the model runs or the prediction ended: the prediction is not tied to its request (coglet
+ *   spawns it and answers; Cog ≤ 0.16 runs it in the background), so it runs on, its webhooks go
+ *   out, and a PUT of its id while it is in flight reattaches (docs/http.md: "if a client calls
+ *   this endpoint more than once with the same ID (for example, due to a network interruption)
+ *   while the prediction is still running, no new prediction is created").
  * The parts: cog-routes.ts (routes), cog-requests.ts (reading a request), cog-create.ts (creating,
  * lost answers), cog-run.ts (a prediction's life), cog-webhooks.ts, cog-bodies.ts (answer bodies),
  * cog-blocking.ts (Cog 0.12's blocked event loop), cog-context.ts (what they share).
@@ -82,6 +88,7 @@ export async function startCogServer(options: CogServerOptions = {}): Promise<Co
   const knobs: CogKnobs = { ...DEFAULT_KNOBS, ...options.knobs };
   knobs.rateLimitNext = { ...knobs.rateLimitNext };
   knobs.serverErrorNext = { ...knobs.serverErrorNext };
+  knobs.webhookDropNext = { ...knobs.webhookDropNext };
   const stats: CogStats = {
     submits: 0,
     statusCalls: 0,

@@ -30,6 +30,23 @@ export interface CogStack {
   close(): Promise<void>;
 }
 
+/**
+ * Writes a routing file in `dir` that sends model-d to the box at `url` ("gpu-box") with the route's
+ * mapping (`prompt` and `duration` as a number unless told); its path.
+ */
+export async function writeCogRoutes(
+  dir: string,
+  url: string,
+  options: { route?: Record<string, unknown>; maxConcurrency?: number } = {},
+): Promise<string> {
+  const file = join(dir, "providers.json");
+  const box = { type: "cog", url, max_concurrency: options.maxConcurrency };
+  const route = options.route ?? { only: ["prompt", "duration"], as_number: ["duration"] };
+  const routes = { "lab-d/model-d/reference-to-video": [{ provider: "gpu-box", ...route }] };
+  await writeFile(file, JSON.stringify({ providers: { "gpu-box": box }, routes }));
+  return file;
+}
+
 export async function startCogStack(options: CogStackOptions): Promise<CogStack> {
   const cog = await startCogServer(options.cog);
   const dir = await mkdtemp(join(tmpdir(), "refvid-cog-stack-"));
@@ -40,10 +57,7 @@ export async function startCogStack(options: CogStackOptions): Promise<CogStack>
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const file = join(dir, "providers.json");
-    const box = { type: "cog", url: cog.url, max_concurrency: options.maxConcurrency };
-    const routes = { "lab-d/model-d/reference-to-video": [{ provider: "gpu-box", ...options.route }] };
-    await writeFile(file, JSON.stringify({ providers: { "gpu-box": box }, routes }));
+    const file = await writeCogRoutes(dir, cog.url, options);
     t = await startTestRefvid({ REFVID_PROVIDERS_FILE: file, REFVID_UPSTREAM_POLL_MS: "25", ...options.env });
     const tenant = await t.tenant({
       environment: "live",

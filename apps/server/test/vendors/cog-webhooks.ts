@@ -1,6 +1,8 @@
 /**
  * A Cog prediction's webhooks: non-terminal events throttled to `webhookIntervalMs`, the terminal
- * one retried on 429/5xx with `webhookRetryBaseMs` · 2^n backoff; the sources are in cog-server.ts.
+ * one retried on 429/5xx and connection errors with `webhookRetryBaseMs` · 2^n backoff
+ * (crates/coglet/src/webhook.rs, `send_terminal`); deliveries lost on the way (`webhookDropNext`).
+ * The sources are in cog-server.ts.
  */
 import { fullBody, snapshot } from "./cog-bodies.js";
 import type { CogContext } from "./cog-context.js";
@@ -23,6 +25,12 @@ export function cogWebhooks(ctx: CogContext) {
   ): Promise<number | "error"> => {
     const call: CogWebhookCall = { id: p.job.id, event, attempt, status: p.job.status, answer: null };
     stats.webhooks.push(call);
+    const drops = knobs.webhookDropNext[event] ?? 0;
+    if (drops > 0) {
+      knobs.webhookDropNext[event] = drops - 1;
+      call.answer = "error";
+      return "error";
+    }
     try {
       const answer = await fetch(p.webhook?.url ?? "", {
         method: "POST",

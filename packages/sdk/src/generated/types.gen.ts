@@ -1227,6 +1227,12 @@ export type ApiHealth = {
     };
     /**
      * Each Cog box of the routing file, by provider name, as this process knows it.
+     * `predictions` is how its predictions are made: `async` (`Prefer: respond-async`, their end
+     * taken from the webhook Cog posts to `REFVID_PUBLIC_URL`) while vendor webhooks are on;
+     * otherwise a request held open until the prediction ends, `sync_webhooks_off` because vendor
+     * webhooks are off (`REFVID_VENDOR_WEBHOOKS`, off by default with a loopback public URL), or
+     * `sync_no_async` since the box answered an async create only when it ended (a Cog without
+     * async predictions, or a proxy that drops the `Prefer` header).
      * `busy_uncancellable` is a prediction of a run that stopped (cancelled or timed out) which Cog
      * did not cancel and which still runs, with when that was found; `null` when there is none.
      * Cog 0.12 cannot cancel a prediction created by a held request: it serves nothing until that
@@ -1236,6 +1242,7 @@ export type ApiHealth = {
      */
     boxes?: {
         [key: string]: {
+            predictions: 'async' | 'sync_webhooks_off' | 'sync_no_async';
             busy_uncancellable: {
                 /**
                  * The Cog prediction's id, which is the run's id.

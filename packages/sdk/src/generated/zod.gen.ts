@@ -817,6 +817,11 @@ export const zHealth = z.object({
         'unknown'
     ])).optional(),
     boxes: z.record(z.string(), z.object({
+        predictions: z.enum([
+            'async',
+            'sync_webhooks_off',
+            'sync_no_async'
+        ]),
         busy_uncancellable: z.object({
             prediction_id: z.string(),
             since: z.iso.datetime()

@@ -51,6 +51,30 @@ export function vendorLogContract(makeStore: StoreFactory): void {
       }
     });
 
+    it("keeps a hook's payload, read back by job and status word, never listed", async () => {
+      const store = await makeStore();
+      const tenant = await makeTenant(store, { balance: 10_000_000 });
+      const run = newRun(tenant);
+      await store.admitRun({ run, now: at(0) });
+      const hook = { runId: run.id, provider: "gpu-box", upstreamId: run.id, kind: "hook" as const };
+      const ended = JSON.stringify({ id: run.id, status: "succeeded", output: "data:video/mp4;base64,AAAA" });
+      await store.addVendorEvent({ ...hook, detail: "processing", at: at(1) });
+      await store.addVendorEvent({ ...hook, detail: "canceled", at: at(2), payload: '{"first":true}' });
+      await store.addVendorEvent({ ...hook, detail: "succeeded", at: at(3), payload: ended });
+      await store.addVendorEvent({ ...hook, detail: "canceled", at: at(4), payload: '{"second":true}' });
+      const read = (status: string, upstreamId = run.id, provider = "gpu-box") =>
+        store.vendorHookPayload({ runId: run.id, provider, upstreamId, status });
+      expect(await read("succeeded")).toBe(ended);
+      expect(await read("canceled")).toBe('{"second":true}');
+      expect(await read("processing")).toBeNull();
+      expect(await read("failed")).toBeNull();
+      expect(await read("succeeded", "another")).toBeNull();
+      expect(await read("succeeded", run.id, "other-box")).toBeNull();
+      const log = await store.listVendorEvents(run.id);
+      expect(log).toHaveLength(4);
+      for (const entry of log) expect(entry).not.toHaveProperty("payload");
+    });
+
     it("finds the run that recorded a vendor job, and no other", async () => {
       const store = await makeStore();
       const tenant = await makeTenant(store, { balance: 10_000_000 });

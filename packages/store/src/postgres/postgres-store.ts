@@ -71,6 +71,8 @@ export class PostgresStore implements T.Store {
     if (event.kind === "hook") this.events.emit({ kind: "vendor", runId: event.runId });
   };
   readonly listVendorEvents: T.Store["listVendorEvents"] = (...args) => q.listVendorEvents(this.db, ...args);
+  readonly vendorHookPayload: T.Store["vendorHookPayload"] = (...args) =>
+    q.vendorHookPayload(this.db, ...args);
   readonly findRunByUpstream: T.Store["findRunByUpstream"] = (...args) =>
     q.findRunByUpstream(this.db, ...args);
   readonly setQueuePosition: T.Store["setQueuePosition"] = async (runId, position, now) => {

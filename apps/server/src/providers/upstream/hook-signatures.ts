@@ -178,6 +178,8 @@ export class ReplicateHookSecret {
 export interface HookedJob {
   upstreamId: string;
   status: string | null;
+  /** The body carries the job's result, which the vendor gives nowhere else (Cog): keep it. */
+  keep?: boolean;
 }
 
 /** The job a webhook's JSON body names in `idField`, with its `status`; `HookRefused` otherwise. */

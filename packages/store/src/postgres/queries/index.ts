@@ -38,4 +38,4 @@ export { updateApiKey } from "./update-api-key.js";
 export { updateOrganization } from "./update-organization.js";
 export { createUpload, deleteExpiredUploads, deleteUpload, getUpload, uploadUsage } from "./uploads.js";
 export { usage, usageQuery } from "./usage.js";
-export { addVendorEvent, findRunByUpstream, listVendorEvents } from "./vendor-events.js";
+export { addVendorEvent, findRunByUpstream, listVendorEvents, vendorHookPayload } from "./vendor-events.js";

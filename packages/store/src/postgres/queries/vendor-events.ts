@@ -4,18 +4,27 @@ import { CHANNEL, eventPayload } from "./sql.js";
 
 /** Adds an entry; a hook's NOTIFY goes out in the same statement. */
 export async function addVendorEvent(db: Database, origin: string, event: VendorEvent): Promise<void> {
-  const params = [event.runId, event.provider, event.upstreamId, event.kind, event.detail, event.at];
+  const params = [
+    event.runId,
+    event.provider,
+    event.upstreamId,
+    event.kind,
+    event.detail,
+    event.at,
+    event.payload ?? null,
+  ];
   if (event.kind !== "hook") {
     await db.query(
-      "insert into vendor_events (run_id, provider, upstream_id, kind, detail, at) values ($1, $2, $3, $4, $5, $6)",
+      `insert into vendor_events (run_id, provider, upstream_id, kind, detail, at, payload)
+       values ($1, $2, $3, $4, $5, $6, $7)`,
       params,
     );
     return;
   }
   await db.query(
-    `with added as (insert into vendor_events (run_id, provider, upstream_id, kind, detail, at)
-       values ($1, $2, $3, $4, $5, $6) returning run_id)
-     select pg_notify($7, $8) from added`,
+    `with added as (insert into vendor_events (run_id, provider, upstream_id, kind, detail, at, payload)
+       values ($1, $2, $3, $4, $5, $6, $7) returning run_id)
+     select pg_notify($8, $9) from added`,
     [...params, CHANNEL, eventPayload(origin, { kind: "vendor", runId: event.runId })],
   );
 }
@@ -40,6 +49,20 @@ export async function listVendorEvents(db: Database, runId: string): Promise<Ven
     detail: row.detail,
     at: new Date(row.at),
   }));
+}
+
+/** The payload of the run's latest hook about the job with that status word (see `VendorLogStore`). */
+export async function vendorHookPayload(
+  db: Database,
+  { runId, provider, upstreamId, status }: Parameters<VendorLogStore["vendorHookPayload"]>[0],
+): Promise<string | null> {
+  const { rows } = await db.query<{ payload: string | null }>(
+    `select payload from vendor_events
+     where run_id = $1 and kind = 'hook' and provider = $2 and upstream_id = $3 and detail = $4
+     order by id desc limit 1`,
+    [runId, provider, upstreamId, status],
+  );
+  return rows[0]?.payload ?? null;
 }
 
 export async function findRunByUpstream(
