@@ -172,6 +172,23 @@ describe("refvid run", () => {
     expect(doc.error).toMatchObject({ type: "invalid_request", status: 400 });
     expect(doc.error.fields[0]).toMatchObject({ field: "body.webhook_url", flag: "--webhook-url" });
   });
+
+  it("names --webhook-events when an event is not one refvid sends", async () => {
+    const result = await run([
+      "--prompt",
+      "p",
+      "--image",
+      IMAGE,
+      "--yes",
+      "--webhook-url",
+      "http://127.0.0.1:9/hook",
+      "--webhook-events",
+      "started,finished",
+      "--json",
+    ]);
+    expect(result.code).toBe(3);
+    expect(JSON.parse(result.stdout).error.fields[0]).toMatchObject({ flag: "--webhook-events" });
+  });
 });
 
 describe("refvid price", () => {

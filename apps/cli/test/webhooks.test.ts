@@ -47,6 +47,43 @@ const arrival = () =>
     nextArrival = resolve;
   });
 
+describe("refvid run --webhook-events", () => {
+  it("subscribes the webhook to the run's start as well as its end", async () => {
+    const from = received.length;
+    const run = await cli(
+      [
+        "run",
+        "model-d",
+        "--prompt",
+        "p",
+        "--image",
+        IMAGE,
+        "--webhook-url",
+        appUrl,
+        "--webhook-events",
+        "started,completed",
+        "--yes",
+        "--json",
+      ],
+      { env: account.env },
+    );
+    const runId = JSON.parse(run.stdout).run_id;
+    const types = await vi.waitFor(
+      () => {
+        const mine = received
+          .slice(from)
+          .map((r) => JSON.parse(r.body) as { type: string; data: { run_id: string } })
+          .filter((e) => e.data.run_id === runId)
+          .map((e) => e.type);
+        expect(mine).toContain("run.succeeded");
+        return mine;
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+    expect(types).toEqual(["run.started", "run.succeeded"]);
+  });
+});
+
 describe("refvid webhooks", () => {
   it("secret prints the signing secret of the key's environment, and names it", async () => {
     const result = await cli(["webhooks", "secret"], { env: account.env });

@@ -21,6 +21,7 @@ export const COMMAND_OPTIONS: ReadonlySet<string> = new Set([
   "yes",
   "download",
   "webhook-url",
+  "webhook-events",
   "metadata",
 ]);
 

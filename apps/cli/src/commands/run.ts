@@ -2,7 +2,14 @@
  * `refvid run <model>` and `refvid price <model>`: the model's input as flags (see
  * model-flags.ts), priced before it is submitted, then followed live to its end.
  */
-import { commandNameOf, type Model, type PricePreview, type RefvidClient, type Run } from "@refvid/client";
+import {
+  commandNameOf,
+  type Model,
+  type PricePreview,
+  type RefvidClient,
+  type Run,
+  type SubmitOptions,
+} from "@refvid/client";
 import { type Command, Option } from "commander";
 import { jsonObject, keyValue } from "../args.js";
 import type { Config } from "../config.js";
@@ -162,6 +169,11 @@ export function registerRun(program: Command, catalog: Catalog): void {
     )
     .option("--webhook-url <url>", "have refvid POST the signed run.* event here when the run ends")
     .option(
+      "--webhook-events <events>",
+      "what --webhook-url receives, comma-separated: started, progress (at most one a second), completed (the default)",
+      (text: string) => text.split(",").map((event) => event.trim()),
+    )
+    .option(
       "--metadata <key=value>",
       "your own key-value pair, kept on the run and searchable (repeatable)",
       keyValue,
@@ -190,15 +202,18 @@ export function registerRun(program: Command, catalog: Catalog): void {
     try {
       run = await client.submit(model.slug, input, {
         webhookUrl: values.webhookUrl as string | undefined,
+        webhookEvents: values.webhookEvents as SubmitOptions["webhookEvents"],
         metadata: values.metadata as Record<string, string> | undefined,
       });
     } catch (error) {
       throw withFieldFlags(error, (field) =>
         field.endsWith("webhook_url")
           ? "--webhook-url"
-          : field.includes("metadata")
-            ? "--metadata"
-            : flagForField(declared.flags, field),
+          : field.includes("webhook_events")
+            ? "--webhook-events"
+            : field.includes("metadata")
+              ? "--metadata"
+              : flagForField(declared.flags, field),
       );
     }
     io.info(`Submitted ${run.run_id}. Follow it from anywhere: refvid runs watch ${run.run_id}`);
