@@ -204,6 +204,47 @@ describe("loadConfig", () => {
     expect(() => loadConfig(env)).toThrow(want);
   });
 
+  it("limits one client, one key and slow bodies, with defaults that leave room for others", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      maxConnectionsPerAddress: 200,
+      maxRequestsPerKey: 100,
+      minBodyBytesPerS: 16_384,
+      bodyRateWindowMs: 10_000,
+      probePort: null,
+    });
+    expect(config.trustProxy("127.0.0.1", 0)).toBe(false);
+    const set = loadConfig({
+      REFVID_MAX_CONNECTIONS_PER_ADDRESS: "0",
+      REFVID_MAX_REQUESTS_PER_KEY: "0",
+      REFVID_MIN_BODY_BYTES_PER_S: "0",
+      REFVID_BODY_RATE_WINDOW_MS: "1000",
+      REFVID_PROBE_PORT: "9090",
+      REFVID_TRUST_PROXY: "loopback",
+    });
+    expect(set).toMatchObject({
+      maxConnectionsPerAddress: 0,
+      maxRequestsPerKey: 0,
+      minBodyBytesPerS: 0,
+      bodyRateWindowMs: 1000,
+      probePort: 9090,
+    });
+    expect(set.trustProxy("127.0.0.1", 0)).toBe(true);
+  });
+
+  it.each([
+    [{ REFVID_MAX_CONNECTIONS_PER_ADDRESS: "-1" }, /REFVID_MAX_CONNECTIONS_PER_ADDRESS/],
+    [{ REFVID_MAX_REQUESTS_PER_KEY: "many" }, /REFVID_MAX_REQUESTS_PER_KEY/],
+    [{ REFVID_MIN_BODY_BYTES_PER_S: "16k" }, /REFVID_MIN_BODY_BYTES_PER_S/],
+    [{ REFVID_BODY_RATE_WINDOW_MS: "10" }, /REFVID_BODY_RATE_WINDOW_MS/],
+    [{ REFVID_PROBE_PORT: "70000" }, /REFVID_PROBE_PORT/],
+    [{ PORT: "8080", REFVID_PROBE_PORT: "8080" }, /REFVID_PROBE_PORT: must differ from PORT \(8080\)/],
+    [{ REFVID_TRUST_PROXY: "proxy.example.com" }, /REFVID_TRUST_PROXY: .*use true, false, a hop count/],
+  ])("names the variable when the edge limit %j is bad", (env, want) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(want);
+  });
+
   it("accepts a per-model provider map", () => {
     const config = loadConfig({ REFVID_PROVIDER: "lab-a/model-a/reference-to-video=simulated" });
     expect(config.providers["lab-a/model-a/reference-to-video"]).toBe("simulated");

@@ -19,6 +19,7 @@ import { MAX_PRESIGN_SECONDS } from "./files/s3-presign.js";
 import { REFERENCE_TIMEOUT_MS } from "./media/preflight.js";
 import { isLoopbackHost } from "./net/loopback.js";
 import type { MinTransferRate } from "./net/rate-floor.js";
+import { compileTrustProxy, type TrustProxy } from "./net/trust-proxy.js";
 import { FAL_JWKS_URL } from "./providers/upstream/hook-signatures.js";
 
 export type ProviderName = "simulated" | "preview";
@@ -102,6 +103,29 @@ export interface Config {
   headersTimeoutMs: number;
   /** Open connections the HTTP server takes at once; more are closed as they arrive. */
   maxConnections: number;
+  /**
+   * REFVID_MAX_CONNECTIONS_PER_ADDRESS: open connections from one client address (an IPv6 /64),
+   * counted as they are accepted; 0 is no limit. Peers REFVID_TRUST_PROXY trusts are not counted.
+   */
+  maxConnectionsPerAddress: number;
+  /** REFVID_TRUST_PROXY: which peers are reverse proxies (Express's `trust proxy`; net/trust-proxy.ts). */
+  trustProxy: TrustProxy;
+  /**
+   * REFVID_MAX_REQUESTS_PER_KEY: requests one key may have in progress in this process, event
+   * streams aside (they have REFVID_MAX_STREAMS_PER_KEY); 0 is no limit.
+   */
+  maxRequestsPerKey: number;
+  /**
+   * REFVID_MIN_BODY_BYTES_PER_S: the slowest a request body may arrive, averaged over
+   * REFVID_BODY_RATE_WINDOW_MS (`bodyRateWindowMs`), uploads included; 0 is no minimum.
+   */
+  minBodyBytesPerS: number;
+  bodyRateWindowMs: number;
+  /**
+   * REFVID_PROBE_PORT: a second HTTP server for /healthz, /readyz and /metrics only, outside the
+   * main server's connection caps; null (unset) is none.
+   */
+  probePort: number | null;
   /** REFVID_MAX_STREAMS_PER_KEY: run event streams one key may hold open in this process. */
   maxStreamsPerKey: number;
   /**
@@ -227,6 +251,13 @@ const schema = z.object({
   REFVID_REQUEST_TIMEOUT_MS: int(1).default(30_000),
   REFVID_HEADERS_TIMEOUT_MS: int(1).default(10_000),
   REFVID_MAX_CONNECTIONS: int(1).default(1000),
+  REFVID_MAX_CONNECTIONS_PER_ADDRESS: int(0).default(200),
+  REFVID_TRUST_PROXY: z.string().optional(),
+  REFVID_MAX_REQUESTS_PER_KEY: int(0).default(100),
+  // 128 kbit/s over 10 s: docs/decisions.md, "Requests at the edge".
+  REFVID_MIN_BODY_BYTES_PER_S: int(0).default(16 * 1024),
+  REFVID_BODY_RATE_WINDOW_MS: int(100, 600_000).default(10_000),
+  REFVID_PROBE_PORT: int(0, 65535).optional(),
   REFVID_MAX_STREAMS_PER_KEY: int(1).default(20),
   // Under the 30 s that Kubernetes gives a pod between SIGTERM and SIGKILL; an hour at most.
   REFVID_DRAIN_MS: int(0, 3_600_000).default(25_000),
@@ -263,6 +294,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.REFVID_CATALOG_FILE && e.REFVID_PROVIDERS_FILE) {
     throw new ConfigError(
       "Invalid configuration:\n  REFVID_PROVIDERS_FILE: give REFVID_CATALOG_FILE or REFVID_PROVIDERS_FILE, not both (a catalog file holds the routes too)",
+    );
+  }
+  if (e.REFVID_PROBE_PORT !== undefined && e.REFVID_PROBE_PORT !== 0 && e.REFVID_PROBE_PORT === e.PORT) {
+    throw new ConfigError(
+      `Invalid configuration:\n  REFVID_PROBE_PORT: must differ from PORT (${e.PORT}); the probes get a port of their own`,
     );
   }
   const catalogSource: CatalogSource | null = e.REFVID_CATALOG_FILE
@@ -315,6 +351,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     requestTimeoutMs: e.REFVID_REQUEST_TIMEOUT_MS,
     headersTimeoutMs: e.REFVID_HEADERS_TIMEOUT_MS,
     maxConnections: e.REFVID_MAX_CONNECTIONS,
+    maxConnectionsPerAddress: e.REFVID_MAX_CONNECTIONS_PER_ADDRESS,
+    trustProxy: parseTrustProxy(e.REFVID_TRUST_PROXY),
+    maxRequestsPerKey: e.REFVID_MAX_REQUESTS_PER_KEY,
+    minBodyBytesPerS: e.REFVID_MIN_BODY_BYTES_PER_S,
+    bodyRateWindowMs: e.REFVID_BODY_RATE_WINDOW_MS,
+    probePort: e.REFVID_PROBE_PORT ?? null,
     maxStreamsPerKey: e.REFVID_MAX_STREAMS_PER_KEY,
     drainMs: e.REFVID_DRAIN_MS,
   };
@@ -380,6 +422,16 @@ function parseBlobStore(e: z.infer<typeof schema>): BlobStoreConfig {
       credentials,
     },
   };
+}
+
+function parseTrustProxy(text: string | undefined): TrustProxy {
+  try {
+    return compileTrustProxy(text);
+  } catch (err) {
+    throw new ConfigError(
+      `Invalid configuration:\n  REFVID_TRUST_PROXY: ${(err as Error).message}; use true, false, a hop count, or addresses and subnets (10.0.0.0/8, loopback, uniquelocal) separated by commas`,
+    );
+  }
 }
 
 /** DATABASE_URL's store; behind PgBouncer in transaction mode, see docs/pgbouncer.md. */
