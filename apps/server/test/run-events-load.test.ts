@@ -8,7 +8,12 @@ import { type SseEvent, stream } from "./sse.js";
 
 const STREAMS = 1_000;
 const RUNS = 10;
-const t = useTestRefvid({ REFVID_MAX_STREAMS_PER_KEY: String(STREAMS), REFVID_MAX_CONNECTIONS: "4000" });
+const t = useTestRefvid({
+  REFVID_MAX_STREAMS_PER_KEY: String(STREAMS),
+  REFVID_MAX_CONNECTIONS: "4000",
+  // All from 127.0.0.1.
+  REFVID_MAX_CONNECTIONS_PER_ADDRESS: "0",
+});
 
 describe("1,000 concurrent run event streams", () => {
   it("are all served to the end, for a bounded amount of memory", { timeout: 60_000 }, async () => {

@@ -285,6 +285,80 @@ describe("an upload that stops sending", () => {
   });
 });
 
+describe("an upload slower than the minimum rate", () => {
+  const MIN_BYTES_PER_S = 64 * 1024;
+  const WINDOW_MS = 1_000;
+  // The request timeout stays 30 s: these bodies never pause that long, so only the rate cuts them.
+  const server = useTestRefvid({
+    REFVID_MIN_BODY_BYTES_PER_S: String(MIN_BYTES_PER_S),
+    REFVID_BODY_RATE_WINDOW_MS: String(WINDOW_MS),
+  });
+
+  it("is refused with 408 naming the rate, and leaves no file open and no partial file", async () => {
+    const t = await server.tenant();
+    const watch = await watchStore(server.refvid.deps.config.dataDir);
+    const png = await readFile(SCULPTURE);
+    // 8 KiB every 250 ms: 32 KiB a second, half the rate, with pauses far under any timeout.
+    const tricklers = [
+      ...Array.from({ length: 3 }, () => trickle(server.url, t.apiKey, png, "form")),
+      ...Array.from({ length: 3 }, () => trickle(server.url, t.apiKey, png, "raw")),
+    ];
+    await watch.underWay(tricklers.length);
+    // Refused within a few windows of the client's time, with room for a busy machine.
+    const deadline = new Promise<null>((resolve) => setTimeout(() => resolve(null), WINDOW_MS * 15));
+    const answers = await Promise.all(tricklers.map((t) => Promise.race([t.answer, deadline])));
+    for (const trickler of tricklers) trickler.stop();
+    expect(answers.map((a) => a?.status ?? "no answer")).toEqual(Array(tricklers.length).fill(408));
+    for (const answer of answers) {
+      const body = JSON.parse(answer?.body ?? "{}");
+      isError(body);
+      expect(body.error).toMatchObject({ type: "request_timeout", code: 408 });
+      expect(body.error.message).toMatch(new RegExp(`slower than the ${MIN_BYTES_PER_S} bytes a second`));
+    }
+    await watch.expectAllClosed();
+    // A body sent at once is taken.
+    const res = await fetch(`${server.url}/v1/files`, {
+      method: "POST",
+      headers: { authorization: `Key ${t.apiKey}`, "content-type": "image/png" },
+      body: png,
+    });
+    expect(res.status).toBe(201);
+  });
+});
+
+/**
+ * POSTs `file` and 1 MiB more to /v1/files as a form or a raw body, 8 KiB every 250 ms, until
+ * answered or stopped; `answer` is the server's answer and `stop` hangs up.
+ */
+function trickle(url: string, apiKey: string, file: Buffer, as: "form" | "raw") {
+  const padded = Buffer.concat([file, Buffer.alloc(1024 * 1024)]);
+  const { req, head, tail } = uploadRequest(url, apiKey, as, padded.length);
+  const body = Buffer.concat([Buffer.from(head), padded, Buffer.from(tail)]);
+  let sent = 0;
+  const drip = setInterval(() => {
+    if (req.destroyed || sent >= body.length) return clearInterval(drip);
+    req.write(body.subarray(sent, sent + 8 * 1024));
+    sent += 8 * 1024;
+  }, 250);
+  const answer = new Promise<{ status: number; body: string }>((resolve) => {
+    req.on("response", (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        text += chunk;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+  });
+  return {
+    answer,
+    stop: () => {
+      clearInterval(drip);
+      req.destroy();
+    },
+  };
+}
+
 const HANG_UP_BOUNDARY = "refvid-hang-up";
 
 /**
@@ -304,26 +378,36 @@ function startSending(
   ];
 }
 
-function startOne(url: string, apiKey: string, file: Buffer, as: "form" | "raw"): () => void {
-  const [head, tail, contentType] =
-    as === "form"
-      ? [
-          `--${HANG_UP_BOUNDARY}\r\ncontent-disposition: form-data; name="file"; filename="a.png"\r\n` +
-            "content-type: image/png\r\n\r\n",
-          `\r\n--${HANG_UP_BOUNDARY}--\r\n`,
-          `multipart/form-data; boundary=${HANG_UP_BOUNDARY}`,
-        ]
-      : ["", "", "image/png"];
+/** What goes before and after a file sent as a form or as the raw body, and its content type. */
+function framing(as: "form" | "raw"): [head: string, tail: string, contentType: string] {
+  return as === "form"
+    ? [
+        `--${HANG_UP_BOUNDARY}\r\ncontent-disposition: form-data; name="file"; filename="a.png"\r\n` +
+          "content-type: image/png\r\n\r\n",
+        `\r\n--${HANG_UP_BOUNDARY}--\r\n`,
+        `multipart/form-data; boundary=${HANG_UP_BOUNDARY}`,
+      ]
+    : ["", "", "image/png"];
+}
+
+/** A POST to /v1/files announcing a file of `fileBytes` framed as `as`, and that framing to send. */
+function uploadRequest(url: string, apiKey: string, as: "form" | "raw", fileBytes: number) {
+  const [head, tail, contentType] = framing(as);
   const req = request(`${url}/v1/files`, {
     method: "POST",
     agent: false,
     headers: {
       authorization: `Key ${apiKey}`,
       "content-type": contentType,
-      "content-length": String(Buffer.byteLength(head) + file.length + Buffer.byteLength(tail)),
+      "content-length": String(Buffer.byteLength(head) + fileBytes + Buffer.byteLength(tail)),
     },
   });
-  req.on("error", () => {}); // the hang-up is the point
+  req.on("error", () => {}); // the hang-up is the point (or the server's close after its answer)
+  return { req, head, tail };
+}
+
+function startOne(url: string, apiKey: string, file: Buffer, as: "form" | "raw"): () => void {
+  const { req, head } = uploadRequest(url, apiKey, as, file.length);
   req.on("response", (res) => {
     res.resume();
     req.destroy(); // answered before the body was sent (a timeout): hang up at once

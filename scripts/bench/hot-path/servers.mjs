@@ -133,6 +133,9 @@ export async function startRefvid(store, env = {}, { apiOnly = false, nodeArgs =
     REFVID_PROVIDER: "simulated",
     REFVID_SIMULATED_LATENCY_MS: "0",
     REFVID_MAX_CONNECTIONS: "20000",
+    // wrk and the 10,000 held submits come from one address, a few keys.
+    REFVID_MAX_CONNECTIONS_PER_ADDRESS: "0",
+    REFVID_MAX_REQUESTS_PER_KEY: "0",
     LOG_LEVEL: "info",
     NODE_ENV: "development",
     ...env,

@@ -1,7 +1,8 @@
 /**
  * What Node's HTTP parser refuses before Express sees it: bytes that are not a request (such as a
  * GET body sent with neither Content-Length nor chunking), headers over the size limit, and
- * requests that outlive `REFVID_HEADERS_TIMEOUT_MS` or `REFVID_REQUEST_TIMEOUT_MS`. Node's own
+ * requests that outlive `REFVID_HEADERS_TIMEOUT_MS` or `REFVID_REQUEST_TIMEOUT_MS`, or whose body
+ * comes slower than `REFVID_MIN_BODY_BYTES_PER_S` (body-rate.ts). Node's own
  * answer is a bare status written at once, even ahead of the answer still owed to the request
  * before, and then a reset. Here the answer is the API's JSON error, written after any answer in
  * flight on that connection, and the connection is closed gently: the client reads what it was
@@ -11,17 +12,20 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { newRequestId } from "../ids.js";
+import { BODY_TOO_SLOW } from "./body-rate.js";
 
 /** How long a closed connection keeps reading (and dropping) what the client still sends. */
 const LINGER_MS = 2_000;
 
-const STATUS: Record<string, [status: number, reason: string, type: string, message: string]> = {
+/** A message of null is the error's own (it names a configured limit). */
+const STATUS: Record<string, [status: number, reason: string, type: string, message: string | null]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [
     408,
     "Request Timeout",
     "request_timeout",
     "The request did not arrive in time; send the headers and the body without pausing.",
   ],
+  [BODY_TOO_SLOW]: [408, "Request Timeout", "request_timeout", null],
   HPE_HEADER_OVERFLOW: [
     431,
     "Request Header Fields Too Large",
@@ -54,7 +58,8 @@ export function answerClientErrors(server: Server, logger: Logger): void {
       socket.destroy();
       return;
     }
-    const [status, reason, type, message] = STATUS[err.code ?? ""] ?? MALFORMED;
+    const [status, reason, type, fixed] = STATUS[err.code ?? ""] ?? MALFORMED;
+    const message = fixed ?? err.message;
     const requestId = newRequestId();
     logger.debug({ requestId, code: err.code, status }, "refused a request the HTTP parser could not take");
     const close = (answer?: string) => {

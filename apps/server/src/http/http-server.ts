@@ -1,30 +1,57 @@
 /**
- * Limits of the HTTP server itself, against slow and greedy clients: how long a request may take
- * to arrive (the request timeout bounds receiving the headers and the body, never the response, so
- * a sync submit may wait for its run as long as it needs), how long its headers may take, and how
- * many connections are open at once. Call it right after `listen` and before `'listening'`, when
- * Node starts checking the two timeouts.
+ * Limits of the HTTP server itself, against slow and greedy clients (docs/decisions.md, "Requests
+ * at the edge"): how long a request may take to arrive (the request timeout bounds receiving the
+ * headers and the body, never the response, so a sync submit may wait for its run as long as it
+ * needs), how long its headers may take, how slowly its body may come (body-rate.ts), how many
+ * connections are open at once, and how many of them one client address may hold
+ * (address-limit.ts). Call it right after `listen` and before `'listening'`, when Node starts
+ * checking the two timeouts.
  */
 import type { IncomingMessage, Server } from "node:http";
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
+import { limitConnectionsPerAddress } from "./address-limit.js";
+import { bodyToCome, guardBodyRate } from "./body-rate.js";
 import { answerClientErrors } from "./client-errors.js";
 
 const slowBodies = new WeakSet<IncomingMessage>();
 
 /**
  * Lets a request's body take longer than REFVID_REQUEST_TIMEOUT_MS, as long as no pause between
- * its bytes lasts that long (large uploads).
+ * its bytes lasts that long (large uploads); REFVID_MIN_BODY_BYTES_PER_S still holds.
  */
 export function allowSlowBody(req: IncomingMessage): void {
   slowBodies.add(req);
 }
 
-export function configureHttpServer(
-  server: Server,
-  config: Pick<Config, "requestTimeoutMs" | "headersTimeoutMs" | "maxConnections">,
-  logger: Logger,
-): Server {
+export type HttpLimits = Pick<
+  Config,
+  | "requestTimeoutMs"
+  | "headersTimeoutMs"
+  | "maxConnections"
+  | "maxConnectionsPerAddress"
+  | "trustProxy"
+  | "minBodyBytesPerS"
+  | "bodyRateWindowMs"
+>;
+
+/**
+ * One warning a minute at most for a kind of refusal, with how many there were since the last:
+ * a flood of refusals must not become a flood of log lines.
+ */
+function warnEveryMinute(logger: Logger, message: string, fields: Record<string, unknown>) {
+  let count = 0;
+  let warnedAt = 0;
+  return (extra: Record<string, unknown> = {}) => {
+    count++;
+    if (Date.now() - warnedAt < 60_000) return;
+    warnedAt = Date.now();
+    logger.warn({ ...fields, ...extra, refused: count }, message);
+    count = 0;
+  };
+}
+
+export function configureHttpServer(server: Server, config: HttpLimits, logger: Logger): Server {
   server.headersTimeout = config.headersTimeoutMs;
   server.maxConnections = config.maxConnections;
   // How often Node looks for requests past the headers timeout (its default is every 30 s).
@@ -32,19 +59,23 @@ export function configureHttpServer(
     1_000,
     Math.max(50, Math.floor(config.headersTimeoutMs / 4)),
   );
-  // Connections refused over the cap: one warning a minute at most, with the count.
-  let dropped = 0;
-  let warnedAt = 0;
-  server.on("drop", () => {
-    dropped++;
-    if (Date.now() - warnedAt < 60_000) return;
-    warnedAt = Date.now();
-    logger.warn(
-      { maxConnections: config.maxConnections, dropped },
-      "refusing connections over REFVID_MAX_CONNECTIONS",
-    );
-    dropped = 0;
+  const dropped = warnEveryMinute(logger, "refusing connections over REFVID_MAX_CONNECTIONS", {
+    maxConnections: config.maxConnections,
   });
+  server.on("drop", () => dropped());
+  const crowded = warnEveryMinute(
+    logger,
+    "refusing connections over REFVID_MAX_CONNECTIONS_PER_ADDRESS (from a reverse proxy? name it in REFVID_TRUST_PROXY)",
+    { maxConnectionsPerAddress: config.maxConnectionsPerAddress },
+  );
+  limitConnectionsPerAddress(server, config, (address) => crowded({ address }));
+  const slow = warnEveryMinute(logger, "refusing request bodies slower than REFVID_MIN_BODY_BYTES_PER_S", {
+    minBodyBytesPerS: config.minBodyBytesPerS,
+    windowMs: config.bodyRateWindowMs,
+  });
+  guardBodyRate(server, { minBytesPerS: config.minBodyBytesPerS, windowMs: config.bodyRateWindowMs }, () =>
+    slow(),
+  );
   // The whole-request timeout is kept here rather than by Node, which cannot exempt one request:
   // an upload may take longer than REFVID_REQUEST_TIMEOUT_MS as long as its bytes keep coming
   // (`allowSlowBody`). Node still times the headers. The timer runs until the body has arrived,
@@ -53,12 +84,7 @@ export function configureHttpServer(
   server.requestTimeout = 0;
   server.on("request", (req: IncomingMessage) => {
     // A request without a body is whole once its headers are, and Node times those.
-    if (
-      req.complete ||
-      (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined)
-    ) {
-      return;
-    }
+    if (!bodyToCome(req)) return;
     let bytesRead = req.socket.bytesRead;
     const timer = setTimeout(function expire() {
       if (req.complete || req.socket.destroyed) return;
