@@ -1,8 +1,8 @@
 /**
  * `createApp(deps)`: the Express app, kept apart from `listen`, so tests and every role build the same app.
  * Order: request id, log and timing -> probes, metrics and docs -> public files -> auth (+ rate
- * limit) -> body (read only now, capped) -> text every store can keep -> OpenAPI validation ->
- * routes -> the one error handler. Nothing before auth reads a body.
+ * limit, + requests in progress per key) -> body (read only now, capped) -> text every store can
+ * keep -> OpenAPI validation -> routes -> the one error handler. Nothing before auth reads a body.
  */
 import { setMaxListeners } from "node:events";
 import { existsSync } from "node:fs";
@@ -20,6 +20,7 @@ import { authenticate, authenticateAdmin } from "./http/auth.js";
 import { Drain } from "./http/drain.js";
 import { errorHandler } from "./http/error-handler.js";
 import { RouteNotFoundError, WorkerOnlyError } from "./http/http-errors.js";
+import { limitRequestsPerKey } from "./http/key-requests.js";
 import { validatePreviewBody } from "./http/preview-validator.js";
 import { readJsonBody } from "./http/request-body.js";
 import { requestLog } from "./http/request-log.js";
@@ -57,7 +58,8 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   // No ETag on API answers: hashing every body costs each request about 2% of its CPU, and no client
   // revalidates a run (static files keep theirs).
   app.set("etag", false);
-  app.set("trust proxy", false);
+  // The client's address behind the proxies REFVID_TRUST_PROXY names (req.ip).
+  app.set("trust proxy", deps.config.trustProxy);
   app.use(requestLog(deps.logger, httpMetrics(deps.metrics, app)));
 
   const drain = options.drain ?? new Drain();
@@ -123,7 +125,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   vendorHooksRoute(hooks, deps);
   app.use(hooks);
   app.use("/admin/v1", authenticateAdmin(deps));
-  app.use("/v1", authenticate(deps));
+  app.use("/v1", authenticate(deps), limitRequestsPerKey(deps.config.maxRequestsPerKey));
   // Streams its body itself, so before the JSON reader; answers in the spec's terms (FileUpload).
   app.post("/v1/files", uploadRoute(deps));
   app.use(["/v1", "/admin/v1"], readJsonBody(), refuseUnstorableText());

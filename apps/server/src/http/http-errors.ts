@@ -51,3 +51,19 @@ export class ShuttingDownError extends HttpError {
     this.headers.Connection = "close";
   }
 }
+
+/**
+ * A key that already has REFVID_MAX_REQUESTS_PER_KEY requests in progress in this process
+ * (key-requests.ts): nothing was done, so the request is safe to send again once one has ended.
+ */
+export class TooManyOpenRequestsError extends HttpError {
+  readonly status = 429;
+  readonly type = "too_many_open_requests";
+  override readonly retryAfterSeconds = 1;
+  constructor(readonly limit: number) {
+    super(
+      `This API key already has ${limit} requests in progress on this server, the most allowed; ` +
+        "send this one again when one of them has been answered.",
+    );
+  }
+}

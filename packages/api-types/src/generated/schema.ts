@@ -1378,7 +1378,8 @@ export interface components {
                  *     `idempotency_key_reused`, `invalid_file_signature`,
                  *     `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `unsupported_media_type`,
                  *     `request_timeout`, `catalog_invalid`, `upload_quota_exceeded`,
-                 *     `header_fields_too_large`, `too_many_streams`, `internal_error`, `service_unavailable`.
+                 *     `header_fields_too_large`, `too_many_streams`, `too_many_open_requests`, `internal_error`,
+                 *     `service_unavailable`.
                  * @example run_not_found
                  */
                 type: string;
@@ -2526,8 +2527,9 @@ export interface components {
         };
         /**
          * @description The organization or the key is at its concurrency cap (`concurrency_limit_exceeded`, with
-         *     `scope`), or the key exceeded its rate limit (`rate_limit_exceeded`). Back off exponentially
-         *     and honour `Retry-After`.
+         *     `scope`), the key exceeded its rate limit (`rate_limit_exceeded`), or the key already has the
+         *     most requests in progress on this server (`too_many_open_requests`, such as held `sync`
+         *     submits). Back off exponentially and honour `Retry-After`.
          */
         SubmitTooManyRequests: {
             headers: {
@@ -2538,7 +2540,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ConcurrencyLimitError"] | components["schemas"]["RateLimitError"];
+                "application/json": components["schemas"]["ConcurrencyLimitError"] | components["schemas"]["RateLimitError"] | components["schemas"]["Error"];
             };
         };
         /** @description An unexpected failure on the server (`internal_error`). Retry with backoff. */
@@ -2567,7 +2569,12 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The key made more than `rate_limit_per_minute` requests in the current minute. */
+        /**
+         * @description The key made more than `rate_limit_per_minute` requests in the current minute
+         *     (`rate_limit_exceeded`), or already has the most requests in progress on this server
+         *     (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+         *     submits, downloads). Wait `Retry-After` seconds; nothing was done.
+         */
         RateLimited: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -2577,7 +2584,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["RateLimitError"];
+                "application/json": components["schemas"]["RateLimitError"] | components["schemas"]["Error"];
             };
         };
         /** @description The slug names no model (`model_not_found`). */

@@ -400,7 +400,8 @@ export type ApiError = {
          * `idempotency_key_reused`, `invalid_file_signature`,
          * `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `unsupported_media_type`,
          * `request_timeout`, `catalog_invalid`, `upload_quota_exceeded`,
-         * `header_fields_too_large`, `too_many_streams`, `internal_error`, `service_unavailable`.
+         * `header_fields_too_large`, `too_many_streams`, `too_many_open_requests`, `internal_error`,
+         * `service_unavailable`.
          *
          */
         type: string;
@@ -1789,11 +1790,12 @@ export type SubmitModelARunErrors = {
     422: ApiError;
     /**
      * The organization or the key is at its concurrency cap (`concurrency_limit_exceeded`, with
-     * `scope`), or the key exceeded its rate limit (`rate_limit_exceeded`). Back off exponentially
-     * and honour `Retry-After`.
+     * `scope`), the key exceeded its rate limit (`rate_limit_exceeded`), or the key already has the
+     * most requests in progress on this server (`too_many_open_requests`, such as held `sync`
+     * submits). Back off exponentially and honour `Retry-After`.
      *
      */
-    429: ApiConcurrencyLimitError | ApiRateLimitError;
+    429: ApiConcurrencyLimitError | ApiRateLimitError | ApiError;
     /**
      * An unexpected failure on the server (`internal_error`). Retry with backoff.
      */
@@ -1867,11 +1869,12 @@ export type SubmitModelBRunErrors = {
     422: ApiError;
     /**
      * The organization or the key is at its concurrency cap (`concurrency_limit_exceeded`, with
-     * `scope`), or the key exceeded its rate limit (`rate_limit_exceeded`). Back off exponentially
-     * and honour `Retry-After`.
+     * `scope`), the key exceeded its rate limit (`rate_limit_exceeded`), or the key already has the
+     * most requests in progress on this server (`too_many_open_requests`, such as held `sync`
+     * submits). Back off exponentially and honour `Retry-After`.
      *
      */
-    429: ApiConcurrencyLimitError | ApiRateLimitError;
+    429: ApiConcurrencyLimitError | ApiRateLimitError | ApiError;
     /**
      * An unexpected failure on the server (`internal_error`). Retry with backoff.
      */
@@ -1945,11 +1948,12 @@ export type SubmitModelCRunErrors = {
     422: ApiError;
     /**
      * The organization or the key is at its concurrency cap (`concurrency_limit_exceeded`, with
-     * `scope`), or the key exceeded its rate limit (`rate_limit_exceeded`). Back off exponentially
-     * and honour `Retry-After`.
+     * `scope`), the key exceeded its rate limit (`rate_limit_exceeded`), or the key already has the
+     * most requests in progress on this server (`too_many_open_requests`, such as held `sync`
+     * submits). Back off exponentially and honour `Retry-After`.
      *
      */
-    429: ApiConcurrencyLimitError | ApiRateLimitError;
+    429: ApiConcurrencyLimitError | ApiRateLimitError | ApiError;
     /**
      * An unexpected failure on the server (`internal_error`). Retry with backoff.
      */
@@ -2023,11 +2027,12 @@ export type SubmitModelDRunErrors = {
     422: ApiError;
     /**
      * The organization or the key is at its concurrency cap (`concurrency_limit_exceeded`, with
-     * `scope`), or the key exceeded its rate limit (`rate_limit_exceeded`). Back off exponentially
-     * and honour `Retry-After`.
+     * `scope`), the key exceeded its rate limit (`rate_limit_exceeded`), or the key already has the
+     * most requests in progress on this server (`too_many_open_requests`, such as held `sync`
+     * submits). Back off exponentially and honour `Retry-After`.
      *
      */
-    429: ApiConcurrencyLimitError | ApiRateLimitError;
+    429: ApiConcurrencyLimitError | ApiRateLimitError | ApiError;
     /**
      * An unexpected failure on the server (`internal_error`). Retry with backoff.
      */
@@ -2101,11 +2106,12 @@ export type SubmitRunErrors = {
     413: ApiError;
     /**
      * The organization or the key is at its concurrency cap (`concurrency_limit_exceeded`, with
-     * `scope`), or the key exceeded its rate limit (`rate_limit_exceeded`). Back off exponentially
-     * and honour `Retry-After`.
+     * `scope`), the key exceeded its rate limit (`rate_limit_exceeded`), or the key already has the
+     * most requests in progress on this server (`too_many_open_requests`, such as held `sync`
+     * submits). Back off exponentially and honour `Retry-After`.
      *
      */
-    429: ApiConcurrencyLimitError | ApiRateLimitError;
+    429: ApiConcurrencyLimitError | ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
@@ -2140,9 +2146,13 @@ export type ListModelsErrors = {
      */
     401: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
@@ -2185,9 +2195,13 @@ export type GetModelErrors = {
      */
     404: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
@@ -2231,9 +2245,13 @@ export type GetRunErrors = {
      */
     404: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
@@ -2341,9 +2359,13 @@ export type CancelRunErrors = {
      */
     413: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
@@ -2386,9 +2408,13 @@ export type SearchRunsErrors = {
      */
     413: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
@@ -2423,9 +2449,13 @@ export type GetAccountErrors = {
      */
     401: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
@@ -2468,9 +2498,13 @@ export type PreviewPriceErrors = {
      */
     413: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
@@ -2505,9 +2539,13 @@ export type GetWebhookSecretErrors = {
      */
     401: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
@@ -2546,9 +2584,13 @@ export type RotateWebhookSecretErrors = {
      */
     413: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
@@ -2604,9 +2646,13 @@ export type ListWebhookDeliveriesErrors = {
      */
     401: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
@@ -2653,9 +2699,13 @@ export type GetWebhookDeliveryErrors = {
      */
     404: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
@@ -2706,9 +2756,13 @@ export type RedeliverWebhookErrors = {
      */
     413: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
@@ -2762,9 +2816,13 @@ export type UploadFileErrors = {
      */
     415: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * refvid's disk is full (`service_unavailable`), or the database connection dropped a moment;
      * nothing was kept. Retry after `Retry-After` seconds.
@@ -2803,9 +2861,13 @@ export type DeleteUploadErrors = {
      */
     404: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
@@ -2913,9 +2975,13 @@ export type GetUploadContentErrors = {
      */
     416: ApiError;
     /**
-     * The key made more than `rate_limit_per_minute` requests in the current minute.
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
      */
-    429: ApiRateLimitError;
+    429: ApiRateLimitError | ApiError;
     /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
