@@ -19,7 +19,7 @@ import type { AppDeps } from "./deps.js";
 import { authenticate, authenticateAdmin } from "./http/auth.js";
 import { Drain } from "./http/drain.js";
 import { errorHandler } from "./http/error-handler.js";
-import { RouteNotFoundError, WorkerOnlyError } from "./http/http-errors.js";
+import { ProbePortOnlyError, RouteNotFoundError, WorkerOnlyError } from "./http/http-errors.js";
 import { limitRequestsPerKey } from "./http/key-requests.js";
 import { validatePreviewBody } from "./http/preview-validator.js";
 import { readJsonBody } from "./http/request-body.js";
@@ -36,6 +36,11 @@ import { httpMetrics } from "./metrics/http-metrics.js";
 export interface AppOptions {
   /** False in a worker-only process: it answers the health probes and /metrics, nothing else. */
   serveApi?: boolean;
+  /**
+   * The app of REFVID_PROBE_PORT: the probes and /metrics only, like a worker's, on a server of
+   * their own that the API's connection caps do not reach (docs/decisions.md, "Requests at the edge").
+   */
+  probePort?: boolean;
   /** Checks every response against the spec and reports each mismatch here (tests fail on any). */
   onResponseMismatch?: (error: Error) => void;
   /**
@@ -97,8 +102,8 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   });
   // Every process serves its own metrics, a worker-only one too; no API key, so no rate limit.
   app.get("/metrics", metricsRoute(deps));
-  if (options.serveApi === false) {
-    app.use((_req, _res, next) => next(new WorkerOnlyError()));
+  if (options.serveApi === false || options.probePort) {
+    app.use((_req, _res, next) => next(options.probePort ? new ProbePortOnlyError() : new WorkerOnlyError()));
     app.use(errorHandler(deps.logger));
     return app;
   }

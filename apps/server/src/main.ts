@@ -3,6 +3,7 @@
  * Entry point: parse the configuration, start refvid, print how to reach it, and shut down
  * gracefully on SIGINT/SIGTERM (stop accepting, drain held requests and runs in hand, close the store).
  */
+import type { AddressInfo } from "node:net";
 import v8 from "node:v8";
 import { type Config, ConfigError, loadConfig } from "./config.js";
 import { S3BlobStore } from "./files/s3-blob-store.js";
@@ -77,6 +78,10 @@ async function main() {
           `  web console: ${base}/console`,
           `  store: ${describeStore(config)}`,
         ];
+  if (refvid.probeServer)
+    lines.push(
+      `  health probes and /metrics also on port ${(refvid.probeServer.address() as AddressInfo).port} (REFVID_PROBE_PORT)`,
+    );
   if (config.seedDemo && config.role !== "worker") {
     const demo = await seedDemo(refvid.deps);
     lines.push(

@@ -28,7 +28,7 @@ import { presignGetObject } from "./files/s3-presign.js";
 import { FileUrlSigner, type Presign } from "./files/signed-urls.js";
 import { Drain, LAST_ANSWERS_MS } from "./http/drain.js";
 import { createExpressServer } from "./http/express-server.js";
-import { configureHttpServer } from "./http/http-server.js";
+import { configureHttpServer, type HttpLimits } from "./http/http-server.js";
 import { countRunEnds } from "./metrics/count-run-ends.js";
 import { Metrics } from "./metrics/metrics.js";
 import { openStore } from "./open-store.js";
@@ -59,6 +59,9 @@ export interface RunningRefvid {
   deps: AppDeps;
   server: Server;
   url: string;
+  /** REFVID_PROBE_PORT's server (the probes and /metrics only), when there is one. */
+  probeServer: Server | null;
+  probeUrl: string | null;
   /** The process's stop (http/drain.ts): `drain.hurry()` cuts its wait short. */
   drain: Drain;
   /**
@@ -68,6 +71,12 @@ export interface RunningRefvid {
    */
   close(): Promise<void>;
 }
+
+/**
+ * Connections REFVID_PROBE_PORT's server takes at once: probers (a kubelet, Docker, a load
+ * balancer, Prometheus) open a few; more is someone who should not reach that port.
+ */
+export const PROBE_MAX_CONNECTIONS = 64;
 
 /** How long the runs in hand get after the drain before they are left to their leases. */
 export const WORKER_GRACE_MS = 5_000;
@@ -154,13 +163,13 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
   const drain = new Drain();
   const reachability = new ProviderReachability(config.catalog?.providers ?? [], deps);
   reachability.start();
-  const app = createApp(deps, {
-    serveApi: config.role !== "worker",
+  const probeOptions = {
     drain,
     listenHealth: () => deps.events.listenHealth,
     providerReachability: () => reachability.snapshot(),
     ...(options.onResponseMismatch ? { onResponseMismatch: options.onResponseMismatch } : {}),
-  });
+  };
+  const app = createApp(deps, { ...probeOptions, serveApi: config.role !== "worker" });
   const workerSide = config.role !== "api";
   const worker = new Worker(deps, {
     workerId: `worker-${process.pid}-${randomBytes(3).toString("hex")}`,
@@ -171,22 +180,29 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
   const dispatcher = new WebhookDispatcher(deps);
   const retention = new RetentionSweep(deps);
   const host = options.host ?? "127.0.0.1";
-  const server = await new Promise<Server>((resolveListen, reject) => {
-    const s = createExpressServer(app);
-    s.once("error", reject);
-    s.listen(config.port, host, () => {
-      s.off("error", reject);
-      // Once listening, an error is one connection's (an accept that failed for want of file
-      // descriptors, say): logged, never the end of the process.
-      s.on("error", (err) => deps.logger.error({ err }, "the HTTP server could not accept a connection"));
-      resolveListen(s);
-    });
-    configureHttpServer(s, config, deps.logger); // timeouts and the connection cap, before 'listening'
-  }).catch(async (err: unknown) => {
-    await deps.events.close();
-    await deps.store.close();
-    throw listenError(err, config.port, host);
-  });
+  const server = await listen(createExpressServer(app), config.port, host, config, deps.logger).catch(
+    async (err: unknown) => {
+      await deps.events.close();
+      await deps.store.close();
+      throw listenError(err, config.port, host, "PORT");
+    },
+  );
+  // The probes' own server: outside the API's connection caps, up through the drain.
+  const probeServer =
+    config.probePort === null
+      ? null
+      : await listen(
+          createExpressServer(createApp(deps, { ...probeOptions, probePort: true })),
+          config.probePort,
+          host,
+          { ...config, maxConnections: PROBE_MAX_CONNECTIONS, maxConnectionsPerAddress: 0 },
+          deps.logger,
+        ).catch(async (err: unknown) => {
+          await new Promise((done) => server.close(done));
+          await deps.events.close();
+          await deps.store.close();
+          throw listenError(err, config.probePort ?? 0, host, "REFVID_PROBE_PORT");
+        });
   server.keepAliveTimeout = 65_000;
   if (workerSide) {
     worker.start();
@@ -200,6 +216,8 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
     deps,
     server,
     url: `http://127.0.0.1:${port}`,
+    probeServer,
+    probeUrl: probeServer ? `http://127.0.0.1:${(probeServer.address() as AddressInfo).port}` : null,
     drain,
     close() {
       closing ??= (async () => {
@@ -224,6 +242,12 @@ export async function startRefvid(config: Config, options: StartOptions = {}): P
         answered.abort();
         server.closeAllConnections();
         await stopped;
+        // The probes answered through the drain (readiness with 503); now they go too.
+        if (probeServer) {
+          const probesStopped = new Promise((done) => probeServer.close(done));
+          probeServer.closeAllConnections();
+          await probesStopped;
+        }
         await deps.events.close();
         await deps.store.close();
         deps.blobs.close?.();
@@ -263,16 +287,33 @@ async function checkBlobStore(deps: AppDeps): Promise<void> {
   }
 }
 
-/** Why the server could not listen, in the operator's terms. */
-function listenError(err: unknown, port: number, host: string): Error {
+/**
+ * Listens on `port`, with the HTTP limits set before `'listening'` (http/http-server.ts). Once
+ * listening, an error is one connection's (an accept that failed for want of file descriptors,
+ * say): logged, never the end of the process.
+ */
+function listen(s: Server, port: number, host: string, limits: HttpLimits, logger: Logger): Promise<Server> {
+  return new Promise<Server>((resolveListen, reject) => {
+    s.once("error", reject);
+    s.listen(port, host, () => {
+      s.off("error", reject);
+      s.on("error", (err) => logger.error({ err }, "the HTTP server could not accept a connection"));
+      resolveListen(s);
+    });
+    configureHttpServer(s, limits, logger);
+  });
+}
+
+/** Why the server could not listen, in the operator's terms; `variable` is the port's setting. */
+function listenError(err: unknown, port: number, host: string, variable: string): Error {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === "EADDRINUSE")
     return new StartupError(
-      `port ${port} on ${host} is already in use by another process; stop it, or set PORT to a free port`,
+      `port ${port} on ${host} is already in use by another process; stop it, or set ${variable} to a free port`,
     );
   if (code === "EACCES")
     return new StartupError(
-      `port ${port} on ${host} needs privileges this process lacks; set PORT to 1024 or above`,
+      `port ${port} on ${host} needs privileges this process lacks; set ${variable} to 1024 or above`,
     );
   if (code === "EADDRNOTAVAIL")
     return new StartupError(`${host} is not an address of this machine; set HOST to one (or 0.0.0.0)`);

@@ -35,6 +35,15 @@ export class WorkerOnlyError extends HttpError {
   }
 }
 
+/** Anything but the probes and /metrics, on REFVID_PROBE_PORT. */
+export class ProbePortOnlyError extends HttpError {
+  readonly status = 404;
+  readonly type = "not_found";
+  constructor() {
+    super("This port (REFVID_PROBE_PORT) serves /healthz, /readyz and /metrics only; the API is on PORT.");
+  }
+}
+
 /**
  * A request that reached a process after it began to stop (docs/decisions.md, "Shutdown"): nothing
  * was done, so any request, a submit too, is safe to send again, and the connection is closed so
