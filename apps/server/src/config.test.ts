@@ -209,8 +209,7 @@ describe("loadConfig", () => {
     expect(config).toMatchObject({
       maxConnectionsPerAddress: 200,
       maxRequestsPerKey: 100,
-      minBodyBytesPerS: 16_384,
-      bodyRateWindowMs: 10_000,
+      minBodyRate: { bytesPerSecond: 16_384, windowMs: 10_000 },
       probePort: null,
     });
     expect(config.trustProxy("127.0.0.1", 0)).toBe(false);
@@ -218,25 +217,26 @@ describe("loadConfig", () => {
       REFVID_MAX_CONNECTIONS_PER_ADDRESS: "0",
       REFVID_MAX_REQUESTS_PER_KEY: "0",
       REFVID_MIN_BODY_BYTES_PER_S: "0",
-      REFVID_BODY_RATE_WINDOW_MS: "1000",
       REFVID_PROBE_PORT: "9090",
       REFVID_TRUST_PROXY: "loopback",
     });
     expect(set).toMatchObject({
       maxConnectionsPerAddress: 0,
       maxRequestsPerKey: 0,
-      minBodyBytesPerS: 0,
-      bodyRateWindowMs: 1000,
+      minBodyRate: null,
       probePort: 9090,
     });
     expect(set.trustProxy("127.0.0.1", 0)).toBe(true);
+    expect(
+      loadConfig({ REFVID_MIN_BODY_BYTES_PER_S: "1024", REFVID_MIN_BODY_WINDOW_MS: "1000" }).minBodyRate,
+    ).toEqual({ bytesPerSecond: 1024, windowMs: 1000 });
   });
 
   it.each([
     [{ REFVID_MAX_CONNECTIONS_PER_ADDRESS: "-1" }, /REFVID_MAX_CONNECTIONS_PER_ADDRESS/],
     [{ REFVID_MAX_REQUESTS_PER_KEY: "many" }, /REFVID_MAX_REQUESTS_PER_KEY/],
     [{ REFVID_MIN_BODY_BYTES_PER_S: "16k" }, /REFVID_MIN_BODY_BYTES_PER_S/],
-    [{ REFVID_BODY_RATE_WINDOW_MS: "10" }, /REFVID_BODY_RATE_WINDOW_MS/],
+    [{ REFVID_MIN_BODY_WINDOW_MS: "10" }, /REFVID_MIN_BODY_WINDOW_MS/],
     [{ REFVID_PROBE_PORT: "70000" }, /REFVID_PROBE_PORT/],
     [{ PORT: "8080", REFVID_PROBE_PORT: "8080" }, /REFVID_PROBE_PORT: must differ from PORT \(8080\)/],
     [{ REFVID_TRUST_PROXY: "proxy.example.com" }, /REFVID_TRUST_PROXY: .*use true, false, a hop count/],

@@ -116,11 +116,10 @@ export interface Config {
    */
   maxRequestsPerKey: number;
   /**
-   * REFVID_MIN_BODY_BYTES_PER_S: the slowest a request body may arrive, averaged over
-   * REFVID_BODY_RATE_WINDOW_MS (`bodyRateWindowMs`), uploads included; 0 is no minimum.
+   * REFVID_MIN_BODY_BYTES_PER_S over REFVID_MIN_BODY_WINDOW_MS: a request body, an upload's too,
+   * that arrives slower is refused (http/body-rate.ts); null when the rate is 0 (off).
    */
-  minBodyBytesPerS: number;
-  bodyRateWindowMs: number;
+  minBodyRate: MinTransferRate | null;
   /**
    * REFVID_PROBE_PORT: a second HTTP server for /healthz, /readyz and /metrics only, outside the
    * main server's connection caps; null (unset) is none.
@@ -256,7 +255,7 @@ const schema = z.object({
   REFVID_MAX_REQUESTS_PER_KEY: int(0).default(100),
   // 128 kbit/s over 10 s: docs/decisions.md, "Requests at the edge".
   REFVID_MIN_BODY_BYTES_PER_S: int(0).default(16 * 1024),
-  REFVID_BODY_RATE_WINDOW_MS: int(100, 600_000).default(10_000),
+  REFVID_MIN_BODY_WINDOW_MS: int(100, 600_000).default(10_000),
   REFVID_PROBE_PORT: int(0, 65535).optional(),
   REFVID_MAX_STREAMS_PER_KEY: int(1).default(20),
   // Under the 30 s that Kubernetes gives a pod between SIGTERM and SIGKILL; an hour at most.
@@ -354,8 +353,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxConnectionsPerAddress: e.REFVID_MAX_CONNECTIONS_PER_ADDRESS,
     trustProxy: parseTrustProxy(e.REFVID_TRUST_PROXY),
     maxRequestsPerKey: e.REFVID_MAX_REQUESTS_PER_KEY,
-    minBodyBytesPerS: e.REFVID_MIN_BODY_BYTES_PER_S,
-    bodyRateWindowMs: e.REFVID_BODY_RATE_WINDOW_MS,
+    minBodyRate:
+      e.REFVID_MIN_BODY_BYTES_PER_S > 0
+        ? { bytesPerSecond: e.REFVID_MIN_BODY_BYTES_PER_S, windowMs: e.REFVID_MIN_BODY_WINDOW_MS }
+        : null,
     probePort: e.REFVID_PROBE_PORT ?? null,
     maxStreamsPerKey: e.REFVID_MAX_STREAMS_PER_KEY,
     drainMs: e.REFVID_DRAIN_MS,

@@ -291,7 +291,7 @@ describe("an upload slower than the minimum rate", () => {
   // The request timeout stays 30 s: these bodies never pause that long, so only the rate cuts them.
   const server = useTestRefvid({
     REFVID_MIN_BODY_BYTES_PER_S: String(MIN_BYTES_PER_S),
-    REFVID_BODY_RATE_WINDOW_MS: String(WINDOW_MS),
+    REFVID_MIN_BODY_WINDOW_MS: String(WINDOW_MS),
   });
 
   it("is refused with 408 naming the rate, and leaves no file open and no partial file", async () => {

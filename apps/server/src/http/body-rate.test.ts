@@ -2,9 +2,10 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { BODY_TOO_SLOW, type BodyRate, BodyTooSlowError, guardBodyRate, judgeWindow } from "./body-rate.js";
+import type { MinTransferRate } from "../net/rate-floor.js";
+import { BODY_TOO_SLOW, BodyTooSlowError, guardBodyRate, judgeWindow } from "./body-rate.js";
 
-const RATE: BodyRate = { minBytesPerS: 1000, windowMs: 10_000 };
+const RATE: MinTransferRate = { bytesPerSecond: 1000, windowMs: 10_000 };
 
 describe("judgeWindow", () => {
   it.each([
@@ -39,7 +40,7 @@ describe("guardBodyRate", () => {
     const refused: Error[] = [];
     server = createServer();
     const request = once(server, "request").then(([req]) => req as IncomingMessage);
-    guardBodyRate(server, { minBytesPerS: 1000, windowMs: WINDOW_MS });
+    guardBodyRate(server, { bytesPerSecond: 1000, windowMs: WINDOW_MS });
     server.on("clientError", (err: Error, socket: Socket) => {
       refused.push(err);
       socket.destroy();

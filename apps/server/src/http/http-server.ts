@@ -31,8 +31,7 @@ export type HttpLimits = Pick<
   | "maxConnections"
   | "maxConnectionsPerAddress"
   | "trustProxy"
-  | "minBodyBytesPerS"
-  | "bodyRateWindowMs"
+  | "minBodyRate"
 >;
 
 /**
@@ -69,13 +68,12 @@ export function configureHttpServer(server: Server, config: HttpLimits, logger: 
     { maxConnectionsPerAddress: config.maxConnectionsPerAddress },
   );
   limitConnectionsPerAddress(server, config, (address) => crowded({ address }));
-  const slow = warnEveryMinute(logger, "refusing request bodies slower than REFVID_MIN_BODY_BYTES_PER_S", {
-    minBodyBytesPerS: config.minBodyBytesPerS,
-    windowMs: config.bodyRateWindowMs,
-  });
-  guardBodyRate(server, { minBytesPerS: config.minBodyBytesPerS, windowMs: config.bodyRateWindowMs }, () =>
-    slow(),
-  );
+  if (config.minBodyRate) {
+    const slow = warnEveryMinute(logger, "refusing request bodies slower than REFVID_MIN_BODY_BYTES_PER_S", {
+      minBodyRate: config.minBodyRate,
+    });
+    guardBodyRate(server, config.minBodyRate, () => slow());
+  }
   // The whole-request timeout is kept here rather than by Node, which cannot exempt one request:
   // an upload may take longer than REFVID_REQUEST_TIMEOUT_MS as long as its bytes keep coming
   // (`allowSlowBody`). Node still times the headers. The timer runs until the body has arrived,
