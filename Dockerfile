@@ -6,7 +6,8 @@
 #   docker run refvid --role worker    # worker only
 #   docker run refvid migrate          # apply migrations (and create the bucket), then exit
 #
-# Settings come from the environment (README, "Settings"); files go to /data (REFVID_DATA_DIR).
+# Settings come from the environment (README, "Operating it"); files go to /data (REFVID_DATA_DIR).
+# The health check uses REFVID_PROBE_PORT when it is set, else PORT.
 # docs/operating.md is the production guide; deploy/compose.yaml a production-shaped stack.
 
 ARG BASE_IMAGE=node:22-bookworm-slim
@@ -58,5 +59,5 @@ VOLUME ["/data"]
 EXPOSE 8080
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.REFVID_PROBE_PORT || process.env.PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["refvid-entrypoint"]

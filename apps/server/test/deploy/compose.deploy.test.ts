@@ -93,7 +93,7 @@ beforeAll(async () => {
   imageUnderTest();
   work = await mkdtemp(join(tmpdir(), "refvid-compose-"));
   project = `refvidtest${randomBytes(3).toString("hex")}`;
-  const ports = await Promise.all(Array.from({ length: 8 }, () => freePort()));
+  const ports = await Promise.all(Array.from({ length: 10 }, () => freePort()));
   env = {
     COMPOSE_PROJECT_NAME: project,
     REFVID_DOMAIN: DOMAIN,
@@ -118,6 +118,8 @@ beforeAll(async () => {
     WORKER_2_PORT: String(ports[5]),
     POSTGRES_PORT: String(ports[6]),
     S3_PORT: String(ports[7]),
+    API_1_PROBE_PORT: String(ports[8]),
+    API_2_PROBE_PORT: String(ports[9]),
     REFVID_IMAGE: imageUnderTest(),
   };
   await writeFile(
