@@ -1,28 +1,15 @@
-/**
- * The operator contract: configuration is environment
- * variables, parsed and checked once at boot. A bad value stops the process with a message
- * naming the variable.
- */
-import { join } from "node:path";
-import { type BuiltInModelSlug, MODEL_SLUGS, type UploadQuota } from "@refvid/core";
+import type { BuiltInModelSlug, UploadQuota } from "@refvid/core";
 import { z } from "zod";
-import {
-  CatalogError,
-  type CatalogFile,
-  type CatalogSource,
-  checkLosses,
-  loadCatalogFile,
-} from "./catalog/catalog-file.js";
+import type { CatalogFile, CatalogSource } from "./catalog/catalog-file.js";
+import { ConfigError } from "./config-error.js";
+import { type ProviderName, parseProviders, readCatalog } from "./config-models.js";
+import { type BlobStoreConfig, parseBlobStore, parseStore, type StoreConfig } from "./config-storage.js";
 import { MAX_UPLOAD_TTL_HOURS } from "./files/retention.js";
-import { parseS3Url, type S3Location } from "./files/s3-location.js";
-import { MAX_PRESIGN_SECONDS } from "./files/s3-presign.js";
 import { REFERENCE_TIMEOUT_MS } from "./media/preflight.js";
 import { isLoopbackHost } from "./net/loopback.js";
 import type { MinTransferRate } from "./net/rate-floor.js";
 import { compileTrustProxy, type TrustProxy } from "./net/trust-proxy.js";
 import { FAL_JWKS_URL } from "./providers/upstream/hook-signatures.js";
-
-export type ProviderName = "simulated" | "preview";
 
 export interface Config {
   /** NODE_ENV=production: local URLs and the demo are off, and start-up is stricter (startup-checks.ts). */
@@ -137,29 +124,10 @@ export interface Config {
 /** What one process does: serve the API, run the worker side (worker, sweeper, webhooks), or both. */
 export type Role = "all" | "api" | "worker";
 
-export type BlobStoreConfig =
-  | { kind: "local"; dir: string }
-  /** `presign`: file URLs are S3 presigned GET URLs instead of refvid's own. */
-  | { kind: "s3"; location: S3Location; presign: boolean };
+export type { ProviderName } from "./config-models.js";
+export type { BlobStoreConfig, StoreConfig } from "./config-storage.js";
+export { ConfigError };
 
-export type StoreConfig =
-  | { kind: "memory" }
-  | { kind: "pglite"; dir: string }
-  | {
-      kind: "postgres";
-      /** DATABASE_URL: every statement and transaction; may be a pooler in transaction mode. */
-      url: string;
-      /** DATABASE_LISTEN_URL: the LISTEN connection, a session of its own; DATABASE_URL when unset. */
-      listenUrl: string;
-      /** REFVID_PG_PREPARED_STATEMENTS: hot statements are prepared once per connection (docs/pgbouncer.md). */
-      preparedStatements: boolean;
-      /** REFVID_PG_POOL_SIZE: connections to DATABASE_URL one process holds at most. */
-      poolSize: number;
-    };
-
-export class ConfigError extends Error {}
-
-const PROVIDERS = ["simulated", "preview"] as const;
 const DEFAULT_RETRY_DELAYS = "0,5000,300000,1800000,7200000,18000000,36000000,36000000";
 
 /**
@@ -265,6 +233,9 @@ const schema = z.object({
 });
 
 /** Parses the environment; throws ConfigError naming every bad variable. */
+/** The environment as the schema parsed it. */
+export type ParsedEnv = z.infer<typeof schema>;
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
@@ -309,9 +280,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     production,
     port: e.PORT,
-    store: e.DATABASE_URL
-      ? postgresStore(e.DATABASE_URL, e)
-      : parseStore(e.REFVID_STORE ?? `pglite:${join(e.REFVID_DATA_DIR, "data")}`),
+    store: parseStore(e),
     role: e.REFVID_ROLE,
     adminToken: e.REFVID_ADMIN_TOKEN ?? null,
     metricsToken: e.REFVID_METRICS_TOKEN ?? null,
@@ -363,68 +332,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
-function parseBlobStore(e: z.infer<typeof schema>): BlobStoreConfig {
-  const text = e.REFVID_BLOB_STORE;
-  const bad = (name: string, why: string) => new ConfigError(`Invalid configuration:\n  ${name}: ${why}`);
-  if (!text) {
-    for (const name of ["REFVID_S3_ENDPOINT", "REFVID_S3_PATH_STYLE"] as const) {
-      if (e[name] !== undefined) throw bad(name, "applies only with REFVID_BLOB_STORE=s3://bucket/prefix");
-    }
-    if (e.REFVID_S3_PRESIGN)
-      throw bad("REFVID_S3_PRESIGN", "applies only with REFVID_BLOB_STORE=s3://bucket/prefix");
-    return { kind: "local", dir: join(e.REFVID_DATA_DIR, "files") };
-  }
-  const bucket = parseS3Url(text);
-  if (!bucket) {
-    throw bad(
-      "REFVID_BLOB_STORE",
-      `"${text}" is not a bucket; use s3://bucket or s3://bucket/prefix (unset keeps files in REFVID_DATA_DIR)`,
-    );
-  }
-  if ((e.AWS_ACCESS_KEY_ID === undefined) !== (e.AWS_SECRET_ACCESS_KEY === undefined)) {
-    throw bad(
-      e.AWS_ACCESS_KEY_ID === undefined ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
-      "set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or neither (the SDK's default chain)",
-    );
-  }
-  const credentials =
-    e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY
-      ? {
-          accessKeyId: e.AWS_ACCESS_KEY_ID,
-          secretAccessKey: e.AWS_SECRET_ACCESS_KEY,
-          ...(e.AWS_SESSION_TOKEN ? { sessionToken: e.AWS_SESSION_TOKEN } : {}),
-        }
-      : null;
-  if (e.REFVID_S3_PRESIGN) {
-    if (!credentials) {
-      throw bad(
-        "REFVID_S3_PRESIGN",
-        "presigned URLs are signed with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; set both",
-      );
-    }
-    // A URL is signed at the start of the hour and lives to the TTL rounded up to the hour.
-    const longest = MAX_PRESIGN_SECONDS - 2 * 3600;
-    if (e.REFVID_FILE_URL_TTL_SECONDS > longest) {
-      throw bad(
-        "REFVID_FILE_URL_TTL_SECONDS",
-        `must be at most ${longest} with REFVID_S3_PRESIGN (S3 presigned URLs live at most 7 days)`,
-      );
-    }
-  }
-  return {
-    kind: "s3",
-    presign: e.REFVID_S3_PRESIGN,
-    location: {
-      ...bucket,
-      region: e.AWS_REGION ?? "us-east-1",
-      endpoint: e.REFVID_S3_ENDPOINT ?? null,
-      // S3-compatible servers mostly want path-style; AWS itself wants virtual-hosted.
-      forcePathStyle: e.REFVID_S3_PATH_STYLE ?? e.REFVID_S3_ENDPOINT !== undefined,
-      credentials,
-    },
-  };
-}
-
 function parseTrustProxy(text: string | undefined): TrustProxy {
   try {
     return compileTrustProxy(text);
@@ -432,63 +339,5 @@ function parseTrustProxy(text: string | undefined): TrustProxy {
     throw new ConfigError(
       `Invalid configuration:\n  REFVID_TRUST_PROXY: ${(err as Error).message}; use true, false, a hop count, or addresses and subnets (10.0.0.0/8, loopback, uniquelocal) separated by commas`,
     );
-  }
-}
-
-/** DATABASE_URL's store; behind PgBouncer in transaction mode, see docs/pgbouncer.md. */
-function postgresStore(url: string, e: z.infer<typeof schema>): StoreConfig {
-  return {
-    kind: "postgres",
-    url,
-    listenUrl: e.DATABASE_LISTEN_URL ?? url,
-    preparedStatements: e.REFVID_PG_PREPARED_STATEMENTS ?? true,
-    poolSize: e.REFVID_PG_POOL_SIZE ?? 10,
-  };
-}
-
-function parseStore(text: string): StoreConfig {
-  if (text === "memory") return { kind: "memory" };
-  const dir = /^pglite:(.+)$/.exec(text)?.[1];
-  if (dir) return { kind: "pglite", dir };
-  throw new ConfigError(
-    `REFVID_STORE: "${text}" is not a store; use "memory" or "pglite:<directory>" (or set DATABASE_URL)`,
-  );
-}
-
-/** `simulated` for every model, or `slug=provider,slug=provider` with the rest `simulated`. */
-function parseProviders(text: string): Record<BuiltInModelSlug, ProviderName> {
-  const isProvider = (name: string): name is ProviderName => (PROVIDERS as readonly string[]).includes(name);
-  const bad = (why: string) => new ConfigError(`REFVID_PROVIDER: ${why}`);
-  const providers = PROVIDERS.join(", ");
-  if (!text.includes("=")) {
-    if (!isProvider(text))
-      throw bad(`unknown provider "${text}" (providers: ${providers}; or slug=provider pairs)`);
-    return Object.fromEntries(MODEL_SLUGS.map((slug) => [slug, text])) as Record<
-      BuiltInModelSlug,
-      ProviderName
-    >;
-  }
-  const map = Object.fromEntries(MODEL_SLUGS.map((slug) => [slug, "simulated"])) as Record<
-    BuiltInModelSlug,
-    ProviderName
-  >;
-  for (const pair of text.split(",")) {
-    const [slug = "", name = ""] = pair.split("=").map((s) => s.trim());
-    if (!(MODEL_SLUGS as string[]).includes(slug))
-      throw bad(`unknown model "${slug}" (models: ${MODEL_SLUGS.join(", ")})`);
-    if (!isProvider(name)) throw bad(`unknown provider "${name}" for ${slug} (providers: ${providers})`);
-    map[slug as BuiltInModelSlug] = name;
-  }
-  return map;
-}
-
-function readCatalog(source: CatalogSource, production: boolean): CatalogFile {
-  try {
-    const catalog = loadCatalogFile(source);
-    checkLosses(catalog, production, source.variable);
-    return catalog;
-  } catch (err) {
-    if (err instanceof CatalogError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
-    throw err;
   }
 }
