@@ -22,43 +22,19 @@ import {
   untilAborted,
 } from "./cog-held-put.js";
 import { type HeldAnswer, HeldRequestLost } from "./cog-held-request.js";
+import {
+  type BoxPredictionOptions,
+  DEFAULT_HOOK_WINDOW_MS,
+  predictionHeaders,
+} from "./cog-prediction-options.js";
 import { watchHeld } from "./cog-probe.js";
 import { type LostAnswer, recoverLostAnswer } from "./cog-recovery.js";
-import {
-  type ProviderContext,
-  ProviderError,
-  type UpstreamJob,
-  type VendorProviderOptions,
-} from "./types.js";
+import { type ProviderContext, ProviderError, type UpstreamJob } from "./types.js";
 import { cancelsUpstream, cancelsUpstreamAfter } from "./upstream/cancel-on-abort.js";
-import { progressFromLogs } from "./upstream/input.js";
+import { logProgress } from "./upstream/input.js";
 import { redactSecret, retryAfterMs, VendorError, vendorUrl } from "./upstream/vendor-http.js";
 
 export type { CogPrediction } from "./cog-held-put.js";
-
-/** What a Cog route's prediction is made with. */
-export interface BoxPredictionOptions
-  extends Pick<VendorProviderOptions, "name" | "token" | "scheduler" | "clock" | "pollMs" | "adoptWindowMs"> {
-  /** Base URL of the container (`http://10.0.0.5:5000`) or of a proxy in front of it. */
-  url: string;
-  /** A prediction request unanswered this long was taken; 2000 ms by default. */
-  acceptAfterMs?: number;
-  /** Longest wait between tries while Cog is busy or failing; 10 000 ms by default. */
-  maxBackoffMs?: number;
-  /** A prediction still running this long after Cog accepted its cancel is uncancellable; 30 s. */
-  cancelGraceMs?: number;
-  /**
-   * After a lost answer, how long the prediction may take to show itself (a probe, a webhook)
-   * before it is created again; 30 s, and never more than `adoptWindowMs`.
-   */
-  lostGraceMs?: number;
-}
-
-/**
- * How long the end's webhook of a prediction seen ended is awaited (REFVID_VENDOR_ADOPT_WINDOW_MS
- * sets it): longer than coglet retries it, about 7 minutes (12 tries, 100 ms · 2^n apart).
- */
-const DEFAULT_HOOK_WINDOW_MS = 600_000;
 
 /**
  * One run's prediction on a Cog box. Async (`Prefer: respond-async`, cog-async.ts) when the run's
@@ -79,7 +55,8 @@ export class BoxPrediction {
   private recording: Promise<void> | null;
   /** A probe saw the current request's prediction past `starting`: its model ran. */
   private modelRan = false;
-  private reported = 0;
+  /** Reports the progress a prediction's logs show. */
+  private readonly progress: (logs: unknown) => void;
   private readonly deadline: number;
   private readonly path: string;
   private readonly pollMs: number;
@@ -105,6 +82,7 @@ export class BoxPrediction {
     this.mayRun = Boolean(context.upstream);
     this.async = Boolean(context.vendor?.hookUrl) && cogBoxes.answersSync(options.url) === null;
     this.box = new CogBoxCalls(options, this.path, this.deadline, log);
+    this.progress = logProgress(context.onProgress);
   }
 
   /** The ended prediction (succeeded, failed or canceled), its job recorded on the run. */
@@ -213,7 +191,7 @@ export class BoxPrediction {
       this.modelRan = false;
       const answered = new AbortController();
       const watching = this.watch(answered.signal);
-      const held = openRequest(url, payload, this.headers());
+      const held = openRequest(url, payload, predictionHeaders(this.options.token, this.async));
       this.held = held;
       let answer: HeldAnswer | null = null;
       let sent = true;
@@ -341,15 +319,6 @@ export class BoxPrediction {
     });
   }
 
-  private progress(logs: unknown): void {
-    const fraction = progressFromLogs(logs);
-    if (fraction === undefined) return;
-    const capped = Math.min(fraction, 0.99);
-    if (capped <= this.reported) return;
-    this.reported = capped;
-    this.context.onProgress(capped);
-  }
-
   /** Keeps the prediction on the run, once; a refusal (the lease is gone) stops it. */
   private record(): void {
     if (this.recording) return;
@@ -373,16 +342,6 @@ export class BoxPrediction {
   private failed(err: VendorError): VendorError {
     const message = redactSecret(err.message, this.options.token);
     return new VendorError(this.recording ? message : `submit failed: ${message}`, err.status, err.retryable);
-  }
-
-  private headers(): Record<string, string> {
-    const { token } = this.options;
-    return {
-      accept: "application/json",
-      "content-type": "application/json",
-      ...(this.async ? { prefer: "respond-async" } : {}),
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    };
   }
 
   private now(): number {

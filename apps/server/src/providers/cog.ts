@@ -1,5 +1,6 @@
 import { cogBoxes } from "./cog-box.js";
-import { BoxPrediction, type BoxPredictionOptions } from "./cog-prediction.js";
+import { BoxPrediction } from "./cog-prediction.js";
+import type { BoxPredictionOptions } from "./cog-prediction-options.js";
 import {
   type Provider,
   type ProviderContext,

@@ -34,7 +34,7 @@ import {
 import { followOrCancel } from "./upstream/cancel-on-abort.js";
 import { awaitHookedJob, createOnce, type Found, forEachOrphan } from "./upstream/create-once.js";
 import { FAL_JWKS_URL, type HookedJob, readFalHook } from "./upstream/hook-signatures.js";
-import { progressFromLogs, vendorInput } from "./upstream/input.js";
+import { logProgress, vendorInput } from "./upstream/input.js";
 import { JobTimes } from "./upstream/job-times.js";
 import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
 import { VendorClient } from "./upstream/vendor-client.js";
@@ -203,7 +203,7 @@ export class FalProvider implements Provider {
     const { signal, vendor } = context;
     const interval = vendor?.hookUrl ? vendor.backstopMs : this.pollMs;
     const seen = new Set([following.request.id]);
-    let reported = 0;
+    const progress = logProgress(context.onProgress);
     for (let first = true; ; first = false) {
       if (!(first && resumed)) {
         if (!vendor) await sleep(this.options.scheduler, interval, signal);
@@ -235,12 +235,7 @@ export class FalProvider implements Provider {
       context.onQueuePosition?.(
         Number.isSafeInteger(position) && (position as number) >= 0 ? (position as number) : null,
       );
-      // Below 1 until the video is home.
-      const fraction = status.status === "IN_PROGRESS" ? progressFromLogs(status.logs) : undefined;
-      if (fraction !== undefined && Math.min(fraction, 0.99) > reported) {
-        reported = Math.min(fraction, 0.99);
-        context.onProgress(reported);
-      }
+      if (status.status === "IN_PROGRESS") progress(status.logs);
     }
   }
 

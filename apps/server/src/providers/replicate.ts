@@ -39,7 +39,7 @@ import {
 import { followOrCancel } from "./upstream/cancel-on-abort.js";
 import { createOnce, forEachOrphan } from "./upstream/create-once.js";
 import { type HookedJob, hookedJob, ReplicateHookSecret } from "./upstream/hook-signatures.js";
-import { progressFromLogs, vendorInput } from "./upstream/input.js";
+import { logProgress, vendorInput } from "./upstream/input.js";
 import { finishWithOutputVideo, locateVideo } from "./upstream/output.js";
 import { VendorClient } from "./upstream/vendor-client.js";
 import {
@@ -246,15 +246,11 @@ export class ReplicateProvider implements Provider {
     const { signal, vendor } = context;
     const interval = vendor?.hookUrl ? vendor.backstopMs : this.pollMs;
     const seen = new Set([following.prediction.id]);
-    let reported = 0;
+    const progress = logProgress(context.onProgress);
     let current = first;
     for (;;) {
       if (current) {
-        const fraction = progressFromLogs(current.logs);
-        if (fraction !== undefined && Math.min(fraction, 0.99) > reported) {
-          reported = Math.min(fraction, 0.99);
-          context.onProgress(reported);
-        }
+        progress(current.logs);
         if (current.status === "succeeded") return current;
         const ended = endedMessage(this.options.name, current);
         if (ended) throw new ProviderError(this.client.redact(ended));

@@ -56,3 +56,19 @@ export function progressFromLogs(logs: unknown): number | undefined {
   if (last === undefined) return undefined;
   return Math.min(100, Number(last)) / 100;
 }
+
+/**
+ * Reports what a job's logs say of its progress through `onProgress`: only forward moves, and
+ * below 1 (the job is done only once its video is home).
+ */
+export function logProgress(onProgress: (fraction: number) => void): (logs: unknown) => void {
+  let reported = 0;
+  return (logs) => {
+    const fraction = progressFromLogs(logs);
+    if (fraction === undefined) return;
+    const capped = Math.min(fraction, 0.99);
+    if (capped <= reported) return;
+    reported = capped;
+    onProgress(capped);
+  };
+}
