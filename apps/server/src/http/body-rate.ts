@@ -3,9 +3,10 @@
  * REFVID_MIN_BODY_WINDOW_MS, for every body, uploads included (docs/decisions.md, "Requests at
  * the edge"). The same rule as a download's floor (net/rate-floor.ts), kept another way: Node's
  * parser reads a body without an event to count its bytes by, so they are read off the socket,
- * and one timer looks at every body, since thousands may be arriving at once. A body still arriving slower than that at the end of a window is refused with
- * `408 request_timeout` naming the rate, and its connection closed, through the same path as an
- * expired request (client-errors.ts): an upload cut off this way holds nothing afterwards.
+ * and one timer looks at every body, since thousands may be arriving at once. A body still
+ * arriving slower than that at the end of a window is refused with `408 request_timeout` naming
+ * the rate, and its connection closed, through the same path as an expired request
+ * (client-errors.ts): an upload cut off this way holds nothing afterwards.
  *
  * Only the client's time counts. While the server has bytes of the body it has not read (its
  * blob store is slow, or it is still authenticating), the client is not the one holding things
