@@ -628,12 +628,15 @@ describe("failures and faults", () => {
     await call(server, "PUT", "/predictions/w2", body, ASYNC);
     await eventually(() => hook.deliveries[0]);
     expect(hook.deliveries.map((d) => d.body.status)).toEqual(["succeeded"]);
-    expect(server.stats.webhooks.map((w) => [w.event, w.attempt, w.answer])).toEqual([
-      ["start", 1, "error"],
-      ["completed", 1, "error"],
-      ["completed", 2, "error"],
-      ["completed", 3, 200],
-    ]);
+    // The server records an attempt's answer once the receiver's answer is back, after the receipt.
+    await expect
+      .poll(() => server.stats.webhooks.map((w) => [w.event, w.attempt, w.answer]), { timeout: 10_000 })
+      .toEqual([
+        ["start", 1, "error"],
+        ["completed", 1, "error"],
+        ["completed", 2, "error"],
+        ["completed", 3, 200],
+      ]);
   });
 
   it("refuses a streamed response (406): the model does not declare streaming output", async () => {
