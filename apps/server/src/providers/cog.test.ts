@@ -711,8 +711,9 @@ describe("the proxy credential", () => {
       cogProvider.run(await job(), context(server, { deadline: Date.now() + 200 }).ctx),
     );
     server.knobs.rateLimitNext = {};
-    // A run stopped with a PUT in flight marks the box busy until the box says it is free.
-    await eventually(() => !cogBoxes.busy(server.url));
+    // A run stopped with a PUT in flight marks the box busy until the box says it is free. The
+    // provider's box is the proxy's URL, the one it calls.
+    await eventually(() => !cogBoxes.busy(front.url), 30_000);
     server.knobs.latencyMs = 5_000;
     const aborted = context(server);
     const slow = await job();
