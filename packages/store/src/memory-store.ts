@@ -14,12 +14,14 @@ import {
   decideAdmission,
   decideEnd,
   isInFlight,
+  PRIORITY_RANK,
   type RateWindow,
   settleRun,
   webhookGets,
 } from "@refvid/core";
 import { MemoryAccounts } from "./memory/accounts.js";
 import { copy, copyRun } from "./memory/copy.js";
+import { MemoryDurations } from "./memory/durations.js";
 import { MemoryIdempotency } from "./memory/idempotency.js";
 import { MemoryOutbox } from "./memory/outbox.js";
 import { RunIndex } from "./memory/run-index.js";
@@ -36,7 +38,10 @@ import type { RunRecord, Store } from "./types.js";
 
 export class MemoryStore implements Store {
   private readonly runs = new Map<string, RunRecord>();
-  private readonly queue = new RunQueue(this.runs);
+  private readonly queue = new RunQueue(
+    this.runs,
+    (organizationId) => this.accounts.organizations.get(organizationId)?.queueWeight ?? 1,
+  );
   /** Runs in keyset order per organization and environment, per key and overall, for search and usage. */
   private readonly index = new RunIndex();
   /** Organizations, keys and top-ups, with their admin lists. */
@@ -59,6 +64,8 @@ export class MemoryStore implements Store {
   readonly deleteUpload = this.uploads.deleteUpload;
   readonly deleteExpiredUploads = this.uploads.deleteExpiredUploads;
   private readonly outbox = new MemoryOutbox();
+  private readonly durations = new MemoryDurations();
+  readonly recentDurations = this.durations.recentDurations;
   private readonly rateWindows = new Map<string, RateWindow>();
   private readonly idempotency = new MemoryIdempotency();
   readonly completeIdempotency = this.idempotency.completeIdempotency;
@@ -105,7 +112,7 @@ export class MemoryStore implements Store {
     org.inFlight += hold.orgInFlight.live;
     org.testInFlight += hold.orgInFlight.test;
     key.inFlight += 1;
-    const record = queuedRun(run, key.environment);
+    const record = queuedRun(run, key.environment, PRIORITY_RANK[key.priority]);
     this.runs.set(run.id, record);
     this.queue.push(run.id);
     this.inFlight.set(run.id, record);
@@ -199,13 +206,22 @@ export class MemoryStore implements Store {
     return true;
   }
 
+  async queueStanding({ runId, provider }: Parameters<T.Store["queueStanding"]>[0]) {
+    const run = this.runs.get(runId);
+    if (run?.status !== "queued") return null;
+    const running = [...this.inFlight.values()].filter(
+      (r) => r.status === "processing" && (provider ? r.provider === provider : r.endpoint === run.endpoint),
+    );
+    return this.queue.standing(run, running);
+  }
+
   async releaseRun({ runId, workerId }: Parameters<T.Store["releaseRun"]>[0]) {
     const run = this.heldBy(runId, workerId);
     if (!run) return false;
     run.provider = null;
     run.attempts -= 1;
     if (run.attempts === 0) run.startedAt = null;
-    this.backToQueue(run);
+    this.backToQueue(run, true);
     return true;
   }
 
@@ -249,6 +265,7 @@ export class MemoryStore implements Store {
     run.completedAt = now;
     run.leaseOwner = null;
     run.leaseExpiresAt = null;
+    this.durations.add(run);
     if (settled.webhookEvent) this.outbox.ended(run, settled.webhookEvent, now);
     const completed = { kind: "completed", run: copyRun(run) } as const;
     this.events.emit({ kind: "ended", runId });
@@ -321,11 +338,11 @@ export class MemoryStore implements Store {
   }
 
   /** A processing run goes back to its place in the queue, held by no worker. */
-  private backToQueue(run: RunRecord) {
+  private backToQueue(run: RunRecord, unstarted = false) {
     run.status = "queued";
     run.leaseOwner = null;
     run.leaseExpiresAt = null;
-    this.queue.putBack(run);
+    this.queue.putBack(run, unstarted);
   }
 
   /** This process is the only one: the store's own changes are all there is to hear. */

@@ -2,7 +2,17 @@
  * The Store port, one interface per concern, combined into `Store`: every adapter implements all of
  * them and runs the contract suite (`@refvid/store/testing`). Records and results are in types.ts.
  */
-import type { Environment, Micros, ModelSlug, RateDecision, UploadQuota, UploadUsage } from "@refvid/core";
+import type {
+  Environment,
+  KeyPriority,
+  Micros,
+  ModelSlug,
+  OrganizationShare,
+  QueueOrganization,
+  RateDecision,
+  UploadQuota,
+  UploadUsage,
+} from "@refvid/core";
 import type {
   AdminRunSearch,
   AdmitResult,
@@ -46,10 +56,16 @@ export interface AccountStore {
     now: Date;
   }): Promise<OrganizationRecord>;
   getOrganization(id: string): Promise<OrganizationRecord | null>;
-  /** Changes an organization's settings (its upload quota); null when there is no such organization. */
+  /**
+   * Changes an organization's settings (its upload quota, its queue weight); null when there is no
+   * such organization.
+   */
   updateOrganization(id: string, patch: OrganizationPatch): Promise<OrganizationRecord | null>;
   createApiKey(
-    input: Omit<ApiKeyRecord, "inFlight" | "revokedAt" | "createdAt"> & { now: Date },
+    input: Omit<ApiKeyRecord, "inFlight" | "revokedAt" | "createdAt" | "priority"> & {
+      priority?: KeyPriority;
+      now: Date;
+    },
   ): Promise<ApiKeyRecord | null>;
   getApiKey(id: string): Promise<ApiKeyRecord | null>;
   updateApiKey(id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | null>;
@@ -263,6 +279,35 @@ export interface UploadStore {
   deleteExpiredUploads(now: Date): Promise<string[]>;
 }
 
+/**
+ * Where queued runs stand (docs/decisions.md, "Fair queues"): the counts core's `queuePosition` and
+ * `estimateQueue` need, read from per-organization counters and indexes so that their cost does not
+ * grow with the queue.
+ */
+export interface QueueStore {
+  /**
+   * A queued run's standing: its organization's share and the runs of its organization ahead of it
+   * for the same model, the other organizations with runs of that model waiting, and when each run
+   * holding the capacity started (the runs processing on `provider`, or of the model when no
+   * provider is given). Null unless the run is queued.
+   */
+  queueStanding(input: { runId: string; provider?: string | null }): Promise<QueueStanding | null>;
+  /**
+   * How long (ms) the last `limit` runs of a model that succeeded took from start to end, newest
+   * first; only those that ended on `route`, when given.
+   */
+  recentDurations(input: { endpoint: ModelSlug; route?: string | null; limit: number }): Promise<number[]>;
+}
+
+export interface QueueStanding {
+  own: OrganizationShare;
+  aheadInOrganization: number;
+  /** Organizations other than the run's with runs of its model queued. */
+  others: QueueOrganization[];
+  /** When each run holding the capacity now started. */
+  runningSince: Date[];
+}
+
 /** Every concern of the store in one port, as each adapter implements it. */
 export interface Store
   extends AccountStore,
@@ -273,6 +318,7 @@ export interface Store
     AdminStore,
     StatsStore,
     UploadStore,
+    QueueStore,
     VendorLogStore {
   /**
    * Calls `listener` once for each run queued (`queued`), started or moved on (`changed`) or ended

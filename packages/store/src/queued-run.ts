@@ -7,7 +7,7 @@ import type { Environment, NewRun, RunRecord } from "./types.js";
  * An admitted run as it starts: queued, nothing charged, delivered or leased yet. Its input and
  * metadata are copies: the caller's objects stay the caller's.
  */
-export const queuedRun = (run: NewRun, environment: Environment): RunRecord => ({
+export const queuedRun = (run: NewRun, environment: Environment, priority: number): RunRecord => ({
   // Named field by field: spreading the caller's object took a slow generic path (a tenth of a submit).
   id: run.id,
   organizationId: run.organizationId,
@@ -23,6 +23,7 @@ export const queuedRun = (run: NewRun, environment: Environment): RunRecord => (
   reserved: run.reserved,
   createdAt: new Date(run.createdAt.getTime()),
   environment,
+  priority,
   status: "queued",
   charged: null,
   billableSeconds: null,

@@ -9,6 +9,7 @@ import type {
   AdmissionDecision,
   EarlierRequestDecision,
   Environment,
+  KeyPriority,
   Micros,
   ModelSlug,
   PriceUnit,
@@ -46,11 +47,14 @@ export interface OrganizationRecord {
   webhookSecrets: Record<Environment, WebhookSigningSecret>;
   /** The organization's own upload quota (`PATCH /admin/v1/organizations/{id}`); null parts are the default. */
   uploadQuota: UploadQuotaOverride;
+  /** Its weight in the queue's fair share (1 to 1000; default 1). */
+  queueWeight: number;
 }
 
 /** What an organization's PATCH changes; a part left out keeps its value, null returns it to the default. */
 export interface OrganizationPatch {
   uploadQuota?: Partial<UploadQuotaOverride>;
+  queueWeight?: number;
 }
 
 /** The secret that signs one environment's webhooks, and the one its last rotation replaced. */
@@ -70,6 +74,8 @@ export interface ApiKeyRecord {
   keyPrefix: string;
   maxConcurrency: number;
   rateLimitPerMinute: number;
+  /** Orders its organization's queued runs: its runs start before those of lower-priority keys. */
+  priority: KeyPriority;
   inFlight: number;
   createdAt: Date;
   revokedAt: Date | null;
@@ -128,6 +134,8 @@ export interface RunRecord {
    * said (absent or null otherwise).
    */
   queuePosition?: number | null;
+  /** The submitting key's `PRIORITY_RANK`, fixed at admission: orders its organization's queue. */
+  priority: number;
   createdAt: Date;
   startedAt: Date | null;
   completedAt: Date | null;
@@ -278,6 +286,7 @@ export interface ApiKeyPatch {
   name?: string;
   maxConcurrency?: number;
   rateLimitPerMinute?: number;
+  priority?: KeyPriority;
 }
 
 /** The whole service at a glance, across organizations and environments (`serviceStats`, for metrics). */

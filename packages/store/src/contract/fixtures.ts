@@ -1,6 +1,12 @@
 /** Builders shared by the contract suite and the property tests. */
 import { createHash, randomUUID } from "node:crypto";
-import { amountFor, type Micros, type PriceUnit, type WebhookSubscription } from "@refvid/core";
+import {
+  amountFor,
+  type KeyPriority,
+  type Micros,
+  type PriceUnit,
+  type WebhookSubscription,
+} from "@refvid/core";
 import type { Environment, NewRun, Store } from "../types.js";
 
 export const T0 = new Date("2026-11-22T10:00:00.000Z");
@@ -29,6 +35,7 @@ export async function makeTenant(
     maxConcurrency?: number;
     rateLimitPerMinute?: number;
     environment?: Environment;
+    priority?: KeyPriority;
   } = {},
 ): Promise<Tenant> {
   const organizationId = `org_${randomUUID().replaceAll("-", "")}`;
@@ -55,7 +62,12 @@ export async function makeTenant(
 export async function addKey(
   store: Store,
   organizationId: string,
-  options: { maxConcurrency?: number; rateLimitPerMinute?: number; environment?: Environment } = {},
+  options: {
+    maxConcurrency?: number;
+    rateLimitPerMinute?: number;
+    environment?: Environment;
+    priority?: KeyPriority;
+  } = {},
 ): Promise<Tenant> {
   const environment = options.environment ?? "live";
   const secret = `sk-${environment}-${randomUUID()}`;
@@ -70,6 +82,7 @@ export async function addKey(
     keyPrefix: secret.slice(0, 12),
     maxConcurrency: options.maxConcurrency ?? 10,
     rateLimitPerMinute: options.rateLimitPerMinute ?? 120,
+    ...(options.priority ? { priority: options.priority } : {}),
     now: T0,
   });
   return { organizationId, apiKeyId, keyHash, environment };

@@ -14,6 +14,7 @@ import { invariantsContract } from "./invariants.contract.js";
 import { lifecycleContract } from "./lifecycle.contract.js";
 import { priceUnitContract } from "./price-unit.contract.js";
 import { providersContract } from "./providers.contract.js";
+import { queueContract } from "./queue.contract.js";
 import { runCostsContract } from "./run-costs.contract.js";
 import { searchContract } from "./search.contract.js";
 import { statsContract } from "./stats.contract.js";
@@ -36,6 +37,7 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
     runCostsContract(makeStore);
     priceUnitContract(makeStore);
     providersContract(makeStore);
+    queueContract(makeStore);
     searchContract(makeStore);
     statsContract(makeStore);
     webhooksContract(makeStore);

@@ -2,7 +2,7 @@
  * MemoryStore's organizations, API keys and top-ups: the records, the key-hash lookup and the
  * newest-first admin lists. Methods are bound, so MemoryStore hands them out as its own.
  */
-import { decideTopUp, tierFor } from "@refvid/core";
+import { DEFAULT_QUEUE_WEIGHT, decideTopUp, tierFor } from "@refvid/core";
 import type * as T from "../types.js";
 import type { ApiKeyRecord, OrganizationRecord } from "../types.js";
 import { AccountIndex } from "./account-index.js";
@@ -34,6 +34,7 @@ export class MemoryAccounts {
         test: { secret: input.webhookSecrets.test, previous: null },
       },
       uploadQuota: { bytes: null, count: null },
+      queueWeight: DEFAULT_QUEUE_WEIGHT,
     };
     this.organizations.set(org.id, org);
     this.index.addOrganization(org);
@@ -49,13 +50,20 @@ export class MemoryAccounts {
     const org = this.organizations.get(id);
     if (!org) return null;
     org.uploadQuota = { ...org.uploadQuota, ...patch.uploadQuota };
+    if (patch.queueWeight !== undefined) org.queueWeight = patch.queueWeight;
     return copy(org);
   };
 
   readonly createApiKey = async (input: Parameters<T.Store["createApiKey"]>[0]) => {
     if (!this.organizations.has(input.organizationId)) return null;
     const { now, ...rest } = input;
-    const key: ApiKeyRecord = { ...rest, inFlight: 0, createdAt: now, revokedAt: null };
+    const key: ApiKeyRecord = {
+      ...rest,
+      priority: rest.priority ?? "normal",
+      inFlight: 0,
+      createdAt: now,
+      revokedAt: null,
+    };
     this.apiKeys.set(key.id, key);
     this.keysByHash.set(key.keyHash, key.id);
     this.index.addApiKey(key);
@@ -73,6 +81,7 @@ export class MemoryAccounts {
     if (patch.name !== undefined) key.name = patch.name;
     if (patch.maxConcurrency !== undefined) key.maxConcurrency = patch.maxConcurrency;
     if (patch.rateLimitPerMinute !== undefined) key.rateLimitPerMinute = patch.rateLimitPerMinute;
+    if (patch.priority !== undefined) key.priority = patch.priority;
     return copy(key);
   };
 

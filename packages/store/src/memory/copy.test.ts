@@ -62,6 +62,7 @@ describe("copy", () => {
       error: { type: "provider_error", code: 502, message: "no" },
       progress: 0.5,
       queuePosition: 3,
+      priority: 1,
       createdAt: at(1),
       startedAt: at(2),
       completedAt: at(3),

@@ -58,6 +58,7 @@ export function copyRun(run: RunRecord): RunRecord {
     error: run.error && copy(run.error),
     progress: run.progress,
     queuePosition: run.queuePosition ?? null,
+    priority: run.priority,
     createdAt: new Date(run.createdAt.getTime()),
     startedAt: copyDate(run.startedAt),
     completedAt: copyDate(run.completedAt),

@@ -36,10 +36,22 @@ export async function migrate(db: Database, options: { through?: string } = {}):
   });
 }
 
-/** Splits a migration on `;` at line ends; migrations keep to plain DDL so this suffices. */
+/**
+ * Splits a migration on `;` at line ends, outside `$$` bodies (a function's body is one statement
+ * however many `;` it holds); migrations keep to plain DDL and such functions, so this suffices.
+ */
 function splitStatements(sql: string): string[] {
-  return sql
-    .split(/;\s*$/m)
-    .map((s) => s.replace(/^\s*--.*$/gm, "").trim())
-    .filter(Boolean);
+  const statements: string[] = [];
+  let current = "";
+  let inBody = false;
+  for (const line of sql.split("\n")) {
+    current += `${line}\n`;
+    if ((line.match(/\$\$/g)?.length ?? 0) % 2 === 1) inBody = !inBody;
+    if (!inBody && /;\s*$/.test(line)) {
+      statements.push(current.replace(/;\s*$/, ""));
+      current = "";
+    }
+  }
+  statements.push(current);
+  return statements.map((s) => s.replace(/^\s*--.*$/gm, "").trim()).filter(Boolean);
 }

@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(async () => pglite.close());
 
 const TABLES =
-  "uploads, vendor_events, webhook_attempts, webhook_deliveries, idempotency_keys, rate_windows, runs, top_ups, api_keys, organizations";
+  "queue_counts, queue_turns, uploads, vendor_events, webhook_attempts, webhook_deliveries, idempotency_keys, rate_windows, runs, top_ups, api_keys, organizations";
 
 describeStoreContract("PostgresStore on PGlite", async () => {
   await db.query(`truncate ${TABLES}`);

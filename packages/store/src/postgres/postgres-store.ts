@@ -65,6 +65,8 @@ export class PostgresStore implements T.Store {
   readonly renewLease: T.Store["renewLease"] = (...args) => q.renewLease(this.db, ...args);
   readonly acquireProvider: T.Store["acquireProvider"] = (...args) => q.acquireProvider(this.db, ...args);
   readonly releaseRun: T.Store["releaseRun"] = (...args) => q.releaseRun(this.db, ...args);
+  readonly queueStanding: T.Store["queueStanding"] = (...args) => q.queueStanding(this.db, ...args);
+  readonly recentDurations: T.Store["recentDurations"] = (...args) => q.recentDurations(this.db, ...args);
   readonly recordUpstream: T.Store["recordUpstream"] = (...args) => q.recordUpstream(this.db, ...args);
   readonly addVendorEvent: T.Store["addVendorEvent"] = async (event) => {
     await q.addVendorEvent(this.db, this.origin, event);

@@ -2,6 +2,7 @@
 import type {
   Environment,
   IdempotencyRecord,
+  KeyPriority,
   ModelSlug,
   PriceUnit,
   RunStatus,
@@ -70,6 +71,7 @@ export function toOrganization(r: Row): OrganizationRecord {
       ),
     },
     uploadQuota: toUploadQuota(r),
+    queueWeight: r.queue_weight === undefined ? 1 : num(r.queue_weight),
   };
 }
 
@@ -104,6 +106,7 @@ export function toApiKey(r: Row): ApiKeyRecord {
     keyPrefix: String(r.key_prefix),
     maxConcurrency: num(r.max_concurrency),
     rateLimitPerMinute: num(r.rate_limit_per_minute),
+    priority: (r.priority as KeyPriority | undefined) ?? "normal",
     inFlight: num(r.in_flight),
     createdAt: date(r.created_at),
     revokedAt: dateOrNull(r.revoked_at),
@@ -132,6 +135,7 @@ export function toRun(r: Row): RunRecord {
     error: (r.error as RunRecord["error"]) ?? null,
     progress: numOrNull(r.progress),
     queuePosition: numOrNull(r.queue_position),
+    priority: r.priority === undefined ? 0 : num(r.priority),
     createdAt: date(r.created_at),
     startedAt: dateOrNull(r.started_at),
     completedAt: dateOrNull(r.completed_at),

@@ -7,6 +7,7 @@ import {
   decideAdmission,
   decideIdempotency,
   type IdempotencyRecord,
+  PRIORITY_RANK,
 } from "@refvid/core";
 import type * as T from "../../types.js";
 import type { Database, Queryable } from "../database.js";
@@ -145,13 +146,13 @@ async function insertRuns(
          k as (update api_keys k set in_flight = d.in_flight from unnest($5::text[], $6::int[]) as d (id, in_flight)
            where k.id = d.id),
          r as (insert into runs (id, organization_id, api_key_id, environment, endpoint, input, status, webhook_url, metadata,
-             reserved, price_unit, unit_price, reserved_seconds, created_at, webhook_events)
+             reserved, price_unit, unit_price, reserved_seconds, created_at, webhook_events, priority)
            select id, organization_id, api_key_id, environment, endpoint, input, 'queued', webhook_url, metadata, reserved,
-             price_unit, unit_price, reserved_seconds, created_at, webhook_events
+             price_unit, unit_price, reserved_seconds, created_at, webhook_events, priority
            from unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::jsonb[], $13::text[], $14::jsonb[],
-             $15::bigint[], $16::text[], $17::bigint[], $18::int[], $19::timestamptz[], $22::jsonb[])
+             $15::bigint[], $16::text[], $17::bigint[], $18::int[], $19::timestamptz[], $22::jsonb[], $23::smallint[])
              as n (id, organization_id, api_key_id, environment, endpoint, input, webhook_url, metadata, reserved, price_unit,
-               unit_price, reserved_seconds, created_at, webhook_events)
+               unit_price, reserved_seconds, created_at, webhook_events, priority)
            returning ${RUN_COLUMNS}),
          notified as (select pg_notify($20, $21))
      select r.*, (select count(*) from notified) as notified from r`,
@@ -178,6 +179,7 @@ async function insertRuns(
       CHANNEL,
       eventPayload(origin, { kind: "queued" }),
       runs.map((r) => json(r.webhookEvents ?? DEFAULT_WEBHOOK_EVENTS)),
+      runs.map((r) => PRIORITY_RANK[(keys.get(r.apiKeyId) as T.ApiKeyRecord).priority]),
     ],
     "refvid_admit_runs",
   );

@@ -4,11 +4,11 @@ import { toApiKey } from "../rows.js";
 
 export async function createApiKey(
   db: Database,
-  input: Omit<T.ApiKeyRecord, "inFlight" | "revokedAt" | "createdAt"> & { now: Date },
+  input: Parameters<T.Store["createApiKey"]>[0],
 ): ReturnType<T.Store["createApiKey"]> {
   const { rows } = await db.query(
-    `insert into api_keys (id, organization_id, name, environment, key_hash, key_prefix, max_concurrency, rate_limit_per_minute, created_at)
-     select $1, id, $3, $4, $5, $6, $7, $8, $9 from organizations where id = $2 returning *`,
+    `insert into api_keys (id, organization_id, name, environment, key_hash, key_prefix, max_concurrency, rate_limit_per_minute, created_at, priority)
+     select $1, id, $3, $4, $5, $6, $7, $8, $9, $10 from organizations where id = $2 returning *`,
     [
       input.id,
       input.organizationId,
@@ -19,6 +19,7 @@ export async function createApiKey(
       input.maxConcurrency,
       input.rateLimitPerMinute,
       input.now,
+      input.priority ?? "normal",
     ],
   );
   return rows[0] ? toApiKey(rows[0]) : null;

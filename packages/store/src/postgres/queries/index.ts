@@ -21,6 +21,7 @@ export { listApiKeys, listApiKeysQuery } from "./list-api-keys.js";
 export { listOrganizations, listOrganizationsQuery } from "./list-organizations.js";
 export { listTopUps, listTopUpsQuery } from "./list-top-ups.js";
 export { listWebhookDeliveries } from "./list-webhook-deliveries.js";
+export { queueStanding, recentDurations } from "./queue-standing.js";
 export { recordUpstream } from "./record-upstream.js";
 export { recordWebhookAttempt } from "./record-webhook-attempt.js";
 export { redeliverWebhook } from "./redeliver-webhook.js";

@@ -32,4 +32,4 @@ export const DELIVERY_HISTORY = `coalesce((select jsonb_agg(jsonb_build_object('
 export const RUN_COLUMNS = `id, organization_id, api_key_id, environment, endpoint, input, status, webhook_url,
   webhook_events, metadata, reserved, unit_price, reserved_seconds, charged, billable_seconds, output, error, progress,
   created_at, started_at, completed_at, lease_owner, lease_expires_at, attempts, upstream, provider, route, vendor_cost,
-  price_unit, queue_position`;
+  price_unit, queue_position, priority`;

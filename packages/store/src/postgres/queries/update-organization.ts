@@ -12,9 +12,17 @@ export async function updateOrganization(
   const { rows } = await db.query(
     `update organizations set
        upload_quota_bytes = case when $2 then $3::bigint else upload_quota_bytes end,
-       upload_quota_count = case when $4 then $5::integer else upload_quota_count end
+       upload_quota_count = case when $4 then $5::integer else upload_quota_count end,
+       queue_weight = coalesce($6, queue_weight)
      where id = $1 returning *`,
-    [id, quota.bytes !== undefined, quota.bytes ?? null, quota.count !== undefined, quota.count ?? null],
+    [
+      id,
+      quota.bytes !== undefined,
+      quota.bytes ?? null,
+      quota.count !== undefined,
+      quota.count ?? null,
+      patch.queueWeight ?? null,
+    ],
   );
   return rows[0] ? toOrganization(rows[0]) : null;
 }
