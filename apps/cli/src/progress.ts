@@ -13,10 +13,19 @@ interface Display {
   stop(): void;
 }
 
-/** Where a processing run's job stands in its vendor's queue, when the vendor says. */
+/** When a clock time is: `14:05:09`, local. */
+const clock = (iso: string) => new Date(iso).toLocaleTimeString([], { hour12: false });
+
+/**
+ * Where the run stands in a queue: refvid's while queued (with its estimated start), its vendor's
+ * while processing, when the vendor says.
+ */
 function queued(run: Run): string {
-  const position = run.status === "processing" ? run.queue_position : undefined;
-  return typeof position === "number" ? ` · ${position} ahead in the vendor's queue` : "";
+  const position = run.queue_position;
+  if (typeof position !== "number") return "";
+  if (run.status === "processing") return ` · ${position} ahead in the vendor's queue`;
+  const start = run.estimated_start_at;
+  return ` · ${position} ahead${start ? ` · starts ~${clock(start.p50)} (by ${clock(start.p90)})` : ""}`;
 }
 
 function percent(run: Run): number {

@@ -45,14 +45,20 @@ describe("refvid admin", () => {
       "3",
       "--rate-limit",
       "500",
+      "--priority",
+      "high",
       "--json",
     );
     expect(updated.code).toBe(0);
     expect(JSON.parse(updated.stdout)).toMatchObject({
       max_concurrency: 3,
       rate_limit_per_minute: 500,
+      priority: "high",
       name: "ci",
     });
+    const weighted = await refvid("admin", "orgs", "update", org.organization_id, "--queue-weight", "4");
+    expect(weighted.code).toBe(0);
+    expect(weighted.stdout).toMatch(/queue weight\s+4/);
 
     const asUser = { REFVID_BASE_URL: inject("baseUrl"), REFVID_API_KEY: secret };
     expect((await cli(["account"], { env: asUser })).code).toBe(0);
@@ -145,6 +151,11 @@ describe("refvid admin", () => {
     expect(nothing.stderr).toContain("nothing to change");
     const env = await refvid("admin", "keys", "create", "org_x", "--environment", "staging");
     expect(env.code).toBe(2);
+    const priority = await refvid("admin", "keys", "create", "org_x", "--priority", "urgent");
+    expect(priority.code).toBe(2);
+    const weight = await refvid("admin", "orgs", "update", "org_x");
+    expect(weight.code).toBe(2);
+    expect(weight.stderr).toContain("--queue-weight");
     const grouping = await refvid("admin", "usage", "--group-by", "week");
     expect(grouping.code).toBe(2);
     expect(grouping.stderr).toContain("api_key, model, provider, route, organization, day");

@@ -70,8 +70,8 @@ function simulate(
   }));
   const shares = new Map<string, OrganizationShare>();
   const shareOf = (org: string) => {
-    let s = shares.get(org);
-    if (!s) shares.set(org, (s = share(org, { weight: weights[org] ?? 1 })));
+    const s = shares.get(org) ?? share(org, { weight: weights[org] ?? 1 });
+    shares.set(org, s);
     return s;
   };
   const running: { org: string; endsAt: number }[] = [];

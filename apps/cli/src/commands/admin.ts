@@ -41,6 +41,7 @@ function showOrganization(io: Output, org: Organization): void {
       ["tier", `${org.tier} (${org.concurrency_limit} runs at once)`],
       ["balance", `${w.balance_usd} USD (${w.available_usd} available, ${w.reserved_usd} reserved)`],
       ["topped up", `${w.lifetime_top_ups_usd} USD`],
+      ["queue weight", org.queue_weight],
       ["created", org.created_at],
     ]),
   );
@@ -56,6 +57,7 @@ function showKey(io: Output, key: ApiKey): void {
       ["prefix", key.key_prefix],
       ["max concurrency", key.max_concurrency],
       ["rate limit", `${key.rate_limit_per_minute}/min`],
+      ["priority", key.priority],
       ["revoked", key.revoked_at],
     ]),
   );
@@ -117,6 +119,7 @@ interface KeyOptions {
   name?: string;
   maxConcurrency?: number;
   rateLimit?: number;
+  priority?: "low" | "normal" | "high";
 }
 
 export function registerAdmin(program: Command): void {
@@ -154,12 +157,40 @@ export function registerAdmin(program: Command): void {
       showOrganization(io, org);
     });
 
+  orgs
+    .command("update")
+    .description("Change an organization's share of the queue.")
+    .argument("<organization_id>", "org_…")
+    .requiredOption(
+      "--queue-weight <n>",
+      "its weight in the fair share (1-1000; 2 gets twice the runs of 1 while both wait)",
+      positiveInteger,
+    )
+    .action(async (id: string, options: { queueWeight: number }, command: Command) => {
+      const { io, admin } = await session(command);
+      const org = await data(
+        admin().api.PATCH("/admin/v1/organizations/{organization_id}", {
+          params: { path: { organization_id: id } },
+          body: { queue_weight: options.queueWeight },
+        }),
+      );
+      if (io.json) return io.printJson(org);
+      showOrganization(io, org);
+    });
+
   const keys = admin.command("keys").description("Create, change and revoke API keys.");
   const limits = (cmd: Command) =>
     cmd
       .option("--name <name>", "a label to tell keys apart")
       .option("--max-concurrency <n>", "runs the key may have in flight (1-1000)", positiveInteger)
-      .option("--rate-limit <n>", "requests the key may make per minute (1-100000)", positiveInteger);
+      .option("--rate-limit <n>", "requests the key may make per minute (1-100000)", positiveInteger)
+      .addOption(
+        new Option("--priority <priority>", "orders the organization's own queued runs").choices([
+          "low",
+          "normal",
+          "high",
+        ]),
+      );
   limits(
     keys
       .command("create")
@@ -178,6 +209,7 @@ export function registerAdmin(program: Command): void {
       name: options.name,
       max_concurrency: options.maxConcurrency,
       rate_limit_per_minute: options.rateLimit,
+      priority: options.priority,
     };
     const key = await data(
       admin().api.POST("/admin/v1/organizations/{organization_id}/api-keys", {
@@ -201,9 +233,10 @@ export function registerAdmin(program: Command): void {
       name: options.name,
       max_concurrency: options.maxConcurrency,
       rate_limit_per_minute: options.rateLimit,
+      priority: options.priority,
     };
     if (Object.values(body).every((v) => v === undefined)) {
-      throw new UsageError("nothing to change: pass --name, --max-concurrency or --rate-limit");
+      throw new UsageError("nothing to change: pass --name, --max-concurrency, --rate-limit or --priority");
     }
     const key = await data(
       admin().api.PATCH("/admin/v1/api-keys/{api_key_id}", { params: { path: { api_key_id: id } }, body }),

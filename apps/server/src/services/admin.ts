@@ -33,6 +33,7 @@ export function organizationView(
     concurrency_limit: org.concurrencyLimit,
     wallet: walletView(org),
     upload_quota: quotaInForce(org.uploadQuota, quotaDefaults),
+    queue_weight: org.queueWeight,
     created_at: org.createdAt.toISOString(),
   };
 }
@@ -46,6 +47,7 @@ export function apiKeyView(key: ApiKeyRecord): Schemas["ApiKey"] {
     key_prefix: key.keyPrefix,
     max_concurrency: key.maxConcurrency,
     rate_limit_per_minute: key.rateLimitPerMinute,
+    priority: key.priority,
     created_at: key.createdAt.toISOString(),
     revoked_at: key.revokedAt ? key.revokedAt.toISOString() : null,
   };
@@ -89,6 +91,7 @@ export async function updateOrganization(
 ) {
   const org = await deps.store.updateOrganization(id, {
     ...(body.upload_quota ? { uploadQuota: body.upload_quota } : {}),
+    ...(body.queue_weight !== undefined ? { queueWeight: body.queue_weight } : {}),
   });
   if (!org) throw orgNotFound(id);
   return organizationView(org, deps.config.uploadQuota);
@@ -110,6 +113,7 @@ export async function createApiKey(
     keyPrefix: secret.slice(0, 12),
     maxConcurrency: body.max_concurrency ?? DEFAULT_KEY_MAX_CONCURRENCY,
     rateLimitPerMinute: body.rate_limit_per_minute ?? DEFAULT_KEY_RATE_LIMIT_PER_MINUTE,
+    priority: body.priority ?? "normal",
     now: deps.clock.now(),
   });
   if (!key) throw orgNotFound(organizationId);
@@ -121,6 +125,7 @@ export async function updateApiKey(deps: AppDeps, id: string, body: Schemas["Upd
     ...(body.name !== undefined ? { name: body.name } : {}),
     ...(body.max_concurrency !== undefined ? { maxConcurrency: body.max_concurrency } : {}),
     ...(body.rate_limit_per_minute !== undefined ? { rateLimitPerMinute: body.rate_limit_per_minute } : {}),
+    ...(body.priority !== undefined ? { priority: body.priority } : {}),
   });
   if (!key) throw keyNotFound(id);
   deps.keys.forget(id);

@@ -8,6 +8,7 @@ import type { RunRecord } from "@refvid/store";
 import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
 import { toApiRun } from "../views/run-view.js";
+import { queueStanding } from "./queue-standing.js";
 
 export const runNotFound = (runId: string) =>
   new NotFoundError("run_not_found", `No run ${runId} in this organization.`);
@@ -19,5 +20,6 @@ export const visibleRun = (caller: Caller, run: RunRecord | null): RunRecord | n
 export async function getRun(deps: AppDeps, caller: Caller, runId: string): Promise<Run> {
   const run = visibleRun(caller, await deps.store.getRun(caller.organization.id, runId));
   if (!run) throw runNotFound(runId);
-  return toApiRun(run, deps.signer, deps.clock.now());
+  const queue = await queueStanding(deps, run);
+  return toApiRun(run, deps.signer, deps.clock.now(), queue);
 }

@@ -1,11 +1,12 @@
 /**
  * `GET /v1/runs/{run_id}/events`: a run's changes as server-sent events. The stream sends the run
  * as it stands, then an `event: run` on each change of status or progress (at most one per
- * THROTTLE_MS), and ends with an `event: done` holding the terminal run. Changes come from the
+ * THROTTLE_MS) or of its queue position (at most one per QUEUE_THROTTLE_MS, with its estimates),
+ * and ends with an `event: done` holding the terminal run. Changes come from the
  * run events this process hears (its own worker, or other processes through the store's
  * subscription), with the store read again as a backstop, so a missed event costs latency only.
  *
- * Each event's id is the state it shows (`processing:0.45`): a client that reconnects with
+ * Each event's id is the state it shows (`processing:0.45`, `queued::3`): a client that reconnects with
  * `Last-Event-ID` is sent the run again only if it changed meanwhile. A process that stops before
  * the run ends (docs/decisions.md, "Shutdown") sends `event: going_away` and closes the stream:
  * the client reconnects and is served by another process.
@@ -54,7 +55,17 @@ export class StreamSlots {
   }
 }
 
-export const eventIdOf = (run: Pick<Run, "status" | "progress">) => `${run.status}:${run.progress ?? ""}`;
+/** A queued run's place moves at most this often in its stream (its position, its estimates). */
+export const QUEUE_THROTTLE_MS = 1000;
+
+export const eventIdOf = (run: Pick<Run, "status" | "progress" | "queue_position">) =>
+  run.queue_position === undefined
+    ? `${run.status}:${run.progress ?? ""}`
+    : `${run.status}:${run.progress ?? ""}:${run.queue_position}`;
+
+/** Whether the two states differ in more than where the run stands in a queue. */
+const movedOn = (id: string, lastId: string | null) =>
+  lastId === null || id.split(":").slice(0, 2).join(":") !== lastId.split(":").slice(0, 2).join(":");
 
 /**
  * Serves one stream until the run ends, the client goes, or `shutdown` (the drain's deadline)
@@ -97,7 +108,10 @@ export async function streamRunEvents(
     let sentAt = Number.NEGATIVE_INFINITY;
     let run: Run | undefined = first;
     for (let delay = THROTTLE_MS; !closed.signal.aborted; ) {
-      if (run && (eventIdOf(run) !== lastId || isTerminal(run.status))) {
+      const id = run && eventIdOf(run);
+      const queueOnly = id !== undefined && !movedOn(id, lastId);
+      const waited = deps.clock.now().getTime() - sentAt >= QUEUE_THROTTLE_MS;
+      if (run && (isTerminal(run.status) || (id !== lastId && (!queueOnly || waited)))) {
         const done = isTerminal(run.status);
         lastId = eventIdOf(run);
         res.write(`id: ${lastId}\nevent: ${done ? "done" : "run"}\ndata: ${JSON.stringify(run)}\n\n`);
@@ -122,7 +136,9 @@ export async function streamRunEvents(
         await new Promise<void>((resolve) => deps.scheduler.setTimeout(resolve, THROTTLE_MS - sinceSent));
       }
       if (closed.signal.aborted) break;
-      delay = Math.min(delay * 2, BACKSTOP_MAX_MS);
+      // A queued run's place changes with other runs' starts, which wake no one here: read it each
+      // QUEUE_THROTTLE_MS while it waits.
+      delay = Math.min(delay * 2, run?.status === "queued" ? QUEUE_THROTTLE_MS : BACKSTOP_MAX_MS);
       run = await getRun(deps, caller, runId).catch((err: unknown) => {
         if (!isConnectionLost(err)) throw err;
         return undefined; // read again at the next wake-up or backstop

@@ -13,6 +13,7 @@ import {
   isTerminal,
   type ModelSlug,
   NotFoundError,
+  PRIORITY_RANK,
   scopedIdempotencyKey,
   UnauthorizedError,
 } from "@refvid/core";
@@ -94,7 +95,11 @@ export async function submitRun(
           : {
               response: {
                 status: 201,
-                body: toApiRun(queuedRun(run, caller.apiKey.environment), deps.signer, now),
+                body: toApiRun(
+                  queuedRun(run, caller.apiKey.environment, PRIORITY_RANK[caller.apiKey.priority]),
+                  deps.signer,
+                  now,
+                ),
               },
             }),
       }

@@ -10,7 +10,15 @@ const iso = (date: Date | null) => (date ? date.toISOString() : null);
 /** A model's category, the last part of its slug: `reference-to-video`, `image-to-video`… */
 const categoryOf = (slug: string) => slug.slice(slug.lastIndexOf("/") + 1);
 
-export function toApiRun(run: RunRecord, signer: FileUrlSigner, now: Date): Run {
+/** A queued run's place in the queue (services/queue-standing.ts), shown while it waits. */
+export interface QueuePlace {
+  position: number;
+  estimate: { start: { p50: Date; p90: Date }; end: { p50: Date; p90: Date } } | null;
+}
+
+const range = (r: { p50: Date; p90: Date }) => ({ p50: r.p50.toISOString(), p90: r.p90.toISOString() });
+
+export function toApiRun(run: RunRecord, signer: FileUrlSigner, now: Date, queue?: QueuePlace | null): Run {
   const terminal = run.completedAt !== null;
   const video = run.output
     ? // Only model-c's output leaves them out (interface, "Run object"); catalog models have them.
@@ -45,6 +53,14 @@ export function toApiRun(run: RunRecord, signer: FileUrlSigner, now: Date): Run 
     progress: run.progress,
     ...(run.status === "processing" && typeof run.queuePosition === "number"
       ? { queue_position: run.queuePosition }
+      : {}),
+    ...(run.status === "queued" && queue
+      ? {
+          queue_position: queue.position,
+          ...(queue.estimate
+            ? { estimated_start_at: range(queue.estimate.start), estimated_end_at: range(queue.estimate.end) }
+            : {}),
+        }
       : {}),
     created_at: run.createdAt.toISOString(),
     started_at: iso(run.startedAt),

@@ -1251,6 +1251,17 @@ export interface components {
             unit?: components["schemas"]["PriceUnit"];
         };
         /**
+         * TimeRange
+         * @description An estimated moment as a range: `p50`, the median (about half of runs get there earlier), and
+         *     `p90` (nine runs in ten get there earlier).
+         */
+        TimeRange: {
+            /** Format: date-time */
+            p50: string;
+            /** Format: date-time */
+            p90: string;
+        };
+        /**
          * Run
          * @description One generation. On an async submit `status` is `queued` and `output`, `error`, `billing`,
          *     `started_at`, `completed_at` and `elapsed_ms` are `null`; on a sync submit `status` is
@@ -1290,12 +1301,21 @@ export interface components {
             /** @description Fraction of the work done while `processing`, when the provider reports it; `1` when succeeded; otherwise `null`. */
             progress: number | null;
             /**
-             * @description refvid extension. While `processing` and the model's vendor holds the job in its own queue
-             *     (fal's queue, for one): how many jobs are ahead of it there, as the vendor last said
-             *     (updated at most once a second, also in the run's event stream). Absent otherwise: before a
-             *     worker takes the run, once the job runs, and with vendors that do not say.
+             * @description refvid extension. While `queued`: how many queued runs start before it for the same
+             *     capacity, under the fair-share order (docs: "Fair queues"); 0 is next. While `processing`
+             *     and the model's vendor holds the job in its own queue (fal's queue, for one): how many jobs
+             *     are ahead of it there, as the vendor last said. Updated at most once a second in the run's
+             *     event stream. Absent otherwise: once the job runs, and with vendors that do not say.
              */
             queue_position?: number;
+            /**
+             * @description refvid extension. While `queued`: when the run should start, from the recent durations of its
+             *     model's runs and the capacity ahead of it. Absent while too few runs of the model have
+             *     finished to say.
+             */
+            estimated_start_at?: components["schemas"]["TimeRange"];
+            /** @description refvid extension. While `queued`, with `estimated_start_at`: when the run should end. */
+            estimated_end_at?: components["schemas"]["TimeRange"];
             /**
              * Format: date-time
              * @description When the run was admitted (ISO 8601, UTC).
@@ -2131,6 +2151,13 @@ export interface components {
             count: number;
         };
         /**
+         * QueueWeight
+         * @description The organization's weight in the queue's fair share: when runs wait for the same capacity, the
+         *     next one comes from the organization with the fewest runs processing relative to its weight, so
+         *     an organization of weight 2 gets twice the runs of one of weight 1 while both have runs waiting.
+         */
+        QueueWeight: number;
+        /**
          * Organization
          * @description An organization, its wallet and its tier.
          */
@@ -2144,6 +2171,7 @@ export interface components {
             concurrency_limit: number;
             wallet: components["schemas"]["Wallet"];
             upload_quota: components["schemas"]["UploadQuota"];
+            queue_weight: components["schemas"]["QueueWeight"];
             /** Format: date-time */
             created_at: string;
         };
@@ -2168,6 +2196,7 @@ export interface components {
          * @description The settings to change; the others keep their values.
          */
         UpdateOrganizationRequest: {
+            queue_weight?: components["schemas"]["QueueWeight"];
             /**
              * @description The organization's own upload quota, part by part; a part left out keeps its value, and
              *     `null` returns it to the operator's default. Lowering it below what the organization keeps
@@ -2178,6 +2207,14 @@ export interface components {
                 count?: number | null;
             };
         };
+        /**
+         * KeyPriority
+         * @description Orders the organization's own queued runs: a key's runs start before those of its
+         *     organization's lower-priority keys (then first come, first served). It never takes another
+         *     organization's fair share of the capacity.
+         * @enum {string}
+         */
+        KeyPriority: "low" | "normal" | "high";
         /**
          * ApiKey
          * @description An API key. The secret itself is shown only once, when the key is created.
@@ -2195,6 +2232,7 @@ export interface components {
             key_prefix: string;
             max_concurrency: number;
             rate_limit_per_minute: number;
+            priority: components["schemas"]["KeyPriority"];
             /** Format: date-time */
             created_at: string;
             /**
@@ -2230,6 +2268,8 @@ export interface components {
              * @default 120
              */
             rate_limit_per_minute?: number;
+            /** @default normal */
+            priority?: components["schemas"]["KeyPriority"];
         };
         /**
          * CreatedApiKey
@@ -2299,6 +2339,7 @@ export interface components {
             /** @description Runs this key may have in flight. Lowering it below the runs in flight stops new admissions until enough end. */
             max_concurrency?: number;
             rate_limit_per_minute?: number;
+            priority?: components["schemas"]["KeyPriority"];
         };
         /**
          * UsageGroupBy

@@ -261,6 +261,18 @@ export type ApiBilling = {
 };
 
 /**
+ * TimeRange
+ *
+ * An estimated moment as a range: `p50`, the median (about half of runs get there earlier), and
+ * `p90` (nine runs in ten get there earlier).
+ *
+ */
+export type ApiTimeRange = {
+    p50: string;
+    p90: string;
+};
+
+/**
  * Run
  *
  * One generation. On an async submit `status` is `queued` and `output`, `error`, `billing`,
@@ -306,13 +318,25 @@ export type ApiRun = {
      */
     progress: number | null;
     /**
-     * refvid extension. While `processing` and the model's vendor holds the job in its own queue
-     * (fal's queue, for one): how many jobs are ahead of it there, as the vendor last said
-     * (updated at most once a second, also in the run's event stream). Absent otherwise: before a
-     * worker takes the run, once the job runs, and with vendors that do not say.
+     * refvid extension. While `queued`: how many queued runs start before it for the same
+     * capacity, under the fair-share order (docs: "Fair queues"); 0 is next. While `processing`
+     * and the model's vendor holds the job in its own queue (fal's queue, for one): how many jobs
+     * are ahead of it there, as the vendor last said. Updated at most once a second in the run's
+     * event stream. Absent otherwise: once the job runs, and with vendors that do not say.
      *
      */
     queue_position?: number;
+    /**
+     * refvid extension. While `queued`: when the run should start, from the recent durations of its
+     * model's runs and the capacity ahead of it. Absent while too few runs of the model have
+     * finished to say.
+     *
+     */
+    estimated_start_at?: ApiTimeRange;
+    /**
+     * refvid extension. While `queued`, with `estimated_start_at`: when the run should end.
+     */
+    estimated_end_at?: ApiTimeRange;
     /**
      * When the run was admitted (ISO 8601, UTC).
      */
@@ -1276,6 +1300,16 @@ export type ApiUploadQuota = {
 };
 
 /**
+ * QueueWeight
+ *
+ * The organization's weight in the queue's fair share: when runs wait for the same capacity, the
+ * next one comes from the organization with the fewest runs processing relative to its weight, so
+ * an organization of weight 2 gets twice the runs of one of weight 1 while both have runs waiting.
+ *
+ */
+export type ApiQueueWeight = number;
+
+/**
  * Organization
  *
  * An organization, its wallet and its tier.
@@ -1290,6 +1324,7 @@ export type ApiOrganization = {
     concurrency_limit: number;
     wallet: ApiWallet;
     upload_quota: ApiUploadQuota;
+    queue_weight: ApiQueueWeight;
     created_at: string;
 };
 
@@ -1326,6 +1361,7 @@ export type ApiCreateOrganizationRequest = {
  * The settings to change; the others keep their values.
  */
 export type ApiUpdateOrganizationRequest = {
+    queue_weight?: ApiQueueWeight;
     /**
      * The organization's own upload quota, part by part; a part left out keeps its value, and
      * `null` returns it to the operator's default. Lowering it below what the organization keeps
@@ -1337,6 +1373,16 @@ export type ApiUpdateOrganizationRequest = {
         count?: number | null;
     };
 };
+
+/**
+ * KeyPriority
+ *
+ * Orders the organization's own queued runs: a key's runs start before those of its
+ * organization's lower-priority keys (then first come, first served). It never takes another
+ * organization's fair share of the capacity.
+ *
+ */
+export type ApiKeyPriority = 'low' | 'normal' | 'high';
 
 /**
  * ApiKey
@@ -1354,6 +1400,7 @@ export type ApiApiKey = {
     key_prefix: string;
     max_concurrency: number;
     rate_limit_per_minute: number;
+    priority: ApiKeyPriority;
     created_at: string;
     /**
      * When the key was revoked; a revoked key gets `401`.
@@ -1395,6 +1442,7 @@ export type ApiCreateApiKeyRequest = {
      * Requests this key may make per minute.
      */
     rate_limit_per_minute?: number;
+    priority?: ApiKeyPriority;
 };
 
 /**
@@ -1479,6 +1527,7 @@ export type ApiUpdateApiKeyRequest = {
      */
     max_concurrency?: number;
     rate_limit_per_minute?: number;
+    priority?: ApiKeyPriority;
 };
 
 /**

@@ -239,6 +239,18 @@ export const zBilling = z.object({
 });
 
 /**
+ * TimeRange
+ *
+ * An estimated moment as a range: `p50`, the median (about half of runs get there earlier), and
+ * `p90` (nine runs in ten get there earlier).
+ *
+ */
+export const zTimeRange = z.object({
+    p50: z.iso.datetime(),
+    p90: z.iso.datetime()
+});
+
+/**
  * Run
  *
  * One generation. On an async submit `status` is `queued` and `output`, `error`, `billing`,
@@ -260,6 +272,8 @@ export const zRun = z.object({
     metadata: zMetadata,
     progress: z.number().gte(0).lte(1).nullable(),
     queue_position: z.int().gte(0).optional(),
+    estimated_start_at: zTimeRange.optional(),
+    estimated_end_at: zTimeRange.optional(),
     created_at: z.iso.datetime(),
     started_at: z.iso.datetime().nullable(),
     completed_at: z.iso.datetime().nullable(),
@@ -844,6 +858,16 @@ export const zUploadQuota = z.object({
 });
 
 /**
+ * QueueWeight
+ *
+ * The organization's weight in the queue's fair share: when runs wait for the same capacity, the
+ * next one comes from the organization with the fewest runs processing relative to its weight, so
+ * an organization of weight 2 gets twice the runs of one of weight 1 while both have runs waiting.
+ *
+ */
+export const zQueueWeight = z.int().gte(1).lte(1000);
+
+/**
  * Organization
  *
  * An organization, its wallet and its tier.
@@ -855,6 +879,7 @@ export const zOrganization = z.object({
     concurrency_limit: z.int().gte(1),
     wallet: zWallet,
     upload_quota: zUploadQuota,
+    queue_weight: zQueueWeight,
     created_at: z.iso.datetime()
 });
 
@@ -882,11 +907,26 @@ export const zCreateOrganizationRequest = z.object({
  * The settings to change; the others keep their values.
  */
 export const zUpdateOrganizationRequest = z.object({
+    queue_weight: zQueueWeight.optional(),
     upload_quota: z.object({
         bytes: z.int().gte(0).lte(9007199254740991).nullish(),
         count: z.int().gte(0).lte(2147483647).nullish()
     }).optional()
 });
+
+/**
+ * KeyPriority
+ *
+ * Orders the organization's own queued runs: a key's runs start before those of its
+ * organization's lower-priority keys (then first come, first served). It never takes another
+ * organization's fair share of the capacity.
+ *
+ */
+export const zKeyPriority = z.enum([
+    'low',
+    'normal',
+    'high'
+]);
 
 /**
  * ApiKey
@@ -901,6 +941,7 @@ export const zApiKey = z.object({
     key_prefix: z.string(),
     max_concurrency: z.int().gte(1),
     rate_limit_per_minute: z.int().gte(1),
+    priority: zKeyPriority,
     created_at: z.iso.datetime(),
     revoked_at: z.iso.datetime().nullable()
 });
@@ -923,7 +964,8 @@ export const zCreateApiKeyRequest = z.object({
     environment: zEnvironment.optional().default('live'),
     name: z.string().min(1).max(200).optional(),
     max_concurrency: z.int().gte(1).lte(1000).optional().default(10),
-    rate_limit_per_minute: z.int().gte(1).lte(100000).optional().default(120)
+    rate_limit_per_minute: z.int().gte(1).lte(100000).optional().default(120),
+    priority: zKeyPriority.optional().default('normal')
 });
 
 /**
@@ -989,7 +1031,8 @@ export const zTopUp = z.object({
 export const zUpdateApiKeyRequest = z.object({
     name: z.string().min(1).max(200).optional(),
     max_concurrency: z.int().gte(1).lte(1000).optional(),
-    rate_limit_per_minute: z.int().gte(1).lte(100000).optional()
+    rate_limit_per_minute: z.int().gte(1).lte(100000).optional(),
+    priority: zKeyPriority.optional()
 });
 
 /**

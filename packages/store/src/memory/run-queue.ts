@@ -2,12 +2,7 @@
  * MemoryStore's queue, in the fair-share order Postgres claims in (core/fair-share.ts): one queue
  * per organization in `compareQueued` order, each organization's processing count and last turn.
  */
-import {
-  compareQueued,
-  nextOrganization,
-  type OrganizationShare,
-  type QueueOrganization,
-} from "@refvid/core";
+import { nextOrganization, type OrganizationShare, type QueueOrganization } from "@refvid/core";
 import type { QueueStanding, RunRecord } from "../types.js";
 
 /**
@@ -33,7 +28,10 @@ export class RunQueue {
     private readonly weightOf: (organizationId: string) => number,
   ) {}
 
-  /** A newly admitted run (or one back from processing) goes to its place in its organization's queue. */
+  /**
+   * A newly admitted run (or one back from processing) goes to its place in its organization's
+   * queue: by priority, then time; the same priority and time, in admission order.
+   */
   push(id: string): void {
     const run = this.runs.get(id) as RunRecord;
     if (!this.turns.has(run.organizationId)) {
@@ -45,7 +43,11 @@ export class RunQueue {
     let hi = queue.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compareQueued(this.runs.get(queue[mid] as string) as RunRecord, run) < 0) lo = mid + 1;
+      // After every run that starts before it or with it: runs of the same priority and time keep
+      // their admission order.
+      const before = this.runs.get(queue[mid] as string) as RunRecord;
+      const order = run.priority - before.priority || before.createdAt.getTime() - run.createdAt.getTime();
+      if (order <= 0) lo = mid + 1;
       else hi = mid;
     }
     queue.splice(lo, 0, id);

@@ -74,15 +74,27 @@ const isRead = (text: string) => /^\s*select\b/i.test(text);
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Runs `once` again after a lost connection while nothing can have been written twice. */
+/**
+ * A deadlock or a serialization failure: the server rolled the whole statement or transaction back,
+ * so running it again cannot write anything twice.
+ */
+const ROLLED_BACK = new Set(["40P01", "40001"]);
+const rolledBack = (err: unknown) =>
+  err instanceof Error && ROLLED_BACK.has(String((err as { code?: unknown }).code));
+
+/**
+ * Runs `once` again after a lost connection while nothing can have been written twice, or after the
+ * server rolled it back (a deadlock between transactions that took rows in different orders).
+ */
 async function withRetries<T>(once: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await once();
     } catch (err) {
       const delay = RETRY_DELAYS_MS[attempt];
-      if (!(err instanceof ConnectionLostError) || err.committed !== false || delay === undefined) throw err;
-      await pause(delay);
+      const retriable = (err instanceof ConnectionLostError && err.committed === false) || rolledBack(err);
+      if (!retriable || delay === undefined) throw err;
+      await pause(delay * (0.5 + Math.random()));
     }
   }
 }

@@ -17,8 +17,10 @@ create index runs_processing_by_endpoint on runs (endpoint) where status = 'proc
 -- Each organization's queued and processing runs per model, kept by the trigger below on every
 -- change of a run's status whoever makes it, so that picking the next organization reads one row
 -- per organization and model, never the queue itself.
+-- No foreign keys here: checking one would lock the organization's row, which admission and the end
+-- of a run hold while they change these rows (a deadlock); an organization is never deleted.
 create table queue_counts (
-  organization_id text not null references organizations (id),
+  organization_id text not null,
   endpoint text not null,
   queued integer not null default 0 check (queued >= 0),
   processing integer not null default 0 check (processing >= 0),
@@ -31,7 +33,7 @@ create table queue_counts (
 -- organization served, and such newcomers come in the order they arrived.
 create sequence queue_turn;
 create table queue_turns (
-  organization_id text primary key references organizations (id),
+  organization_id text primary key,
   turn bigint not null,
   previous_turn bigint
 );
