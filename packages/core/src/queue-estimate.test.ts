@@ -62,6 +62,18 @@ describe("estimateQueue", () => {
     expect(more.start.p50.getTime() - e.start.p50.getTime()).toBeCloseTo(59_800, -2);
   });
 
+  it("stretches the wait by the load of runs that overtake, and widens its range", () => {
+    const base = { now, ahead: 6, capacity: 2, runningElapsedMs: [10_000, 30_000], samplesMs: window60 };
+    const plain = estimateQueue(base);
+    // One overtaking run a minute on two slots of 60 s runs: half the capacity, so twice the wait.
+    const overtaken = estimateQueue({ ...base, overtakeRatePerMs: 1 / 59_800 });
+    if (!plain || !overtaken) throw new Error("no estimate");
+    expect(after(overtaken.start.p50)).toBeCloseTo(2 * after(plain.start.p50), -2);
+    expect(after(overtaken.start.p90) - after(overtaken.start.p50)).toBeGreaterThan(
+      2 * (after(plain.start.p90) - after(plain.start.p50)),
+    );
+  });
+
   it("gives no estimate without history", () => {
     expect(estimateQueue({ now, ahead: 3, capacity: 2, runningElapsedMs: [], samplesMs: [1000] })).toBeNull();
   });

@@ -60,7 +60,17 @@ export interface EstimateInput {
   runningElapsedMs: readonly number[];
   /** Recent durations (ms) of this model's runs on this route: the sliding window. */
   samplesMs: readonly number[];
+  /**
+   * Runs per ms that arrive while this one waits and start before it: other organizations' new
+   * runs, which the fair share puts ahead of a run whose organization already has runs going.
+   */
+  overtakeRatePerMs?: number;
 }
+
+/** Overtaking runs never take more than this share of the capacity in an estimate. */
+const MAX_OVERTAKE_LOAD = 0.9;
+/** How much more the number of overtaking runs varies than a steady stream's would. */
+const OVERTAKE_BURSTINESS = 3;
 
 /**
  * How long a run that has been going `elapsedMs` still takes, at quantile `q`: the window's
@@ -91,9 +101,20 @@ export function estimateQueue(input: EstimateInput): QueueEstimate | null {
     ].sort((a, b) => a - b);
   const slot = input.ahead % capacity;
   const rounds = Math.floor(input.ahead / capacity);
-  const start50 = (freeAt(0.5)[slot] as number) + rounds * stats.meanMs;
-  const start90 =
-    (freeAt(0.9)[slot] as number) + rounds * stats.meanMs + Z90 * stats.sdMs * Math.sqrt(rounds);
+  // Runs that overtake it take their share of the capacity meanwhile: the wait stretches by
+  // 1 / (1 - their load).
+  const rate = input.overtakeRatePerMs ?? 0;
+  const load = Math.min(MAX_OVERTAKE_LOAD, (rate * stats.meanMs) / capacity);
+  const stretch = 1 / (1 - load);
+  const start50 = ((freeAt(0.5)[slot] as number) + rounds * stats.meanMs) * stretch;
+  const spread =
+    ((freeAt(0.9)[slot] as number) - (freeAt(0.5)[slot] as number) + Z90 * stats.sdMs * Math.sqrt(rounds)) *
+    stretch;
+  // How many overtake is itself random, and arrivals come in bursts: their spread counts twice
+  // that of a steady (Poisson) stream.
+  const overtakers =
+    Z90 * OVERTAKE_BURSTINESS * Math.sqrt(rate * start50) * (stats.meanMs / capacity) * stretch;
+  const start90 = start50 + Math.sqrt(spread ** 2 + overtakers ** 2);
   const at = (ms: number) => new Date(input.now.getTime() + Math.round(ms));
   return {
     start: { p50: at(start50), p90: at(Math.max(start50, start90)) },

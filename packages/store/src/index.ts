@@ -1,5 +1,6 @@
 export { isConnectionLost } from "./connection-lost.js";
 export { MemoryStore } from "./memory-store.js";
+export { MAX_ARRIVALS_COUNTED } from "./ports.js";
 export {
   type Database,
   migrate,

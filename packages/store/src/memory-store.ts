@@ -31,6 +31,7 @@ import { serviceStatsOf } from "./memory/stats.js";
 import { MemoryUploads } from "./memory/uploads.js";
 import { tallyUsage } from "./memory/usage.js";
 import { MemoryVendorLog } from "./memory/vendor-log.js";
+import { MAX_ARRIVALS_COUNTED } from "./ports.js";
 import { queuedRun } from "./queued-run.js";
 import { StoreEventHub } from "./store-events.js";
 import type * as T from "./types.js";
@@ -115,6 +116,7 @@ export class MemoryStore implements Store {
     const record = queuedRun(run, key.environment, PRIORITY_RANK[key.priority]);
     this.runs.set(run.id, record);
     this.queue.push(run.id);
+    this.durations.arrived(record);
     this.inFlight.set(run.id, record);
     this.index.add(record);
     if (idempotency) this.idempotency.remember(run.organizationId, idempotency, run.id);
@@ -206,13 +208,21 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  async queueStanding({ runId, provider }: Parameters<T.Store["queueStanding"]>[0]) {
+  async queueStanding({ runId, provider, arrivalsSince }: Parameters<T.Store["queueStanding"]>[0]) {
     const run = this.runs.get(runId);
     if (run?.status !== "queued") return null;
     const running = [...this.inFlight.values()].filter(
       (r) => r.status === "processing" && (provider ? r.provider === provider : r.endpoint === run.endpoint),
     );
-    return this.queue.standing(run, running);
+    return {
+      ...this.queue.standing(run, running),
+      arrivalsByOthers: this.durations.arrivalsByOthers(
+        run.endpoint,
+        run.organizationId,
+        arrivalsSince,
+        MAX_ARRIVALS_COUNTED,
+      ),
+    };
   }
 
   async releaseRun({ runId, workerId }: Parameters<T.Store["releaseRun"]>[0]) {

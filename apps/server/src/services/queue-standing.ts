@@ -5,11 +5,13 @@
  * (REFVID_WORKER_CONCURRENCY) when the provider has none or a test run goes to the sandbox.
  */
 import { estimateQueue, type QueueEstimate, queuePosition, runsInSandbox } from "@refvid/core";
-import type { RunRecord } from "@refvid/store";
+import { MAX_ARRIVALS_COUNTED, type RunRecord, type QueueStanding as StoreStanding } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 
 /** The sliding window: this many of the model's most recent successes. */
 export const DURATION_WINDOW = 100;
+/** The window of arrivals that gives the rate at which other organizations' runs come ahead. */
+export const ARRIVAL_WINDOW_MS = 15 * 60_000;
 
 export interface QueueStanding {
   position: number;
@@ -21,16 +23,20 @@ export async function queueStanding(
   run: RunRecord,
 ): Promise<QueueStanding | null> {
   if (run.status !== "queued") return null;
+  const now = deps.clock.now();
   const served = deps.catalog.current.find(run.endpoint);
   const sandboxed = !served || runsInSandbox(run.environment, served.routes);
   const route = sandboxed ? undefined : served.routes[0];
   const capped = route?.maxConcurrency !== undefined;
   const [standing, samples] = await Promise.all([
-    deps.store.queueStanding({ runId: run.id, provider: capped ? route?.slot : null }),
+    deps.store.queueStanding({
+      runId: run.id,
+      provider: capped ? route?.slot : null,
+      arrivalsSince: new Date(now.getTime() - ARRIVAL_WINDOW_MS),
+    }),
     durationWindow(deps, run, route?.name ?? null),
   ]);
   if (!standing) return null; // it started meanwhile
-  const now = deps.clock.now();
   const position = queuePosition(standing.own, standing.aheadInOrganization, standing.others);
   const estimate = estimateQueue({
     now,
@@ -38,8 +44,26 @@ export async function queueStanding(
     capacity: route?.maxConcurrency ?? deps.config.workerConcurrency,
     runningElapsedMs: standing.runningSince.map((since) => Math.max(0, now.getTime() - since.getTime())),
     samplesMs: samples,
+    overtakeRatePerMs: overtakeRate(standing, now),
   });
   return { position, estimate };
+}
+
+/**
+ * The rate of other organizations' new runs that start before this one: they do when their
+ * organization's share is below this run's (its organization's runs going and waiting ahead of
+ * it, for its weight). Most organizations have little going, so the deeper this run's own share,
+ * the more of them overtake: `share / (share + 1)` of them, none at a share of 0.
+ */
+function overtakeRate(standing: StoreStanding, now: Date): number {
+  const share = (standing.own.processing + standing.aheadInOrganization) / standing.own.weight;
+  const { count, earliest } = standing.arrivalsByOthers;
+  // As many as are counted: they arrived over the time since the earliest of them, not the window.
+  const overMs =
+    count >= MAX_ARRIVALS_COUNTED && earliest
+      ? Math.max(1, now.getTime() - earliest.getTime())
+      : ARRIVAL_WINDOW_MS;
+  return (count / overMs) * (share / (share + 1));
 }
 
 /** The route's own recent durations when it has enough, else the model's over every route. */

@@ -90,7 +90,7 @@ export function queueContract(makeStore: StoreFactory) {
       await claimOne(store, 101); // heavy has 2 processing
       const lightRuns = await queue(store, light, 3, 200);
       const positionOf = async (runId: string) => {
-        const standing = await store.queueStanding({ runId });
+        const standing = await store.queueStanding({ runId, arrivalsSince: at(0) });
         if (!standing) return null;
         return queuePosition(standing.own, standing.aheadInOrganization, standing.others);
       };
@@ -98,8 +98,15 @@ export function queueContract(makeStore: StoreFactory) {
       // (heavy was served more recently).
       expect(await Promise.all(lightRuns.map(positionOf))).toEqual([0, 1, 3]);
       expect(await positionOf(heavyRuns[2] as string)).toBe(2);
-      const standing = await store.queueStanding({ runId: heavyRuns[3] as string });
-      expect(standing).toMatchObject({ aheadInOrganization: 1, own: { processing: 2, weight: 1 } });
+      const standing = await store.queueStanding({ runId: heavyRuns[3] as string, arrivalsSince: at(0) });
+      // light's three runs arrived since: the others' arrivals, the rate at which runs may come ahead.
+      expect(standing).toMatchObject({
+        aheadInOrganization: 1,
+        own: { processing: 2, weight: 1 },
+        arrivalsByOthers: { count: 3, earliest: at(200) },
+      });
+      const later = await store.queueStanding({ runId: heavyRuns[3] as string, arrivalsSince: at(201) });
+      expect(later?.arrivalsByOthers).toEqual({ count: 2, earliest: at(201) });
       expect(standing?.runningSince.map((d) => d.getTime()).sort()).toEqual([
         at(100).getTime(),
         at(101).getTime(),
@@ -113,7 +120,7 @@ export function queueContract(makeStore: StoreFactory) {
         started.push(positions[all.indexOf(next.id)] ?? null);
       }
       expect(started.every((p) => p === 0)).toBe(true);
-      expect(await store.queueStanding({ runId: heavyRuns[0] as string })).toBeNull();
+      expect(await store.queueStanding({ runId: heavyRuns[0] as string, arrivalsSince: at(0) })).toBeNull();
     });
 
     it("keeps a window of recent durations per model and route, newest first", async () => {

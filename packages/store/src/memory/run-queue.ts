@@ -106,7 +106,7 @@ export class RunQueue {
   }
 
   /** A queued run's standing (`Store.queueStanding`), given the runs holding its capacity. */
-  standing(run: RunRecord, running: readonly RunRecord[]): QueueStanding {
+  standing(run: RunRecord, running: readonly RunRecord[]): Omit<QueueStanding, "arrivalsByOthers"> {
     const queue = this.queues.get(run.organizationId) ?? [];
     let aheadInOrganization = 0;
     for (const id of queue) {

@@ -11,6 +11,8 @@ alter table runs add column priority smallint not null default 0;
 create index runs_queued_fair on runs (organization_id, priority desc, created_at, id) where status = 'queued';
 -- The sliding window of recent durations, per model and route, for estimates.
 create index runs_succeeded_recent on runs (endpoint, completed_at desc) where status = 'succeeded';
+-- A model's recent arrivals: the rate at which other organizations' runs may come ahead.
+create index runs_by_endpoint_created on runs (endpoint, created_at);
 -- The runs holding a model's capacity when it has no provider limit.
 create index runs_processing_by_endpoint on runs (endpoint) where status = 'processing';
 

@@ -1,3 +1,4 @@
+import { MAX_ARRIVALS_COUNTED } from "../../ports.js";
 import type * as T from "../../types.js";
 import type { Database } from "../database.js";
 
@@ -7,17 +8,20 @@ interface StandingRow {
   ahead: number;
   organizations: { id: string; weight: number; processing: number; queued: number; turn: string | null }[];
   running: string[] | null;
+  arrivals: number;
+  earliest: string | null;
 }
 
 /**
  * One statement: the run; its organization's runs of the same model ahead of it (one index range of
  * that organization's queue); every organization's processing count, queued count for the model,
  * weight and turn (one `queue_counts` row per organization and model); and when the runs holding the
- * capacity started (a partial index of processing runs).
+ * capacity started (a partial index of processing runs); and the model's recent arrivals from
+ * other organizations (an index range by model and time, cut off at MAX_ARRIVALS_COUNTED).
  */
 export async function queueStanding(
   db: Database,
-  { runId, provider }: Parameters<T.Store["queueStanding"]>[0],
+  { runId, provider, arrivalsSince }: Parameters<T.Store["queueStanding"]>[0],
 ): ReturnType<T.Store["queueStanding"]> {
   const { rows } = await db.query<StandingRow>(
     `with run as (select id, organization_id, endpoint, priority, created_at from runs where id = $1 and status = 'queued'),
@@ -37,9 +41,12 @@ export async function queueStanding(
         where s.queued > 0 or s.organization_id = run.organization_id) as organizations,
        (select array_agg(p.started_at::text) from runs p
         where p.status = 'processing' and case when $2::text is null then p.endpoint = run.endpoint
-                                               else p.provider = $2 end) as running
-     from run`,
-    [runId, provider ?? null],
+                                               else p.provider = $2 end) as running,
+       recent.arrivals, recent.earliest
+     from run, lateral (select count(*)::int as arrivals, min(a.created_at)::text as earliest
+       from (select a.created_at from runs a where a.endpoint = run.endpoint and a.created_at >= $3
+               and a.organization_id <> run.organization_id order by a.created_at desc limit $4) a) recent`,
+    [runId, provider ?? null, arrivalsSince, MAX_ARRIVALS_COUNTED],
     "refvid_queue_standing",
   );
   const row = rows[0];
@@ -62,6 +69,10 @@ export async function queueStanding(
     aheadInOrganization: Number(row.ahead),
     others: shares.filter((s) => s.organizationId !== row.organization_id),
     runningSince: (row.running ?? []).filter(Boolean).map((at) => new Date(at)),
+    arrivalsByOthers: {
+      count: Number(row.arrivals),
+      earliest: row.earliest === null ? null : new Date(row.earliest),
+    },
   };
 }
 
