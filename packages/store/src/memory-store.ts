@@ -65,6 +65,11 @@ export class MemoryStore implements Store {
   readonly deleteUpload = this.uploads.deleteUpload;
   readonly deleteExpiredUploads = this.uploads.deleteExpiredUploads;
   private readonly outbox = new MemoryOutbox();
+  readonly recordWebhookAttempt: T.Store["recordWebhookAttempt"] = async (...args) =>
+    this.outbox.record(...args);
+  readonly searchWebhookDeliveries: T.Store["searchWebhookDeliveries"] = async (s) => this.outbox.search(s);
+  readonly getWebhookDelivery: T.Store["getWebhookDelivery"] = async (...args) => this.outbox.get(...args);
+  readonly redeliverWebhook: T.Store["redeliverWebhook"] = async (input) => this.outbox.redeliver(input);
   private readonly durations = new MemoryDurations();
   readonly recentDurations = this.durations.recentDurations;
   private readonly rateWindows = new Map<string, RateWindow>();
@@ -141,25 +146,14 @@ export class MemoryStore implements Store {
     return this.index.search(search).map(copyRun);
   }
 
-  async listOrganizations(search: T.OrganizationSearch) {
-    return this.accounts.index.listOrganizations(search).map(copy);
-  }
+  readonly listOrganizations = async (s: T.OrganizationSearch) =>
+    this.accounts.index.listOrganizations(s).map(copy);
+  readonly listApiKeys = async (s: T.ApiKeySearch) => this.accounts.index.listApiKeys(s).map(copy);
+  readonly listTopUps = async (s: T.TopUpSearch) => this.accounts.index.listTopUps(s).map(copy);
+  readonly searchAllRuns = async (s: T.AdminRunSearch) => this.index.searchAll(s).map(copyRun);
 
-  async listApiKeys(search: T.ApiKeySearch) {
-    return this.accounts.index.listApiKeys(search).map(copy);
-  }
-
-  async listTopUps(search: T.TopUpSearch) {
-    return this.accounts.index.listTopUps(search).map(copy);
-  }
-
-  async searchAllRuns(search: T.AdminRunSearch) {
-    return this.index.searchAll(search).map(copyRun);
-  }
-
-  async usage({ from, to, groupBy, organizationId }: T.UsageQuery) {
-    return tallyUsage(this.index.createdBetween(from, to, organizationId), groupBy);
-  }
+  readonly usage = async (q: T.UsageQuery) =>
+    tallyUsage(this.index.createdBetween(q.from, q.to, q.organizationId), q.groupBy);
 
   async claimRuns({
     workerId,
@@ -211,18 +205,17 @@ export class MemoryStore implements Store {
   async queueStanding({ runId, provider, arrivalsSince }: Parameters<T.Store["queueStanding"]>[0]) {
     const run = this.runs.get(runId);
     if (run?.status !== "queued") return null;
-    const running = [...this.inFlight.values()].filter(
+    const holding = [...this.inFlight.values()].filter(
       (r) => r.status === "processing" && (provider ? r.provider === provider : r.endpoint === run.endpoint),
     );
-    return {
-      ...this.queue.standing(run, running),
-      arrivalsByOthers: this.durations.arrivalsByOthers(
-        run.endpoint,
-        run.organizationId,
-        arrivalsSince,
-        MAX_ARRIVALS_COUNTED,
-      ),
-    };
+    const { endpoint, organizationId } = run;
+    const arrivals = this.durations.arrivalsByOthers(
+      endpoint,
+      organizationId,
+      arrivalsSince,
+      MAX_ARRIVALS_COUNTED,
+    );
+    return { ...this.queue.standing(run, holding), arrivalsByOthers: arrivals };
   }
 
   async releaseRun({ runId, workerId }: Parameters<T.Store["releaseRun"]>[0]) {
@@ -313,24 +306,8 @@ export class MemoryStore implements Store {
     return this.outbox.claim(input).map(copy);
   }
 
-  async recordWebhookAttempt(id: string, result: T.WebhookAttemptResult) {
-    this.outbox.record(id, result);
-  }
-
   async listWebhookDeliveries(runId: string) {
     return this.outbox.list(runId).map(copy);
-  }
-
-  async searchWebhookDeliveries(search: T.WebhookDeliverySearch) {
-    return this.outbox.search(search);
-  }
-
-  async getWebhookDelivery(organizationId: string, id: string) {
-    return this.outbox.get(organizationId, id);
-  }
-
-  async redeliverWebhook(input: Parameters<T.Store["redeliverWebhook"]>[0]) {
-    return this.outbox.redeliver(input);
   }
 
   async serviceStats() {
