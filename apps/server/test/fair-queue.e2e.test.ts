@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
 import { eventually, startTestRefvid, type Tenant, type TestRefvid } from "./harness.js";
 import { FAST, input, SUBMIT } from "./limit-helpers.js";
+import { stream } from "./sse.js";
 
 const CATALOG = {
   providers: { capped: { type: "simulated", max_concurrency: 2 } },
@@ -169,7 +170,11 @@ describe("fair queue", () => {
       expect(holding).not.toHaveProperty("estimated_start_at");
       expect(holding).not.toHaveProperty("queue_position");
 
-      // Free the slots: the last light run waits its turn, then starts.
+      // Free the slots: the last light run waits its turn, then starts. Its event stream shows its
+      // place as it moves, at most once a second, and then the run started.
+      const events = stream(t.url, light.apiKey, lightQueued[2] as string, {
+        until: (got) => got.some((e) => e.data.status !== "queued"),
+      });
       await cancelAll(held.map((id) => ({ who: heavy, id })));
       const seen: number[] = [];
       await eventually(
@@ -185,7 +190,17 @@ describe("fair queue", () => {
       // It was shown a place until it started. (Runs ending move the processing counts positions
       // are computed from, so a place may also move up; the exact count-down by one at each start
       // is the store contract's "says where a queued run stands" test.)
-      expect(seen.length).toBeGreaterThan(0);
+      const streamed = (await events).events;
+      const waiting = streamed.filter((e) => e.data.status === "queued");
+      expect(waiting[0]?.data).toMatchObject({ queue_position: 3, estimated_start_at: expect.any(Object) });
+      expect(waiting.length).toBeGreaterThan(1);
+      expect(waiting.at(-1)?.id).toBe(`queued::${waiting.at(-1)?.data.queue_position}`);
+      for (let i = 1; i < waiting.length; i++) {
+        expect(waiting[i]?.data.queue_position).not.toBe(waiting[i - 1]?.data.queue_position);
+        // At most one a second (measured on arrival here: a little slack for the network).
+        expect((waiting[i]?.at as number) - (waiting[i - 1]?.at as number)).toBeGreaterThan(900);
+      }
+      expect(streamed.at(-1)?.data.status).not.toBe("queued");
       expect(seen.every((p) => Number.isInteger(p) && p >= 0)).toBe(true);
     } finally {
       await cancelAll([
