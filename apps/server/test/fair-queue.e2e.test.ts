@@ -20,7 +20,7 @@ const CATALOG = {
 const QUICK = "quick [simulate:delay=150]";
 const HELD = "held [simulate:delay=600000]";
 /** Long enough that a poll sees a position count down while the runs ahead start. */
-const STEADY = "steady [simulate:delay=1000]";
+const STEADY = "steady [simulate:delay=2500]";
 
 let dir: string;
 let t: TestRefvid;
