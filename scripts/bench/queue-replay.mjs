@@ -1,4 +1,4 @@
-// Are the queue's estimates calibrated? Replays a mixed workload on a manual clock through the
+// Is the queue fair, and are its estimates calibrated? Replays a mixed workload on a manual clock through the
 // real code: MemoryStore's fair queue and duration window, and the server's `queueStanding` (the
 // position and `estimated_start_at` a client reads). Twenty organizations submit runs of two
 // models, each behind its own capped provider, at random times (one of them in bursts), with
@@ -7,7 +7,12 @@
 // wait; when it starts, the bench notes whether it started before the p50 and the p90 estimate.
 //
 //   npm run bench           (builds the store and server first)
-//   BENCH_QUEUE_HOURS=24 node scripts/bench/queue-calibration.mjs   (also BENCH_QUEUE_SEED)
+//   BENCH_QUEUE_HOURS=24 node scripts/bench/queue-replay.mjs   (also BENCH_QUEUE_SEED)
+//
+// Fairness first, in the scenario of a heavy backlog: one organization queues 100 runs (the
+// highest organization cap) behind a provider that runs two at once, then ten others queue 5
+// each; the bench prints where each light organization's first run started and the heavy one's
+// share of the starts after.
 //
 // Targets, over the estimates of runs that waited (a run that starts at once is trivially on
 // time): 40-60 % start before their p50 estimate, at least 85 % before their p90. Exits 1 when a
@@ -56,15 +61,15 @@ const catalog = {
 };
 const deps = { store, catalog, clock, config: { workerConcurrency: WORKER_SLOTS } };
 
-async function organization(i) {
+async function organization(i, into = store) {
   const id = `org_${String(i).padStart(4, "0")}`;
-  await store.createOrganization({
+  await into.createOrganization({
     id,
     name: id,
     webhookSecrets: { live: "whsec_YQ==", test: "whsec_Yg==" },
     now: clock.now(),
   });
-  await store.addTopUp({
+  await into.addTopUp({
     id: `top_${i}`,
     organizationId: id,
     amount: 7_000_000_000,
@@ -72,7 +77,7 @@ async function organization(i) {
     now: clock.now(),
   });
   const apiKeyId = `key_${i}`;
-  await store.createApiKey({
+  await into.createApiKey({
     id: apiKeyId,
     organizationId: id,
     name: null,
@@ -85,6 +90,82 @@ async function organization(i) {
   });
   return { id, apiKeyId };
 }
+
+const out = (s = "") => process.stdout.write(`${s}\n`);
+const newRun = (id, org, endpoint) => ({
+  id,
+  organizationId: org.id,
+  apiKeyId: org.apiKeyId,
+  endpoint,
+  input: { prompt: "bench" },
+  webhookUrl: null,
+  metadata: {},
+  priceUnit: "second",
+  unitPrice: 1,
+  reservedSeconds: 5,
+  reserved: 5,
+  createdAt: clock.now(),
+});
+const success = (route) => ({
+  status: "succeeded",
+  output: { fileId: "f", fileName: "v.mp4", contentType: "video/mp4", durationSeconds: 5 },
+  billableSeconds: 5,
+  charged: 0,
+  route,
+});
+
+/** The heavy-backlog scenario on a store of its own: who starts when, runs of 60 s, two at a time. */
+async function fairness() {
+  const fair = new MemoryStore();
+  const [heavy, ...lights] = await Promise.all(
+    Array.from({ length: 11 }, (_, i) => organization(100 + i, fair)),
+  );
+  const endpoint = MODELS[0].slug;
+  const running = [];
+  const starts = [];
+  const claim = async () => {
+    while (running.length < 2) {
+      const [run] = await fair.claimRuns({ workerId: "w", limit: 1, leaseMs: 3_600_000, now: clock.now() });
+      if (!run) return;
+      running.push({ id: run.id, endsAt: now + 60_000 });
+      starts.push(run.organizationId);
+    }
+  };
+  for (let i = 0; i < 100; i++)
+    await fair.admitRun({ run: newRun(`fair_h${i}`, heavy, endpoint), now: clock.now() });
+  await claim();
+  const before = starts.length;
+  now += 1000;
+  for (const [o, light] of lights.entries()) {
+    for (let i = 0; i < 5; i++)
+      await fair.admitRun({ run: newRun(`fair_${o}_${i}`, light, endpoint), now: clock.now() });
+  }
+  while (starts.length < before + 55) {
+    running.sort((a, b) => a.endsAt - b.endsAt);
+    const ended = running.shift();
+    now = ended.endsAt;
+    await fair.completeRun({ runId: ended.id, outcome: success("fal"), now: clock.now() });
+    await claim();
+  }
+  const after = starts.slice(before);
+  const heavyFourth = after.map((o, i) => (o === heavy.id ? i : -1)).filter((i) => i >= 0)[3];
+  const lightFirsts = lights.map((l) => after.indexOf(l.id));
+  const heavyShare = after.filter((o) => o === heavy.id).length;
+  out("fairness: 100 runs of one organization queued, then 5 of each of ten others; two run at once");
+  out(
+    `  every light organization's first run was among the first ${Math.max(...lightFirsts) + 1} starts; heavy's 4th was start ${heavyFourth + 1}`,
+  );
+  out(
+    `  heavy got ${heavyShare} of the ${after.length} starts after the others arrived (an equal share: ${(after.length / 11).toFixed(1)})`,
+  );
+  out(`  first come, first served would have started every light run after heavy's 98 waiting ones`);
+  if (Math.max(...lightFirsts) > heavyFourth || heavyShare < after.length / 11 - 1) {
+    out("  FAILED: the queue is not fair");
+    process.exitCode = 1;
+  }
+  now = T0;
+}
+await fairness();
 
 // Twenty organizations; org 0 submits in bursts of 30, the rest one at a time. Offered load is
 // about 95 % of each provider's capacity, so queues form and drain.
@@ -152,40 +233,14 @@ for (let e = 0; e < events.length || ends.length > 0 || midpoints.length > 0; ) 
   if (ends[0] && ends[0].at <= next) {
     const end = ends.shift();
     running.set(end.model.slot, running.get(end.model.slot) - 1);
-    await store.completeRun({
-      runId: end.id,
-      outcome: {
-        status: "succeeded",
-        output: { fileId: end.id, fileName: "v.mp4", contentType: "video/mp4", durationSeconds: 5 },
-        billableSeconds: 5,
-        charged: 0,
-        route: end.model.slot,
-      },
-      now: clock.now(),
-    });
+    await store.completeRun({ runId: end.id, outcome: success(end.model.slot), now: clock.now() });
   } else if (midpoints[0] && midpoints[0].at <= next) {
     const { id } = midpoints.shift();
     if (runs.get(id).startedAt === undefined) await estimate(id);
   } else {
     const { org, model } = events[e++];
     const id = `run_${String(++sequence).padStart(8, "0")}`;
-    const result = await store.admitRun({
-      run: {
-        id,
-        organizationId: org.id,
-        apiKeyId: org.apiKeyId,
-        endpoint: model.slug,
-        input: { prompt: "bench" },
-        webhookUrl: null,
-        metadata: {},
-        priceUnit: "second",
-        unitPrice: 1,
-        reservedSeconds: 5,
-        reserved: 5,
-        createdAt: clock.now(),
-      },
-      now: clock.now(),
-    });
+    const result = await store.admitRun({ run: newRun(id, org, model.slug), now: clock.now() });
     if (result.kind !== "admitted") {
       refused++;
       continue;
@@ -206,7 +261,6 @@ const waited = judged.filter(({ run }) => run.startedAt > run.admittedAt);
 const share = (list, q) =>
   list.filter(({ run, est }) => run.startedAt <= est[q].getTime()).length / list.length;
 const pct = (x) => `${(100 * x).toFixed(1)} %`;
-const out = (s = "") => process.stdout.write(`${s}\n`);
 out(
   `queue estimates: ${HOURS} h of traffic, ${admitted} runs (${refused} refused at a cap), ${judged.length} estimates`,
 );
