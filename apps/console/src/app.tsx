@@ -60,7 +60,7 @@ function SignIn({ onSecret }: { onSecret: (role: Role, secret: string) => void }
             id="secret"
             type="password"
             autoComplete="off"
-            placeholder={role === "developer" ? "sk-live-…" : "REFVID_ADMIN_TOKEN"}
+            placeholder={role === "developer" ? "sk-test-… or sk-live-…" : "REFVID_ADMIN_TOKEN"}
             value={secret}
             onChange={(e) => setSecret(e.target.value)}
           />
