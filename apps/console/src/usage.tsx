@@ -8,6 +8,7 @@ import type { RefvidClient } from "@refvid/client";
 import { type FormEvent, useState } from "react";
 import { unwrap } from "./admin.js";
 import { ErrorMessage, FieldError, fieldProblems } from "./errors.js";
+import { usd } from "./money.js";
 
 type Organization = components["schemas"]["Organization"];
 type UsageReport = components["schemas"]["UsageReport"];
@@ -16,11 +17,6 @@ type GroupBy = components["schemas"]["UsageGroupBy"];
 const GROUP_BY: readonly GroupBy[] = ["api_key", "model", "provider", "route", "organization", "day"];
 const DAY_MS = 86_400_000;
 const DEFAULT_DAYS = 30;
-
-/** A signed amount as shown: `-$0.016` rather than `$-0.016`. */
-export function usd(amount: string): string {
-  return amount.startsWith("-") ? `-$${amount.slice(1)}` : `$${amount}`;
-}
 
 /** The UTC date `days` after `date` (a `YYYY-MM-DD`), in the same form. */
 export function addDays(date: string, days: number): string {
