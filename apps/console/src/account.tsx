@@ -5,6 +5,7 @@
 import type { Account, RefvidClient, WebhookDelivery, WebhookSecret } from "@refvid/client";
 import { useCallback, useEffect, useState } from "react";
 import { ErrorMessage } from "./errors.js";
+import { runHash } from "./route.js";
 
 function Gauge(props: { id: string; label: string; value: number; max: number; text: string }) {
   return (
@@ -124,7 +125,9 @@ export function AccountPage({ client, active }: { client: RefvidClient; active: 
                 <tr key={d.id}>
                   <td>{d.event_type}</td>
                   <td>
-                    <code>{d.run_id.slice(0, 12)}…</code>
+                    <a href={runHash(d.run_id)} title={d.run_id}>
+                      <code>{d.run_id.slice(0, 12)}…</code>
+                    </a>
                   </td>
                   <td>{d.state}</td>
                   <td>{d.attempts.length}</td>

@@ -1,6 +1,7 @@
 /**
  * Pick a model, fill the form its input schema makes (checked as you type, priced live), submit,
- * and follow the run live to its video. The same request can be copied as curl, TypeScript or CLI.
+ * and follow the run live to its video, with a link to the run's own page. The same request can be
+ * copied as curl, TypeScript or CLI.
  */
 import {
   fieldOfProblem,
@@ -13,6 +14,7 @@ import {
 } from "@refvid/client";
 import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
 import { describeError, ErrorMessage } from "./errors.js";
+import { runHash } from "./route.js";
 import { RunView } from "./run-view.js";
 import {
   type Field,
@@ -317,7 +319,18 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
         </p>
         <pre data-testid="snippet">{snippetText}</pre>
       </section>
-      <div aria-live="polite">{run ? <RunView run={run} /> : null}</div>
+      <div aria-live="polite">
+        {run ? (
+          <RunView
+            run={run}
+            link={
+              <a href={runHash(run.run_id)} data-testid="run-link">
+                Open this run's page
+              </a>
+            }
+          />
+        ) : null}
+      </div>
     </div>
   );
 }

@@ -130,7 +130,8 @@ describe("the console", () => {
     const row = page.getByRole("row").filter({ hasText: "model-d" });
     await row.first().waitFor();
     expect(await row.count()).toBe(1);
-    await row.getByRole("button").click();
+    await row.getByRole("link").click();
+    await page.waitForURL((u) => /^#\/runs\/run_[0-9a-f-]{36}$/.test(u.hash));
     const detail = page.getByRole("region", { name: "Run detail" });
     await detail.getByText("Elapsed").waitFor();
     await expect(detail.getByTestId("run-status").textContent()).resolves.toBe("succeeded");
