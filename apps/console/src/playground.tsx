@@ -1,7 +1,7 @@
 /**
  * Pick a model, fill the form its input schema makes (checked as you type, priced live), submit,
- * and follow the run live to its video, with a link to the run's own page. The same request can be
- * copied as curl, TypeScript or CLI.
+ * and follow the run live to its video, next to the Run button, with a link to the run's own page.
+ * The same request can be copied as curl, TypeScript or CLI.
  */
 import {
   fieldOfProblem,
@@ -148,6 +148,9 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
   const [submitting, setSubmitting] = useState(false);
   const [snippet, setSnippet] = useState<SnippetKind>("curl");
   const [copied, setCopied] = useState("");
+  /** What pressing Run led to, an error or the run, is brought into view below the button. */
+  const errorBox = useRef<HTMLDivElement>(null);
+  const runBox = useRef<HTMLDivElement>(null);
 
   const model = models.find((m) => m.slug === slug);
   const fields = useMemo(() => (model ? fieldsOf(inputSchemaOf(model)) : []), [model]);
@@ -191,10 +194,28 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
     setServerProblems(({ [name]: _, ...rest }) => rest);
   };
 
+  useEffect(() => {
+    if (error) errorBox.current?.scrollIntoView({ block: "nearest" });
+  }, [error]);
+  const runId = run?.run_id;
+  useEffect(() => {
+    if (runId) runBox.current?.scrollIntoView({ block: "nearest" });
+  }, [runId]);
+
+  /** Moves the focus to the first field with a problem, which brings it into view. */
+  const focusField = (names: string[]) => {
+    const first = fields.find((f) => names.includes(f.name));
+    if (first) document.getElementById(`field-${first.name}`)?.focus();
+  };
+
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setTouched(new Set(fields.map((f) => f.name)));
-    if (!model || !valid) return;
+    if (!model) return;
+    if (!valid) {
+      focusField(Object.keys(problems));
+      return;
+    }
     setError(undefined);
     setServerProblems({});
     setSubmitting(true);
@@ -223,7 +244,7 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
     }
   };
 
-  /** A refused submit: each field's problem next to it, anything else above the form. */
+  /** A refused submit: each field's problem next to it, anything else below the Run button. */
   const showSubmitError = (e: unknown) => {
     if (!(e instanceof ValidationError)) {
       setError(e);
@@ -236,6 +257,7 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
     }
     setServerProblems(byField);
     if (Object.keys(byField).length < e.fields.length) setError(e);
+    else focusField(Object.keys(byField));
   };
 
   const snippetOf = (kind: SnippetKind) =>
@@ -262,7 +284,6 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
   return (
     <div className="playground">
       <h1>Playground</h1>
-      <ErrorMessage error={error} />
       <form onSubmit={submit} noValidate aria-label="Run a model">
         <div className="field">
           <label htmlFor="model">Model</label>
@@ -305,7 +326,22 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
         <button type="submit" disabled={submitting || !model}>
           {submitting ? "Running…" : "Run"}
         </button>
+        <div ref={errorBox}>
+          <ErrorMessage error={error} />
+        </div>
       </form>
+      <div aria-live="polite" ref={runBox}>
+        {run ? (
+          <RunView
+            run={run}
+            link={
+              <a href={runHash(run.run_id)} data-testid="run-link">
+                Open this run's page
+              </a>
+            }
+          />
+        ) : null}
+      </div>
       <section aria-label="Copy this request" className="snippets">
         <div className="buttons">
           {(["curl", "TypeScript", "CLI"] as const).map((kind) => (
@@ -319,18 +355,6 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
         </p>
         <pre data-testid="snippet">{snippetText}</pre>
       </section>
-      <div aria-live="polite">
-        {run ? (
-          <RunView
-            run={run}
-            link={
-              <a href={runHash(run.run_id)} data-testid="run-link">
-                Open this run's page
-              </a>
-            }
-          />
-        ) : null}
-      </div>
     </div>
   );
 }
