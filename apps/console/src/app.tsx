@@ -160,7 +160,7 @@ export function App() {
       <main>
         <ErrorMessage error={modelsError} />
         <div hidden={page !== "playground"}>
-          <PlaygroundPage client={client} models={models} />
+          <PlaygroundPage client={client} apiKey={apiKey} models={models} />
         </div>
         <div hidden={page !== "runs"}>
           <RunsPage

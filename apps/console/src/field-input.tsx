@@ -8,8 +8,10 @@ export function FieldInput(props: {
   value: string | boolean | undefined;
   problem: string | undefined;
   onChange: (value: string | boolean) => void;
+  /** For a list of reference URLs: upload files and add their URLs. */
+  upload?: ReactNode;
 }) {
-  const { field, value, problem, onChange } = props;
+  const { field, value, problem, onChange, upload } = props;
   const { schema } = field;
   const id = `field-${field.name}`;
   const describedBy = [schema.description ? `${id}-help` : "", problem ? `${id}-error` : ""].join(" ").trim();
@@ -91,6 +93,7 @@ export function FieldInput(props: {
           {problem}
         </p>
       ) : null}
+      {upload}
     </div>
   );
 }

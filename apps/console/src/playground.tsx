@@ -1,23 +1,34 @@
 /**
- * Pick a model, fill the form its input schema makes (checked as you type, priced live), submit,
- * and follow the run live to its video, next to the Run button, with a link to the run's own page.
- * The same request can be copied as curl, TypeScript or CLI.
+ * Pick a model, fill the form its input schema makes (checked as you type, priced live; reference
+ * files uploaded in place), submit, and follow the run live to its video, next to the Run button,
+ * with a link to the run's own page. The same request can be copied as curl, TypeScript or CLI.
  */
 import {
   fieldOfProblem,
   inputSchemaOf,
+  isUrlSchema,
   type Model,
   type RefvidClient,
   type Run,
   ValidationError,
 } from "@refvid/client";
-import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
+import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { describeError, ErrorMessage } from "./errors.js";
 import { FieldInput } from "./field-input.js";
+import { ReferenceUpload, type UploadFile } from "./reference-upload.js";
 import { runHash } from "./route.js";
 import { RunView } from "./run-view.js";
-import { type FormValues, fieldsOf, initialValues, inputOf, listItems, problemsOf } from "./schema.js";
+import {
+  addLine,
+  type FormValues,
+  fieldsOf,
+  initialValues,
+  inputOf,
+  listItems,
+  problemsOf,
+} from "./schema.js";
 import { cliSnippet, curlSnippet, typescriptSnippet } from "./snippets.js";
+import { referenceOf, uploadReference } from "./upload.js";
 
 const PRICE_DEBOUNCE_MS = 400;
 
@@ -32,7 +43,23 @@ function metadataOf(text: string): Record<string, string> | undefined {
   return pairs.length > 0 ? Object.fromEntries(pairs) : undefined;
 }
 
-export function PlaygroundPage({ client, models }: { client: RefvidClient; models: Model[] }) {
+/** A file dropped beside the drop box would open in the tab, and the form would be lost. */
+function useNoStrayDrops() {
+  useEffect(() => {
+    const refuse = (event: DragEvent) => {
+      if (event.dataTransfer?.types.includes("Files")) event.preventDefault();
+    };
+    addEventListener("dragover", refuse);
+    addEventListener("drop", refuse);
+    return () => {
+      removeEventListener("dragover", refuse);
+      removeEventListener("drop", refuse);
+    };
+  }, []);
+}
+
+export function PlaygroundPage(props: { client: RefvidClient; apiKey: string; models: Model[] }) {
+  const { client, apiKey, models } = props;
   const [chosen, setSlug] = useState("");
   const slug = chosen || (models[0]?.slug ?? "");
   const [metadata, setMetadata] = useState("");
@@ -51,6 +78,7 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
   /** What pressing Run led to, an error or the run, is brought into view below the button. */
   const errorBox = useRef<HTMLDivElement>(null);
   const runBox = useRef<HTMLDivElement>(null);
+  useNoStrayDrops();
 
   const model = models.find((m) => m.slug === slug);
   const fields = useMemo(() => (model ? fieldsOf(inputSchemaOf(model)) : []), [model]);
@@ -88,11 +116,18 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
     };
   }, [client, model, valid, inputKey]);
 
-  const change = (name: string, value: string | boolean) => {
-    setValues((v) => ({ ...v, [name]: value }));
-    setTouched((t) => new Set(t).add(name));
-    setServerProblems(({ [name]: _, ...rest }) => rest);
-  };
+  const change = useCallback(
+    (name: string, value: (old: string | boolean | undefined) => string | boolean) => {
+      setValues((v) => ({ ...v, [name]: value(v[name]) }));
+      setTouched((t) => new Set(t).add(name));
+      setServerProblems(({ [name]: _, ...rest }) => rest);
+    },
+    [],
+  );
+  const upload: UploadFile = useCallback(
+    (file, options) => uploadReference(location.origin, apiKey, file, options),
+    [apiKey],
+  );
 
   useEffect(() => {
     if (error) errorBox.current?.scrollIntoView({ block: "nearest" });
@@ -204,7 +239,17 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
             problem={
               serverProblems[field.name] ?? (touched.has(field.name) ? problems[field.name] : undefined)
             }
-            onChange={(value) => change(field.name, value)}
+            onChange={(value) => change(field.name, () => value)}
+            upload={
+              model && field.kind === "list" && field.schema.items && isUrlSchema(field.schema.items) ? (
+                <ReferenceUpload
+                  field={field.name}
+                  {...referenceOf(model, field.name)}
+                  upload={upload}
+                  onUploaded={(url) => change(field.name, (old) => addLine(old, url))}
+                />
+              ) : undefined
+            }
           />
         ))}
         <div className="field">
