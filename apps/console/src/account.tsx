@@ -123,15 +123,19 @@ export function AccountPage({ client, active }: { client: RefvidClient; active: 
             <tbody>
               {deliveries.map((d) => (
                 <tr key={d.id}>
-                  <td>{d.event_type}</td>
-                  <td>
+                  <td data-label="Event">{d.event_type}</td>
+                  <td data-label="Run">
                     <a href={runHash(d.run_id)} title={d.run_id}>
                       <code>{d.run_id.slice(0, 12)}…</code>
                     </a>
                   </td>
-                  <td>{d.state}</td>
-                  <td>{d.attempts.length}</td>
-                  <td className="url">{d.url}</td>
+                  <td data-label="State">{d.state}</td>
+                  <td data-label="Attempts">{d.attempts.length}</td>
+                  <td data-label="URL">
+                    <span className="clip" title={d.url}>
+                      {d.url}
+                    </span>
+                  </td>
                 </tr>
               ))}
               {deliveries.length === 0 ? (

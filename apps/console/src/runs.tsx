@@ -181,17 +181,21 @@ export function RunsPage(props: {
           <tbody>
             {runs.map((run) => (
               <tr key={run.run_id} aria-selected={runId === run.run_id}>
-                <td>
+                <td data-label="Run">
                   <a href={runHash(run.run_id)} title={run.run_id}>
                     {run.run_id.slice(0, 12)}…
                   </a>
                 </td>
-                <td>{run.endpoint.split("/")[1]}</td>
-                <td>
+                <td data-label="Model">
+                  <span className="clip" title={run.endpoint}>
+                    {run.endpoint.split("/")[1]}
+                  </span>
+                </td>
+                <td data-label="Status">
                   <span className={`status status-${run.status}`}>{run.status}</span>
                 </td>
-                <td>{new Date(run.created_at).toLocaleString()}</td>
-                <td>{run.billing ? `$${run.billing.amount}` : "—"}</td>
+                <td data-label="Created">{new Date(run.created_at).toLocaleString()}</td>
+                <td data-label="Cost">{run.billing ? `$${run.billing.amount}` : "—"}</td>
               </tr>
             ))}
             {runs.length === 0 && !loading ? (

@@ -1,13 +1,14 @@
 /**
  * The operator's page in Chromium against a real server: create an organization, top it up and
  * create a key, each step that cannot be taken back (a top-up, a revoke) asked for first, with a
- * top-up's effect on the balance shown before it is applied. Screenshots are left in .screenshots/.
+ * top-up's effect on the balance shown before it is applied; and the tables fit desktop and phone
+ * widths with long values, whole in their titles. Screenshots are left in .screenshots/.
  */
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminCall, openPage, ROOT, signInAsOperator, startServer, type TestServer } from "./harness.js";
-import { DESKTOP, saveScreenshot } from "./layout.js";
+import { DESKTOP, overflowOf, saveScreenshot, WIDTHS } from "./layout.js";
 
 const LONG_NAME = "a-key-name-with-no-space-in-it-that-runs-on-and-on-past-any-column";
 
@@ -116,6 +117,25 @@ describe("the operator's page", () => {
       .getByText(/^revoked /)
       .waitFor();
     expect((await account()).status).toBe(401);
+  });
+
+  it.each(WIDTHS)("fits its tables at %s width, long values whole in their titles", async (width, size) => {
+    await adminCall(url, `/organizations/${organizationId}/top-ups`, {
+      amount_usd: "5",
+      note: "a note with a link https://billing.example.com/invoices/2026/11/acme-studios-0000000042",
+    });
+    await page.setViewportSize(size);
+    await page.reload();
+    await page.getByRole("button", { name: "Acme Studios" }).click();
+    await detail().getByText("acme-studios-0000000042").first().waitFor();
+    const name = detail().getByTitle(LONG_NAME);
+    await expect(name.textContent()).resolves.toBe(LONG_NAME);
+    await expect(overflowOf(page)).resolves.toEqual([]);
+    // The revoked key's row, its state last, in full and in sight.
+    const revoked = detail().getByText(/^revoked /);
+    const box = await revoked.boundingBox();
+    expect(box && box.x + box.width).toBeLessThanOrEqual(size.width);
+    await saveScreenshot(page, `operator-${width}`);
   });
 
   it("threw no page errors", () => {
