@@ -57,6 +57,7 @@ export function RunView({ run, link }: { run: Run; link?: ReactNode }) {
                     : ""
               }`
             : "— (in flight)"}
+          {run.environment === "test" ? " — a test run: priced, not charged" : ""}
         </dd>
         {run.error ? (
           <>

@@ -5,6 +5,7 @@
 import type { Model, RefvidClient, Run, RunStatus, SearchRunsRequest } from "@refvid/client";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { ErrorMessage } from "./errors.js";
+import { usd } from "./money.js";
 import { runHash } from "./route.js";
 import { RunDetail } from "./run-detail.js";
 import { listItems } from "./schema.js";
@@ -22,6 +23,20 @@ function metadataOf(text: string): Record<string, string> | undefined {
 }
 
 const isoOf = (local: string) => (local ? new Date(local).toISOString() : undefined);
+
+/** A run's cost; a test run's is what it was priced at, never taken from the wallet, and says so. */
+function Cost({ run }: { run: Run }) {
+  const amount = run.billing ? usd(run.billing.amount) : "—";
+  if (run.environment !== "test") return amount;
+  return (
+    <>
+      {amount}{" "}
+      <span className="tag" title="A test run: priced like a live run, nothing taken from the wallet">
+        test, not charged
+      </span>
+    </>
+  );
+}
 
 export function RunsPage(props: {
   client: RefvidClient;
@@ -195,7 +210,9 @@ export function RunsPage(props: {
                   <span className={`status status-${run.status}`}>{run.status}</span>
                 </td>
                 <td data-label="Created">{new Date(run.created_at).toLocaleString()}</td>
-                <td data-label="Cost">{run.billing ? `$${run.billing.amount}` : "—"}</td>
+                <td data-label="Cost">
+                  <Cost run={run} />
+                </td>
               </tr>
             ))}
             {runs.length === 0 && !loading ? (
