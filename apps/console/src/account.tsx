@@ -1,10 +1,27 @@
 /**
  * The wallet, concurrency and rate limit as gauges; the webhook secret of the key's environment
- * and the delivery log.
+ * and the delivery log. With a test key, what its runs were priced at beside the wallet's spend,
+ * which they never touch.
  */
 import type { Account, RefvidClient, WebhookDelivery, WebhookSecret } from "@refvid/client";
 import { useCallback, useEffect, useState } from "react";
 import { ErrorMessage } from "./errors.js";
+import { sumUsd, usd } from "./money.js";
+import { runHash } from "./route.js";
+
+/** The most test runs added up for their price: ten pages of the runs search. */
+const PRICED_RUNS_MAX = 1000;
+
+/** What the succeeded test runs were priced at (others are priced 0.00), the newest first. */
+async function testRunsPriced(client: RefvidClient): Promise<{ amount: string; runs: number; all: boolean }> {
+  const amounts: string[] = [];
+  for await (const run of client.iterateRuns({ status: ["succeeded"], limit: 100 })) {
+    if (amounts.length === PRICED_RUNS_MAX)
+      return { amount: sumUsd(amounts), runs: amounts.length, all: false };
+    amounts.push(run.billing?.amount ?? "0.00");
+  }
+  return { amount: sumUsd(amounts), runs: amounts.length, all: true };
+}
 
 function Gauge(props: { id: string; label: string; value: number; max: number; text: string }) {
   return (
@@ -23,6 +40,7 @@ export function AccountPage({ client, active }: { client: RefvidClient; active: 
   const [secret, setSecret] = useState<WebhookSecret | null>(null);
   const [shown, setShown] = useState(false);
   const [deliveries, setDeliveries] = useState<WebhookDelivery[]>([]);
+  const [priced, setPriced] = useState<Awaited<ReturnType<typeof testRunsPriced>> | null>(null);
   const [error, setError] = useState<unknown>();
 
   const refresh = useCallback(async () => {
@@ -36,6 +54,7 @@ export function AccountPage({ client, active }: { client: RefvidClient; active: 
       setAccount(a);
       setSecret(s);
       setDeliveries(d.data);
+      setPriced(a.environment === "test" ? await testRunsPriced(client) : null);
     } catch (e) {
       setError(e);
     }
@@ -64,8 +83,17 @@ export function AccountPage({ client, active }: { client: RefvidClient; active: 
               <dd>${wallet.reserved_usd}</dd>
               <dt>Available</dt>
               <dd>${wallet.available_usd}</dd>
-              <dt>Spent</dt>
-              <dd>${wallet.total_spent_usd}</dd>
+              <dt>Spent (live runs)</dt>
+              <dd data-testid="spent">{usd(wallet.total_spent_usd)}</dd>
+              {priced ? (
+                <>
+                  <dt>Test runs, priced</dt>
+                  <dd data-testid="test-priced">
+                    {usd(priced.amount)} for {priced.all ? "" : "the latest "}
+                    {priced.runs} succeeded run{priced.runs === 1 ? "" : "s"}; not charged
+                  </dd>
+                </>
+              ) : null}
             </dl>
           </section>
           <section aria-labelledby="limits-heading">
@@ -122,13 +150,19 @@ export function AccountPage({ client, active }: { client: RefvidClient; active: 
             <tbody>
               {deliveries.map((d) => (
                 <tr key={d.id}>
-                  <td>{d.event_type}</td>
-                  <td>
-                    <code>{d.run_id.slice(0, 12)}…</code>
+                  <td data-label="Event">{d.event_type}</td>
+                  <td data-label="Run">
+                    <a href={runHash(d.run_id)} title={d.run_id}>
+                      <code>{d.run_id.slice(0, 12)}…</code>
+                    </a>
                   </td>
-                  <td>{d.state}</td>
-                  <td>{d.attempts.length}</td>
-                  <td className="url">{d.url}</td>
+                  <td data-label="State">{d.state}</td>
+                  <td data-label="Attempts">{d.attempts.length}</td>
+                  <td data-label="URL">
+                    <span className="clip" title={d.url}>
+                      {d.url}
+                    </span>
+                  </td>
                 </tr>
               ))}
               {deliveries.length === 0 ? (

@@ -1,8 +1,9 @@
 /**
  * The console's shell: sign in with an API key (kept in sessionStorage, so it goes when the tab
- * does), then the playground, runs and account pages, routed by the URL hash; or with the admin
- * token, for the operator's page. The pages stay
- * mounted while hidden, so a run being followed and a search keep their state across pages.
+ * does), then the playground, runs and account pages, routed by the URL hash (route.ts), which
+ * signing in keeps, so a linked run opens once the key is given; or with the admin token, for the
+ * operator's page. The pages stay mounted while hidden, so a run being followed and a search keep
+ * their state across pages.
  */
 import { createRefvidClient, type Model, type RefvidClient } from "@refvid/client";
 import { type FormEvent, useEffect, useMemo, useState } from "react";
@@ -10,14 +11,15 @@ import { AccountPage } from "./account.js";
 import { ErrorMessage } from "./errors.js";
 import { OperatorPage } from "./operator.js";
 import { PlaygroundPage } from "./playground.js";
+import { routeOf } from "./route.js";
 import { RunsPage } from "./runs.js";
 
 const KEY_STORAGE = "refvid.apiKey";
 const ADMIN_STORAGE = "refvid.adminToken";
 const PAGES = [
-  { hash: "#/playground", label: "Playground" },
-  { hash: "#/runs", label: "Runs" },
-  { hash: "#/account", label: "Account" },
+  { page: "playground", hash: "#/playground", label: "Playground" },
+  { page: "runs", hash: "#/runs", label: "Runs" },
+  { page: "account", hash: "#/account", label: "Account" },
 ] as const;
 
 function useHash(): string {
@@ -60,7 +62,7 @@ function SignIn({ onSecret }: { onSecret: (role: Role, secret: string) => void }
             id="secret"
             type="password"
             autoComplete="off"
-            placeholder={role === "developer" ? "sk-live-…" : "REFVID_ADMIN_TOKEN"}
+            placeholder={role === "developer" ? "sk-test-… or sk-live-…" : "REFVID_ADMIN_TOKEN"}
             value={secret}
             onChange={(e) => setSecret(e.target.value)}
           />
@@ -140,14 +142,15 @@ export function App() {
       />
     );
   }
-  const page = hash.split("?")[0];
+  const route = routeOf(hash);
+  const { page } = route;
   return (
     <>
       <header className="top">
         <span className="brand">refvid</span>
         <nav aria-label="Console">
           {PAGES.map((p) => (
-            <a key={p.hash} href={p.hash} aria-current={page === p.hash ? "page" : undefined}>
+            <a key={p.hash} href={p.hash} aria-current={page === p.page ? "page" : undefined}>
               {p.label}
             </a>
           ))}
@@ -156,14 +159,19 @@ export function App() {
       </header>
       <main>
         <ErrorMessage error={modelsError} />
-        <div hidden={page === "#/runs" || page === "#/account"}>
-          <PlaygroundPage client={client} models={models} />
+        <div hidden={page !== "playground"}>
+          <PlaygroundPage client={client} apiKey={apiKey} models={models} />
         </div>
-        <div hidden={page !== "#/runs"}>
-          <RunsPage client={client} models={models} active={page === "#/runs"} />
+        <div hidden={page !== "runs"}>
+          <RunsPage
+            client={client}
+            models={models}
+            active={page === "runs"}
+            runId={route.page === "runs" ? route.runId : undefined}
+          />
         </div>
-        <div hidden={page !== "#/account"}>
-          <AccountPage client={client} active={page === "#/account"} />
+        <div hidden={page !== "account"}>
+          <AccountPage client={client} active={page === "account"} />
         </div>
       </main>
     </>

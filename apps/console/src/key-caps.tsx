@@ -12,8 +12,8 @@ import { ErrorMessage, FieldError, fieldProblems } from "./errors.js";
 type ApiKey = components["schemas"]["ApiKey"];
 
 const CAPS = [
-  { name: "max_concurrency", label: "Max concurrency", max: 1000 },
-  { name: "rate_limit_per_minute", label: "Rate limit per minute", max: 100_000 },
+  { name: "max_concurrency", label: "Max concurrency", column: "Max in flight", max: 1000 },
+  { name: "rate_limit_per_minute", label: "Rate limit per minute", column: "Requests / min", max: 100_000 },
 ] as const;
 type Cap = (typeof CAPS)[number]["name"];
 
@@ -62,9 +62,9 @@ export function KeyCapsCells({
   if (!values) {
     return (
       <>
-        <td>{apiKey.max_concurrency}</td>
-        <td>{apiKey.rate_limit_per_minute}</td>
-        <td>
+        <td data-label={CAPS[0].column}>{apiKey.max_concurrency}</td>
+        <td data-label={CAPS[1].column}>{apiKey.rate_limit_per_minute}</td>
+        <td data-label="Caps">
           {apiKey.revoked_at ? null : (
             <button type="button" className="link" onClick={edit} aria-label={label("Edit caps")}>
               Edit caps
@@ -80,7 +80,7 @@ export function KeyCapsCells({
       {CAPS.map((cap) => {
         const id = `${formId}-${cap.name}`;
         return (
-          <td key={cap.name} className="cap">
+          <td key={cap.name} className="cap" data-label={cap.column}>
             <input
               id={id}
               form={formId}
@@ -99,7 +99,7 @@ export function KeyCapsCells({
           </td>
         );
       })}
-      <td>
+      <td data-label="Caps">
         <form id={formId} onSubmit={save} aria-label={label("Caps")} className="row-form">
           <button type="submit">Save</button>
           <button type="button" className="link" onClick={() => setValues(null)}>

@@ -1,6 +1,7 @@
 /**
- * Pick a model, fill the form its input schema makes (checked as you type, priced live), submit,
- * and follow the run live to its video. The same request can be copied as curl, TypeScript or CLI.
+ * Pick a model, fill the form its input schema makes (checked as you type, priced live; reference
+ * files uploaded in place), submit, and follow the run live to its video, next to the Run button,
+ * with a link to the run's own page. The same request can be copied as curl, TypeScript or CLI.
  */
 import {
   fieldOfProblem,
@@ -11,11 +12,14 @@ import {
   type Run,
   ValidationError,
 } from "@refvid/client";
-import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
+import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { describeError, ErrorMessage } from "./errors.js";
+import { FieldInput } from "./field-input.js";
+import { ReferenceUpload, type UploadFile } from "./reference-upload.js";
+import { runHash } from "./route.js";
 import { RunView } from "./run-view.js";
 import {
-  type Field,
+  addLine,
   type FormValues,
   fieldsOf,
   initialValues,
@@ -24,100 +28,9 @@ import {
   problemsOf,
 } from "./schema.js";
 import { cliSnippet, curlSnippet, typescriptSnippet } from "./snippets.js";
+import { referenceOf, uploadReference } from "./upload.js";
 
 const PRICE_DEBOUNCE_MS = 400;
-
-function FieldInput(props: {
-  field: Field;
-  value: string | boolean | undefined;
-  problem: string | undefined;
-  onChange: (value: string | boolean) => void;
-}) {
-  const { field, value, problem, onChange } = props;
-  const { schema } = field;
-  const id = `field-${field.name}`;
-  const describedBy = [schema.description ? `${id}-help` : "", problem ? `${id}-error` : ""].join(" ").trim();
-  const common = {
-    id,
-    name: field.name,
-    "aria-invalid": problem ? true : undefined,
-    "aria-describedby": describedBy || undefined,
-    required: field.required,
-  };
-  const text = typeof value === "string" ? value : "";
-  let control: React.ReactNode;
-  if (field.kind === "boolean") {
-    control = (
-      <input
-        {...common}
-        type="checkbox"
-        checked={value === true}
-        onChange={(e) => onChange(e.target.checked)}
-      />
-    );
-  } else if (field.kind === "select") {
-    control = (
-      <select {...common} value={text} onChange={(e) => onChange(e.target.value)}>
-        {field.required || schema.default !== undefined ? null : <option value="">(not set)</option>}
-        {(schema.enum ?? []).map((option) => (
-          <option key={String(option)} value={String(option)}>
-            {String(option)}
-          </option>
-        ))}
-      </select>
-    );
-  } else if (field.kind === "list" || field.kind === "longtext" || field.kind === "json") {
-    control = (
-      <textarea
-        {...common}
-        rows={field.kind === "longtext" ? 4 : 3}
-        value={text}
-        onChange={(e) => onChange(e.target.value)}
-      />
-    );
-  } else if (field.kind === "number" || field.kind === "integer") {
-    control = (
-      <input
-        {...common}
-        type="number"
-        min={schema.minimum}
-        max={schema.maximum}
-        step={field.kind === "integer" ? 1 : "any"}
-        value={text}
-        onChange={(e) => onChange(e.target.value)}
-      />
-    );
-  } else {
-    control = <input {...common} type="text" value={text} onChange={(e) => onChange(e.target.value)} />;
-  }
-  const upTo = schema.maxItems ? `, up to ${schema.maxItems}` : "";
-  const listHelp =
-    field.kind === "list"
-      ? ` One ${schema.items && isUrlSchema(schema.items) ? "URL" : "value"} per line${upTo}.`
-      : field.kind === "json"
-        ? " As JSON."
-        : "";
-  return (
-    <div className={`field field-${field.kind}`}>
-      <label htmlFor={id}>
-        {field.name}
-        {field.required ? <span aria-hidden="true"> *</span> : null}
-      </label>
-      {control}
-      {schema.description || listHelp ? (
-        <p className="help" id={`${id}-help`}>
-          {schema.description}
-          {listHelp}
-        </p>
-      ) : null}
-      {problem ? (
-        <p className="field-error" id={`${id}-error`}>
-          {problem}
-        </p>
-      ) : null}
-    </div>
-  );
-}
 
 type SnippetKind = "curl" | "TypeScript" | "CLI";
 
@@ -130,7 +43,23 @@ function metadataOf(text: string): Record<string, string> | undefined {
   return pairs.length > 0 ? Object.fromEntries(pairs) : undefined;
 }
 
-export function PlaygroundPage({ client, models }: { client: RefvidClient; models: Model[] }) {
+/** A file dropped beside the drop box would open in the tab, and the form would be lost. */
+function useNoStrayDrops() {
+  useEffect(() => {
+    const refuse = (event: DragEvent) => {
+      if (event.dataTransfer?.types.includes("Files")) event.preventDefault();
+    };
+    addEventListener("dragover", refuse);
+    addEventListener("drop", refuse);
+    return () => {
+      removeEventListener("dragover", refuse);
+      removeEventListener("drop", refuse);
+    };
+  }, []);
+}
+
+export function PlaygroundPage(props: { client: RefvidClient; apiKey: string; models: Model[] }) {
+  const { client, apiKey, models } = props;
   const [chosen, setSlug] = useState("");
   const slug = chosen || (models[0]?.slug ?? "");
   const [metadata, setMetadata] = useState("");
@@ -146,6 +75,10 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
   const [submitting, setSubmitting] = useState(false);
   const [snippet, setSnippet] = useState<SnippetKind>("curl");
   const [copied, setCopied] = useState("");
+  /** What pressing Run led to, an error or the run, is brought into view below the button. */
+  const errorBox = useRef<HTMLDivElement>(null);
+  const runBox = useRef<HTMLDivElement>(null);
+  useNoStrayDrops();
 
   const model = models.find((m) => m.slug === slug);
   const fields = useMemo(() => (model ? fieldsOf(inputSchemaOf(model)) : []), [model]);
@@ -183,16 +116,41 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
     };
   }, [client, model, valid, inputKey]);
 
-  const change = (name: string, value: string | boolean) => {
-    setValues((v) => ({ ...v, [name]: value }));
-    setTouched((t) => new Set(t).add(name));
-    setServerProblems(({ [name]: _, ...rest }) => rest);
+  const change = useCallback(
+    (name: string, value: (old: string | boolean | undefined) => string | boolean) => {
+      setValues((v) => ({ ...v, [name]: value(v[name]) }));
+      setTouched((t) => new Set(t).add(name));
+      setServerProblems(({ [name]: _, ...rest }) => rest);
+    },
+    [],
+  );
+  const upload: UploadFile = useCallback(
+    (file, options) => uploadReference(location.origin, apiKey, file, options),
+    [apiKey],
+  );
+
+  useEffect(() => {
+    if (error) errorBox.current?.scrollIntoView({ block: "nearest" });
+  }, [error]);
+  const runId = run?.run_id;
+  useEffect(() => {
+    if (runId) runBox.current?.scrollIntoView({ block: "nearest" });
+  }, [runId]);
+
+  /** Moves the focus to the first field with a problem, which brings it into view. */
+  const focusField = (names: string[]) => {
+    const first = fields.find((f) => names.includes(f.name));
+    if (first) document.getElementById(`field-${first.name}`)?.focus();
   };
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setTouched(new Set(fields.map((f) => f.name)));
-    if (!model || !valid) return;
+    if (!model) return;
+    if (!valid) {
+      focusField(Object.keys(problems));
+      return;
+    }
     setError(undefined);
     setServerProblems({});
     setSubmitting(true);
@@ -221,7 +179,7 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
     }
   };
 
-  /** A refused submit: each field's problem next to it, anything else above the form. */
+  /** A refused submit: each field's problem next to it, anything else below the Run button. */
   const showSubmitError = (e: unknown) => {
     if (!(e instanceof ValidationError)) {
       setError(e);
@@ -234,6 +192,7 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
     }
     setServerProblems(byField);
     if (Object.keys(byField).length < e.fields.length) setError(e);
+    else focusField(Object.keys(byField));
   };
 
   const snippetOf = (kind: SnippetKind) =>
@@ -260,7 +219,6 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
   return (
     <div className="playground">
       <h1>Playground</h1>
-      <ErrorMessage error={error} />
       <form onSubmit={submit} noValidate aria-label="Run a model">
         <div className="field">
           <label htmlFor="model">Model</label>
@@ -281,7 +239,17 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
             problem={
               serverProblems[field.name] ?? (touched.has(field.name) ? problems[field.name] : undefined)
             }
-            onChange={(value) => change(field.name, value)}
+            onChange={(value) => change(field.name, () => value)}
+            upload={
+              model && field.kind === "list" && field.schema.items && isUrlSchema(field.schema.items) ? (
+                <ReferenceUpload
+                  field={field.name}
+                  {...referenceOf(model, field.name)}
+                  upload={upload}
+                  onUploaded={(url) => change(field.name, (old) => addLine(old, url))}
+                />
+              ) : undefined
+            }
           />
         ))}
         <div className="field">
@@ -303,7 +271,22 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
         <button type="submit" disabled={submitting || !model}>
           {submitting ? "Running…" : "Run"}
         </button>
+        <div ref={errorBox}>
+          <ErrorMessage error={error} />
+        </div>
       </form>
+      <div aria-live="polite" ref={runBox}>
+        {run ? (
+          <RunView
+            run={run}
+            link={
+              <a href={runHash(run.run_id)} data-testid="run-link">
+                Open this run's page
+              </a>
+            }
+          />
+        ) : null}
+      </div>
       <section aria-label="Copy this request" className="snippets">
         <div className="buttons">
           {(["curl", "TypeScript", "CLI"] as const).map((kind) => (
@@ -317,7 +300,6 @@ export function PlaygroundPage({ client, models }: { client: RefvidClient; model
         </p>
         <pre data-testid="snippet">{snippetText}</pre>
       </section>
-      <div aria-live="polite">{run ? <RunView run={run} /> : null}</div>
     </div>
   );
 }

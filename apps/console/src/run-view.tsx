@@ -1,9 +1,11 @@
 /** One run as it stands: status, progress, video, timeline, billing and error. */
 import type { Run } from "@refvid/client";
+import type { ReactNode } from "react";
 
 const time = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : "—");
 
-export function RunView({ run }: { run: Run }) {
+/** `link`, if given, shows under the status: the way to the run's own page. */
+export function RunView({ run, link }: { run: Run; link?: ReactNode }) {
   const video = run.output?.videos[0];
   return (
     <section className="run" aria-label={`Run ${run.run_id}`}>
@@ -13,6 +15,7 @@ export function RunView({ run }: { run: Run }) {
         </span>{" "}
         <code>{run.run_id}</code>
       </p>
+      {link ? <p>{link}</p> : null}
       {run.status === "processing" || run.status === "queued" ? (
         <label className="progress">
           Progress
@@ -54,6 +57,7 @@ export function RunView({ run }: { run: Run }) {
                     : ""
               }`
             : "— (in flight)"}
+          {run.environment === "test" ? " — a test run: priced, not charged" : ""}
         </dd>
         {run.error ? (
           <>

@@ -1,15 +1,13 @@
-/** Search runs by status, model, creation time and metadata; page through them; open one, cancel it. */
-import {
-  isTerminal,
-  type Model,
-  type RefvidClient,
-  type Run,
-  type RunStatus,
-  type SearchRunsRequest,
-} from "@refvid/client";
+/**
+ * Search runs by status, model, creation time and metadata; page through them; each run links to
+ * its own page (`#/runs/<run_id>`), shown above the list.
+ */
+import type { Model, RefvidClient, Run, RunStatus, SearchRunsRequest } from "@refvid/client";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { ErrorMessage } from "./errors.js";
-import { RunView } from "./run-view.js";
+import { usd } from "./money.js";
+import { runHash } from "./route.js";
+import { RunDetail } from "./run-detail.js";
 import { listItems } from "./schema.js";
 
 const STATUSES: RunStatus[] = ["queued", "processing", "succeeded", "failed", "timeout", "cancelled"];
@@ -26,8 +24,28 @@ function metadataOf(text: string): Record<string, string> | undefined {
 
 const isoOf = (local: string) => (local ? new Date(local).toISOString() : undefined);
 
-export function RunsPage(props: { client: RefvidClient; models: Model[]; active: boolean }) {
-  const { client, models, active } = props;
+/** A run's cost; a test run's is what it was priced at, never taken from the wallet, and says so. */
+function Cost({ run }: { run: Run }) {
+  const amount = run.billing ? usd(run.billing.amount) : "—";
+  if (run.environment !== "test") return amount;
+  return (
+    <>
+      {amount}{" "}
+      <span className="tag" title="A test run: priced like a live run, nothing taken from the wallet">
+        test, not charged
+      </span>
+    </>
+  );
+}
+
+export function RunsPage(props: {
+  client: RefvidClient;
+  models: Model[];
+  active: boolean;
+  /** The run whose page is open, if any. */
+  runId: string | undefined;
+}) {
+  const { client, models, active, runId } = props;
   const [statuses, setStatuses] = useState<Set<RunStatus>>(new Set());
   const [endpoint, setEndpoint] = useState("");
   const [after, setAfter] = useState("");
@@ -40,7 +58,6 @@ export function RunsPage(props: { client: RefvidClient; models: Model[]; active:
   const [cursor, setCursor] = useState<string | undefined>();
   const [runs, setRuns] = useState<Run[]>([]);
   const [next, setNext] = useState<string | null>(null);
-  const [selected, setSelected] = useState<Run | null>(null);
   const [error, setError] = useState<unknown>();
   const [loading, setLoading] = useState(false);
 
@@ -80,28 +97,16 @@ export function RunsPage(props: { client: RefvidClient; models: Model[]; active:
     });
   };
 
-  const open = async (run: Run) => {
-    setSelected(run);
-    try {
-      setSelected(await client.getRun(run.run_id));
-    } catch (e) {
-      setError(e);
-    }
-  };
-
-  const cancel = async (run: Run) => {
-    try {
-      const cancelled = await client.cancelRun(run.run_id);
-      setSelected(cancelled);
-      setRuns((list) => list.map((r) => (r.run_id === cancelled.run_id ? cancelled : r)));
-    } catch (e) {
-      setError(e);
-    }
-  };
+  /** The open run as it changes, in its row too. */
+  const update = useCallback(
+    (run: Run) => setRuns((list) => list.map((r) => (r.run_id === run.run_id ? run : r))),
+    [],
+  );
 
   return (
     <div className="runs">
       <h1>Runs</h1>
+      {runId ? <RunDetail client={client} runId={runId} onRun={update} /> : null}
       <form onSubmit={search} className="filters" aria-label="Search runs">
         <fieldset>
           <legend>Status</legend>
@@ -190,18 +195,24 @@ export function RunsPage(props: { client: RefvidClient; models: Model[]; active:
           </thead>
           <tbody>
             {runs.map((run) => (
-              <tr key={run.run_id} aria-selected={selected?.run_id === run.run_id}>
-                <td>
-                  <button type="button" className="link" onClick={() => open(run)}>
+              <tr key={run.run_id} aria-selected={runId === run.run_id}>
+                <td data-label="Run">
+                  <a href={runHash(run.run_id)} title={run.run_id}>
                     {run.run_id.slice(0, 12)}…
-                  </button>
+                  </a>
                 </td>
-                <td>{run.endpoint.split("/")[1]}</td>
-                <td>
+                <td data-label="Model">
+                  <span className="clip" title={run.endpoint}>
+                    {run.endpoint.split("/")[1]}
+                  </span>
+                </td>
+                <td data-label="Status">
                   <span className={`status status-${run.status}`}>{run.status}</span>
                 </td>
-                <td>{new Date(run.created_at).toLocaleString()}</td>
-                <td>{run.billing ? `$${run.billing.amount}` : "—"}</td>
+                <td data-label="Created">{new Date(run.created_at).toLocaleString()}</td>
+                <td data-label="Cost">
+                  <Cost run={run} />
+                </td>
               </tr>
             ))}
             {runs.length === 0 && !loading ? (
@@ -234,17 +245,6 @@ export function RunsPage(props: { client: RefvidClient; models: Model[]; active:
           Next page
         </button>
       </div>
-      {selected ? (
-        <section aria-label="Run detail" className="detail">
-          <h2>Run detail</h2>
-          <RunView run={selected} />
-          {isTerminal(selected) ? null : (
-            <button type="button" onClick={() => cancel(selected)}>
-              Cancel run
-            </button>
-          )}
-        </section>
-      ) : null}
     </div>
   );
 }

@@ -105,6 +105,12 @@ export const listItems = (text: string): string[] =>
     .map((line) => line.trim())
     .filter(Boolean);
 
+/** A list's text with `line` added as its last entry. */
+export function addLine(text: string | boolean | undefined, line: string): string {
+  const before = typeof text === "string" ? text.trimEnd() : "";
+  return before ? `${before}\n${line}` : line;
+}
+
 /** The model input the values make: empty fields and defaults left out, numbers parsed. */
 export function inputOf(fields: Field[], values: FormValues): Record<string, unknown> {
   const input: Record<string, unknown> = {};

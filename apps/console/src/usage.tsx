@@ -8,6 +8,7 @@ import type { RefvidClient } from "@refvid/client";
 import { type FormEvent, useState } from "react";
 import { unwrap } from "./admin.js";
 import { ErrorMessage, FieldError, fieldProblems } from "./errors.js";
+import { usd } from "./money.js";
 
 type Organization = components["schemas"]["Organization"];
 type UsageReport = components["schemas"]["UsageReport"];
@@ -16,11 +17,6 @@ type GroupBy = components["schemas"]["UsageGroupBy"];
 const GROUP_BY: readonly GroupBy[] = ["api_key", "model", "provider", "route", "organization", "day"];
 const DAY_MS = 86_400_000;
 const DEFAULT_DAYS = 30;
-
-/** A signed amount as shown: `-$0.016` rather than `$-0.016`. */
-export function usd(amount: string): string {
-  return amount.startsWith("-") ? `-$${amount.slice(1)}` : `$${amount}`;
-}
 
 /** The UTC date `days` after `date` (a `YYYY-MM-DD`), in the same form. */
 export function addDays(date: string, days: number): string {
@@ -47,7 +43,7 @@ function GroupCell({
 }) {
   const name = groupBy === "organization" ? orgs.find((o) => o.organization_id === group)?.name : undefined;
   return (
-    <td className="group">
+    <td className="group" data-label={groupBy}>
       {name ? `${name} ` : null}
       <code>{group}</code>
     </td>
@@ -183,15 +179,17 @@ export function UsagePanel({
               {report.data.map((g) => (
                 <tr key={`${g.group} ${g.environment}`}>
                   <GroupCell group={g.group} groupBy={report.group_by} orgs={orgs} />
-                  <td>{g.environment}</td>
-                  <td>{g.runs.total}</td>
-                  <td>{g.runs.succeeded}</td>
-                  <td>{g.failures}</td>
-                  <td>{g.billed_seconds}</td>
-                  <td>${g.spend_usd}</td>
-                  <td>${g.priced_usd}</td>
-                  <td>${g.vendor_cost_usd}</td>
-                  <td className={g.margin_usd.startsWith("-") ? "loss" : undefined}>{usd(g.margin_usd)}</td>
+                  <td data-label="Environment">{g.environment}</td>
+                  <td data-label="Runs">{g.runs.total}</td>
+                  <td data-label="Succeeded">{g.runs.succeeded}</td>
+                  <td data-label="Failures">{g.failures}</td>
+                  <td data-label="Billed seconds">{g.billed_seconds}</td>
+                  <td data-label="Spend">${g.spend_usd}</td>
+                  <td data-label="Priced">${g.priced_usd}</td>
+                  <td data-label="Vendor cost">${g.vendor_cost_usd}</td>
+                  <td data-label="Margin" className={g.margin_usd.startsWith("-") ? "loss" : undefined}>
+                    {usd(g.margin_usd)}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -160,7 +160,7 @@ describe("a catalog model in the console", () => {
     const row = page.getByRole("row").filter({ hasText: "clip-maker" });
     await row.first().waitFor();
     expect(await row.count()).toBe(1);
-    await row.getByRole("button").click();
+    await row.getByRole("link").click();
     const detail = page.getByRole("region", { name: "Run detail" });
     await detail.getByText(SLUG).waitFor();
     await detail.getByText(runId).waitFor();

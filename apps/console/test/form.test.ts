@@ -4,7 +4,7 @@
  */
 import type { InputSchema, Model } from "@refvid/client";
 import { describe, expect, it } from "vitest";
-import { fieldsOf, initialValues, inputOf, problemsOf } from "../src/schema.js";
+import { addLine, fieldsOf, initialValues, inputOf, problemsOf } from "../src/schema.js";
 import { cliSnippet, curlSnippet, shellQuote, typescriptSnippet } from "../src/snippets.js";
 
 const schema: InputSchema = {
@@ -68,6 +68,17 @@ describe("the schema form", () => {
       duration: "4s",
       generate_audio: false,
     });
+  });
+});
+
+describe("addLine", () => {
+  it.each([
+    ["to an empty list", "", "https://a/x.png"],
+    ["after the last entry", "https://a/1.png", "https://a/1.png\nhttps://a/x.png"],
+    ["after blank lines left at the end", "https://a/1.png\n\n", "https://a/1.png\nhttps://a/x.png"],
+    ["to a field not yet set", undefined, "https://a/x.png"],
+  ])("adds an uploaded file's URL %s", (_name, text, want) => {
+    expect(addLine(text, "https://a/x.png")).toBe(want);
   });
 });
 

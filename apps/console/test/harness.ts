@@ -137,3 +137,14 @@ export async function signIn(page: Page, url: string, key: string): Promise<void
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("heading", { name: "Playground" }).waitFor();
 }
+
+/** Signs the page in to the console as the operator, signing out whoever was in. */
+export async function signInAsOperator(page: Page, url: string): Promise<void> {
+  await page.goto(`${url}/console`);
+  const signOut = page.getByRole("button", { name: "Sign out" });
+  if (await signOut.isVisible()) await signOut.click();
+  await page.getByLabel("Operator").check();
+  await page.getByLabel("Admin token").fill(ADMIN_TOKEN);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Organizations" }).waitFor();
+}

@@ -1,16 +1,6 @@
-/** The usage panel's window and money, as it shows them. */
+/** The usage panel's window, as it asks for it. */
 import { describe, expect, it } from "vitest";
-import { addDays, usageWindow, usd } from "../src/usage.js";
-
-describe("usd", () => {
-  it.each([
-    ["a spend", "0.284", "$0.284"],
-    ["nothing", "0.00", "$0.00"],
-    ["a loss, its sign first", "-0.016", "-$0.016"],
-  ])("shows %s", (_name, amount, want) => {
-    expect(usd(amount)).toBe(want);
-  });
-});
+import { addDays, usageWindow } from "../src/usage.js";
 
 describe("usageWindow", () => {
   it.each([
