@@ -1,5 +1,6 @@
 /**
- * An API key's caps in its row of the keys table (runs in flight, requests a minute), edited in
+ * An API key's caps in its row of the keys table (runs in flight, requests a minute, the priority
+ * of its runs in its organization's queue), edited in
  * place: the inputs sit in their cells and belong, through their `form` attribute, to the form
  * in the last cell, whose Save sends `PATCH /admin/v1/api-keys/{api_key_id}`.
  */
@@ -16,6 +17,8 @@ const CAPS = [
   { name: "rate_limit_per_minute", label: "Rate limit per minute", column: "Requests / min", max: 100_000 },
 ] as const;
 type Cap = (typeof CAPS)[number]["name"];
+type Values = Record<Cap, string> & { priority: ApiKey["priority"] };
+const PRIORITIES: ApiKey["priority"][] = ["low", "normal", "high"];
 
 export function KeyCapsCells({
   client,
@@ -26,7 +29,7 @@ export function KeyCapsCells({
   apiKey: ApiKey;
   onSaved: () => Promise<void>;
 }) {
-  const [values, setValues] = useState<Record<Cap, string> | null>(null);
+  const [values, setValues] = useState<Values | null>(null);
   const [error, setError] = useState<unknown>();
   const formId = `caps-${apiKey.api_key_id}`;
   const label = (text: string) => `${text} of ${apiKey.key_prefix}`;
@@ -36,6 +39,7 @@ export function KeyCapsCells({
     setValues({
       max_concurrency: String(apiKey.max_concurrency),
       rate_limit_per_minute: String(apiKey.rate_limit_per_minute),
+      priority: apiKey.priority,
     });
   };
   const save = async (event: FormEvent) => {
@@ -49,6 +53,7 @@ export function KeyCapsCells({
           body: {
             max_concurrency: Number(values.max_concurrency),
             rate_limit_per_minute: Number(values.rate_limit_per_minute),
+            priority: values.priority,
           },
         }),
       );
@@ -65,6 +70,7 @@ export function KeyCapsCells({
         <td data-label={CAPS[0].column}>{apiKey.max_concurrency}</td>
         <td data-label={CAPS[1].column}>{apiKey.rate_limit_per_minute}</td>
         <td data-label="Caps">
+          <span title="Orders the organization's own queued runs">{apiKey.priority} priority</span>{" "}
           {apiKey.revoked_at ? null : (
             <button type="button" className="link" onClick={edit} aria-label={label("Edit caps")}>
               Edit caps
@@ -101,6 +107,17 @@ export function KeyCapsCells({
       })}
       <td data-label="Caps">
         <form id={formId} onSubmit={save} aria-label={label("Caps")} className="row-form">
+          <select
+            aria-label={label("Priority")}
+            value={values.priority}
+            onChange={(e) => setValues({ ...values, priority: e.target.value as ApiKey["priority"] })}
+          >
+            {PRIORITIES.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
           <button type="submit">Save</button>
           <button type="button" className="link" onClick={() => setValues(null)}>
             Cancel

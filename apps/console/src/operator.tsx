@@ -1,6 +1,6 @@
 /**
  * The operator's side, signed in with the admin token: organizations (find, create), and for one
- * organization its API keys (create, with the secret shown once; change caps; revoke) and its
+ * organization its queue weight, its API keys (create, with the secret shown once; change caps; revoke) and its
  * top-ups; and the usage report, for that organization or all of them.
  */
 
@@ -11,6 +11,7 @@ import { date, unwrap } from "./admin.js";
 import { ApiKeys } from "./api-keys.js";
 import { ErrorMessage } from "./errors.js";
 import { usd } from "./money.js";
+import { QueueWeight } from "./queue-weight.js";
 import { TopUps } from "./top-ups.js";
 import { UsagePanel } from "./usage.js";
 
@@ -32,6 +33,7 @@ function OrganizationDetail({
         <code>{org.organization_id}</code>, {org.tier} tier, balance {usd(org.wallet.balance_usd)} (available{" "}
         {usd(org.wallet.available_usd)})
       </p>
+      <QueueWeight key={`weight-${org.organization_id}`} client={client} org={org} onChange={onChange} />
       {/* Keyed by the organization: another one starts with no secret shown and nothing to confirm. */}
       <ApiKeys key={`keys-${org.organization_id}`} client={client} org={org} />
       <TopUps key={`top-ups-${org.organization_id}`} client={client} org={org} onChange={onChange} />

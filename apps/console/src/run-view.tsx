@@ -3,6 +3,29 @@ import type { Run } from "@refvid/client";
 import type { ReactNode } from "react";
 
 const time = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : "—");
+const clock = (iso: string) => new Date(iso).toLocaleTimeString();
+
+/**
+ * Where the run stands in a queue: refvid's while it is queued (with when it should start and
+ * end), its vendor's while processing, when the vendor says.
+ */
+function QueuePlace({ run }: { run: Run }) {
+  if (typeof run.queue_position !== "number") return null;
+  if (run.status === "processing") {
+    return <p data-testid="queue-place">{run.queue_position} ahead in the vendor's queue</p>;
+  }
+  const ahead = run.queue_position === 0 ? "Next to start" : `${run.queue_position} ahead in the queue`;
+  const start = run.estimated_start_at;
+  const end = run.estimated_end_at;
+  return (
+    <p data-testid="queue-place">
+      {ahead}
+      {start && end
+        ? ` · starts around ${clock(start.p50)} (by ${clock(start.p90)}), done around ${clock(end.p50)} (by ${clock(end.p90)})`
+        : ""}
+    </p>
+  );
+}
 
 /** `link`, if given, shows under the status: the way to the run's own page. */
 export function RunView({ run, link }: { run: Run; link?: ReactNode }) {
@@ -16,6 +39,7 @@ export function RunView({ run, link }: { run: Run; link?: ReactNode }) {
         <code>{run.run_id}</code>
       </p>
       {link ? <p>{link}</p> : null}
+      <QueuePlace run={run} />
       {run.status === "processing" || run.status === "queued" ? (
         <label className="progress">
           Progress

@@ -119,6 +119,27 @@ describe("the operator's page", () => {
     expect((await account()).status).toBe(401);
   });
 
+  it("sets the organization's queue weight and a key's priority", async () => {
+    await detail().getByRole("spinbutton", { name: "Queue weight" }).fill("3");
+    await detail().getByRole("button", { name: "Save weight" }).click();
+    await detail().getByText("(now 3)").waitFor();
+    expect((await adminCall(url, `/organizations/${organizationId}`)).queue_weight).toBe(3);
+
+    const before = await detail().getByTestId("new-key").textContent();
+    await detail().getByLabel("Name").fill("urgent");
+    await detail().getByRole("button", { name: "Create key" }).click();
+    await expect.poll(() => detail().getByTestId("new-key").textContent()).not.toBe(before);
+    const prefix = ((await detail().getByTestId("new-key").textContent()) as string).slice(0, 12);
+    await detail()
+      .getByRole("button", { name: `Edit caps of ${prefix}` })
+      .click();
+    await detail().getByLabel(`Priority of ${prefix}`).selectOption("high");
+    await detail().getByRole("button", { name: "Save", exact: true }).click();
+    await detail().getByText("high priority").waitFor();
+    const keys = (await adminCall(url, `/organizations/${organizationId}/api-keys`)).data;
+    expect(keys.find((k: { key_prefix: string }) => k.key_prefix === prefix).priority).toBe("high");
+  });
+
   it.each(WIDTHS)("fits its tables at %s width, long values whole in their titles", async (width, size) => {
     await adminCall(url, `/organizations/${organizationId}/top-ups`, {
       amount_usd: "5",
