@@ -56,7 +56,7 @@ export function QueueWeight({
         </small>
       </div>
       <button type="submit" disabled={weight === String(org.queue_weight)}>
-        Save weight
+        Set weight
       </button>
       <ErrorMessage error={error} />
     </form>

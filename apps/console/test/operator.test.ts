@@ -121,7 +121,7 @@ describe("the operator's page", () => {
 
   it("sets the organization's queue weight and a key's priority", async () => {
     await detail().getByRole("spinbutton", { name: "Queue weight" }).fill("3");
-    await detail().getByRole("button", { name: "Save weight" }).click();
+    await detail().getByRole("button", { name: "Set weight" }).click();
     await detail().getByText("(now 3)").waitFor();
     expect((await adminCall(url, `/organizations/${organizationId}`)).queue_weight).toBe(3);
 

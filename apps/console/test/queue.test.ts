@@ -46,10 +46,12 @@ describe("a queued run's page", () => {
   it.each(WIDTHS)("says how many runs are ahead of it at %s width", async (width, size) => {
     await page.setViewportSize(size);
     await page.goto(`${url}/console/#/runs/${queued[1]}`);
-    const place = page.getByRole("region", { name: "Run detail" }).getByTestId("queue-place");
-    await expect(place.textContent()).resolves.toBe("1 ahead in the queue");
+    const detail = page.getByRole("region", { name: "Run detail" });
+    await detail.getByText(queued[1] as string).waitFor();
+    await expect.poll(() => detail.getByTestId("queue-place").textContent()).toBe("1 ahead in the queue");
     await page.goto(`${url}/console/#/runs/${queued[0]}`);
-    await page.getByRole("region", { name: "Run detail" }).getByText("Next to start").waitFor();
+    await detail.getByText(queued[0] as string).waitFor();
+    await detail.getByText("Next to start").waitFor();
     await expect(overflowOf(page)).resolves.toEqual([]);
     await saveScreenshot(page, `queued-run-${width}`);
   });
