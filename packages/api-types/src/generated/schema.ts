@@ -1346,7 +1346,8 @@ export interface components {
                 message: string;
                 /** @description Every problem found, one entry per field. */
                 fields: components["schemas"]["FieldProblem"][];
-                request_id?: string;
+                /** @description Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help. */
+                request_id: string;
             };
         };
         /**
@@ -1362,7 +1363,8 @@ export interface components {
                 message: string;
                 required_usd: components["schemas"]["Money"];
                 available_usd: components["schemas"]["Money"];
-                request_id?: string;
+                /** @description Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help. */
+                request_id: string;
             };
         };
         /**
@@ -1391,7 +1393,7 @@ export interface components {
                 /** @description What went wrong and what to do next. */
                 message: string;
                 /** @description Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help. */
-                request_id?: string;
+                request_id: string;
             };
         };
         /**
@@ -1408,16 +1410,21 @@ export interface components {
                 scope: "organization" | "api_key";
                 limit: number;
                 in_flight: number;
+                /** @description Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help. */
+                request_id: string;
             };
         };
         /**
          * RateLimitError
-         * @description `429`: the key made more than `rate_limit_per_minute` requests this minute. Here `error` is a string.
+         * @description `429`: the key made more than `rate_limit_per_minute` requests this minute. Here `error` is a
+         *     string, so the request id sits beside it, at the top level.
          */
         RateLimitError: {
             /** @enum {string} */
             error: "rate_limit_exceeded";
             message: string;
+            /** @description Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help. */
+            request_id: string;
         };
         /**
          * ModelBInput
@@ -2054,7 +2061,8 @@ export interface components {
                 used: number;
                 /** @description The quota's limit in that part. */
                 limit: number;
-                request_id?: string;
+                /** @description Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help. */
+                request_id: string;
             };
         };
         /** DeletedFile */
