@@ -13,17 +13,15 @@
  * It leaves a screenshot of an operation page at .screenshots/docs.png (outside dist/, so the
  * server does not publish it).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { launchTestBrowserContext } from "@refvid/test-browser";
 import type { BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docsHtmlPath } from "../index.js";
-import { LOAD, STEP, serveDocs, TIMEOUT, waitForRedoc } from "./served-docs.js";
+import { launchDocsBrowser, STEP, serveDocs, TIMEOUT, waitForRedoc } from "./served-docs.js";
 
 interface Operation {
   operationId?: string;
@@ -128,13 +126,7 @@ describe("the built page in Chromium", () => {
     server = await serveDocs(readFileSync(docsHtmlPath));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-    profileDir = mkdtempSync(join(tmpdir(), "refvid-docs-chromium-"));
-    context = await launchTestBrowserContext(profileDir, {
-      viewport: { width: 1400, height: 900 },
-      timeout: LOAD,
-    });
-    context.setDefaultTimeout(STEP);
-    context.setDefaultNavigationTimeout(LOAD);
+    ({ context, profileDir } = await launchDocsBrowser("refvid-docs-chromium"));
     context.on("request", (request) => {
       const url = request.url();
       if (!isBrowserOwn(url)) requests.push(url);

@@ -2,8 +2,12 @@
  * What the browser tests of the built page share: the page served as the refvid server serves it,
  * the wait for Redoc to hydrate it, and the time budgets of a loaded machine.
  */
+import { mkdtempSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import type { Page } from "playwright-core";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { launchTestBrowserContext } from "@refvid/test-browser";
+import type { BrowserContext, Page } from "playwright-core";
 
 /*
  * Budgets for a loaded 2-core machine, with other test processes beside this one. Every wait is
@@ -48,4 +52,18 @@ export function serveDocs(html: Buffer, prefix = ""): Promise<Server> {
  */
 export async function waitForRedoc(p: Page): Promise<void> {
   await p.locator('[data-testid="search-trigger"]', { hasText: "Search" }).waitFor({ timeout: LOAD });
+}
+
+/** Chromium at a desktop size, with a profile in a new directory under `name` and the budgets above. */
+export async function launchDocsBrowser(
+  name: string,
+): Promise<{ context: BrowserContext; profileDir: string }> {
+  const profileDir = mkdtempSync(join(tmpdir(), `${name}-`));
+  const context = await launchTestBrowserContext(profileDir, {
+    viewport: { width: 1400, height: 900 },
+    timeout: LOAD,
+  });
+  context.setDefaultTimeout(STEP);
+  context.setDefaultNavigationTimeout(LOAD);
+  return { context, profileDir };
 }

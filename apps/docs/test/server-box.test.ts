@@ -6,17 +6,14 @@
  * default. Checked in Chromium, where a hydration that found other markup than the pre-rendered
  * one would log an error.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { launchTestBrowserContext } from "@refvid/test-browser";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docsHtmlPath } from "../index.js";
-import { LOAD, STEP, serveDocs, TIMEOUT, waitForRedoc } from "./served-docs.js";
+import { launchDocsBrowser, STEP, serveDocs, TIMEOUT, waitForRedoc } from "./served-docs.js";
 
 /** The document's default server, which only a page read from a file should show. */
 const DEFAULT_SERVER = "http://localhost:8080";
@@ -66,13 +63,7 @@ async function operationUrls(page: Page): Promise<string> {
 
 describe("the server box in Chromium", () => {
   beforeAll(async () => {
-    profileDir = mkdtempSync(join(tmpdir(), "refvid-docs-server-box-"));
-    context = await launchTestBrowserContext(profileDir, {
-      viewport: { width: 1400, height: 900 },
-      timeout: LOAD,
-    });
-    context.setDefaultTimeout(STEP);
-    context.setDefaultNavigationTimeout(LOAD);
+    ({ context, profileDir } = await launchDocsBrowser("refvid-docs-server-box"));
   }, TIMEOUT);
 
   afterAll(async () => {
