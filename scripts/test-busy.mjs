@@ -2,7 +2,9 @@
 // (a `node -e` busy loop; TEST_BUSY_PROCESSES sets another count) runs beside the whole suite, so
 // a test that depends on the machine's speed (a tight wall-clock budget, a sleep instead of a
 // wait for an event) fails here rather than on a loaded CI runner. Prints the wall time and the
-// exit code of `npm test`, and exits with that code.
+// exit code of `npm test`, and exits with that code. Nothing is taken from turbo's cache.
+// `npm test` stops at the first package whose tests fail (turbo's default), so a run that fails
+// may not have run every package; the line printed at the end says how long it went.
 //
 // The busy processes are ended by their pids when the suite ends, fails, or is interrupted
 // (SIGINT, SIGTERM, SIGHUP); each also ends by itself once this script is gone, so none outlives
@@ -45,7 +47,8 @@ const formatTime = (ms) => {
 process.stdout.write(`test:busy: ${pids.length} busy processes (pids ${pids.join(", ")}) beside npm test\n`);
 
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-const suite = spawn(npm, ["test"], { stdio: "inherit" });
+// TURBO_FORCE: every task runs under the load, none is replayed from turbo's cache.
+const suite = spawn(npm, ["test"], { stdio: "inherit", env: { ...process.env, TURBO_FORCE: "true" } });
 
 let interrupted = null;
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
