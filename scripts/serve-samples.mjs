@@ -6,7 +6,12 @@ import { createServer } from "node:http";
 import { basename, extname, join } from "node:path";
 
 const dir = new URL("../docs/examples/refs/", import.meta.url).pathname;
-const port = Number(process.env.SAMPLES_PORT ?? 9001);
+const given = process.env.SAMPLES_PORT;
+const port = given === undefined ? 9001 : Number(given);
+if (!/^\s*\d+\s*$/.test(given ?? "9001") || port < 1 || port > 65535) {
+  process.stderr.write(`SAMPLES_PORT must be a port (1 to 65535), not ${JSON.stringify(given)}\n`);
+  process.exit(2);
+}
 const types = { ".png": "image/png", ".jpg": "image/jpeg", ".mp3": "audio/mpeg", ".wav": "audio/wav", ".mp4": "video/mp4" };
 
 createServer((req, res) => {

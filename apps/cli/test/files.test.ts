@@ -12,6 +12,9 @@ import { type Account, cli, IMAGE, newAccount, pty, tempDir } from "./cli.js";
 
 const REFS = fileURLToPath(new URL("../../../docs/examples/refs/", import.meta.url));
 const PNG = readFileSync(join(REFS, "sculpture.png"));
+/** The sample image's size in bytes, and as the CLI tells it (`68 KB`). */
+const PNG_BYTES = PNG.length;
+const PNG_SIZE = `${Math.round(PNG_BYTES / 1000)} KB`;
 const MP3 = readFileSync(join(REFS, "melody.mp3"));
 
 /** A request as the proxy passed it on; `json` is the body of a JSON request. */
@@ -108,7 +111,9 @@ describe("refvid run with local files", () => {
     expect(result.code, result.stderr).toBe(0);
     // Only the run is on stdout; the price, the upload and the run id are on stderr, in that order.
     expect(JSON.parse(result.stdout)).toMatchObject({ status: "succeeded" });
-    const fileId = /^Uploaded \.\/local\.png \(7 KB\) as (upload_\S+)$/m.exec(result.stderr)?.[1] as string;
+    const fileId = new RegExp(`^Uploaded \\./local\\.png \\(${PNG_SIZE}\\) as (upload_\\S+)$`, "m").exec(
+      result.stderr,
+    )?.[1] as string;
     expect(fileId).toBeDefined();
     expect(result.stderr).toMatch(/^Price: 0\.568 USD.*\nUploaded .*\nSubmitted run_/m);
 
@@ -148,7 +153,7 @@ describe("refvid run with local files", () => {
     ]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/✔ run_\S+ succeeded/);
-    expect(result.stderr).toMatch(/^Uploaded local\.png \(7 KB\) as upload_\S+$/m);
+    expect(result.stderr).toMatch(new RegExp(`^Uploaded local\\.png \\(${PNG_SIZE}\\) as upload_\\S+$`, "m"));
     const melody = join(dir, "melody.mp3").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     expect(result.stderr).toMatch(new RegExp(`^Uploaded ${melody} \\(33 KB\\) as upload_\\S+$`, "m"));
     const submit = result.sent.find((s) => s.path.startsWith("/v1/run/"));
@@ -219,12 +224,16 @@ describe("refvid files", () => {
     const human = await viaProxy(["files", "upload", "./local.png", "melody.mp3"]);
     expect(human.code, human.stderr).toBe(0);
     expect(human.stderr).toMatch(
-      /^Uploaded \.\/local\.png \(7 KB\) as upload_\S+\nUploaded melody\.mp3 \(33 KB\) as upload_\S+\n$/,
+      new RegExp(
+        `^Uploaded \\./local\\.png \\(${PNG_SIZE}\\) as upload_\\S+\nUploaded melody\\.mp3 \\(33 KB\\) as upload_\\S+\n$`,
+      ),
     );
     const blocks = human.stdout.trimEnd().split("\n\n");
     expect(blocks).toHaveLength(2);
     expect(blocks[0]).toMatch(
-      /^file\s+upload_\S+\nurl\s+http:\/\/\S+\/content\ntype\s+image\/png\nsize\s+7 KB \(7479 bytes\)\nname\s+local\.png\nexpires\s+\d{4}-/,
+      new RegExp(
+        `^file\\s+upload_\\S+\nurl\\s+http://\\S+/content\ntype\\s+image/png\nsize\\s+${PNG_SIZE} \\(${PNG_BYTES} bytes\\)\nname\\s+local\\.png\nexpires\\s+\\d{4}-`,
+      ),
     );
     expect(blocks[1]).toMatch(/type\s+audio\/mpeg\nsize\s+33 KB \(32644 bytes\)\nname\s+melody\.mp3/);
 

@@ -10,6 +10,13 @@
  *    gives `/admin` at the site root, which is not the docs. The pre-rendered root-path links
  *    become the hash routes the browser renders.
  *
+ * 3. Its server box names the server serving it. The document's one server is `{base_url}`, whose
+ *    default (http://localhost:8080, where `npm start` serves) would be shown whatever origin serves
+ *    the page. Before Redoc hydrates, a few lines set that default to the serving origin, with any
+ *    path before `/docs` (a server behind a path prefix). The default is not in the pre-rendered
+ *    markup (the variable is folded away), so hydration finds what the server rendered. A page
+ *    opened from a file keeps the document's default.
+ *
  * It fails the build when the page no longer has what it rewrites, so a Redoc upgrade that changes
  * it is noticed here (test/render.test.ts checks the result in Chromium).
  */
@@ -52,5 +59,17 @@ const prerendered = html.slice(start, end).replace(/(<a\s[^>]*?\bhref=")\/(?!\/)
 });
 if (rootLinks === 0) throw new Error(`${page}: no pre-rendered root-path link to turn into a hash route`);
 html = html.slice(0, start) + prerendered + html.slice(end);
+
+const hydrateCall = "hydrate(__redoc_definition, __redoc_options, document.getElementById('redoc'));";
+if (html.split(hydrateCall).length !== 2)
+  throw new Error(`${page}: expected exactly one ${hydrateCall} to put the serving origin before`);
+const servingOrigin = `// The server box shows the origin serving this page (apps/docs/scripts/postbuild.mjs).
+      if (/^https?:$/.test(location.protocol)) {
+        const prefix = /^(.*)\\/docs(\\/[^/]*)?$/.exec(location.pathname)?.[1] ?? "";
+        for (const server of __redoc_definition.servers ?? [])
+          if (server.variables?.base_url) server.variables.base_url.default = location.origin + prefix;
+      }
+      `;
+html = html.replace(hydrateCall, () => servingOrigin + hydrateCall);
 
 writeFileSync(page, html);

@@ -130,10 +130,14 @@ describe("the built page", () => {
     expect(html).not.toMatch(/@import\s+(url\()?["']?https?:/i);
   });
 
-  it("has been through scripts/postbuild.mjs: no logo from Redocly's CDN, hash-route links", () => {
+  it("has been through scripts/postbuild.mjs: no logo from Redocly's CDN, hash-route links, the serving origin", () => {
     expect(html).not.toContain("https://cdn.redoc.ly/");
     expect(prerendered).toContain('href="#/admin"');
     expect(prerendered).not.toMatch(/<a\s[^>]*\bhref="\/(?!\/)/);
+    // The server's address is set to the serving origin before Redoc hydrates (server-box.test.ts).
+    expect(html).toMatch(
+      /base_url\.default = location\.origin \+ prefix;\s*\}\s*hydrate\(__redoc_definition/,
+    );
   });
 
   it("turns Redoc's browser telemetry off", () => {

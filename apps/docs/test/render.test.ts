@@ -13,16 +13,15 @@
  * It leaves a screenshot of an operation page at .screenshots/docs.png (outside dist/, so the
  * server does not publish it).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import type { Server } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { launchTestBrowserContext } from "@refvid/test-browser";
 import type { BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docsHtmlPath } from "../index.js";
+import { launchDocsBrowser, STEP, serveDocs, TIMEOUT, waitForRedoc } from "./served-docs.js";
 
 interface Operation {
   operationId?: string;
@@ -54,18 +53,6 @@ const operationsOf = (items: Record<string, Record<string, Operation>>) =>
 const operations = operationsOf(bundle.paths);
 const webhook = operationsOf(bundle.webhooks).find((op) => op.path === "run.terminal");
 
-/*
- * Budgets for a loaded 2-core machine, with other test processes beside this one. Every wait is
- * for an event (a section drawn, a value polled until it holds); a budget only bounds how long one
- * may take before it fails with its own message, and is ten times and more what an idle machine
- * needs (a step well under a second, loading and hydrating the 2.6 MB page a few seconds).
- */
-/** One step: a section drawn, a heading or URL polled, a click. */
-const STEP = 30_000;
-/** Launching Chromium, loading the page, or letting Redoc hydrate it. */
-const LOAD = 60_000;
-/** A test of a few steps and a load or two, or the set-up (launch, load, hydrate). */
-const TIMEOUT = 4 * LOAD;
 /** Opening every operation in turn: under a second each on an idle machine. */
 const EVERY_OPERATION_TIMEOUT = TIMEOUT + operations.length * 10_000;
 
@@ -96,27 +83,6 @@ function isLocal(url: string): boolean {
   return (protocol === "http:" || protocol === "https:") && hostname === "127.0.0.1";
 }
 
-/** Serves dist/ under /docs/ as the server's `express.static` does (`/docs` redirects to `/docs/`). */
-function serveDocs(html: Buffer): Promise<Server> {
-  const srv = createServer((req, res) => {
-    const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      res.writeHead(405).end();
-    } else if (path === "/docs") {
-      res.writeHead(301, { location: "/docs/" }).end();
-    } else if (path === "/docs/" || path === "/docs/index.html") {
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "content-length": html.length });
-      res.end(req.method === "HEAD" ? undefined : html);
-    } else {
-      res.writeHead(404, { "content-type": "text/plain" }).end("not found");
-    }
-  });
-  return new Promise((resolve, reject) => {
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => resolve(srv));
-  });
-}
-
 /** Records everything the page does that the last test judges. */
 function watch(p: Page): void {
   p.on("pageerror", (error) => pageErrors.push(`${p.url()}: ${error.stack ?? error.message}`));
@@ -126,14 +92,6 @@ function watch(p: Page): void {
     if (where && isBrowserOwn(where)) return;
     consoleErrors.push(`${where || p.url()}: ${message.text()}`);
   });
-}
-
-/**
- * Waits until Redoc has hydrated the pre-rendered page and built its search index: the search box,
- * pre-rendered as "Loading...", then reads "Search".
- */
-async function waitForRedoc(p: Page): Promise<void> {
-  await p.locator('[data-testid="search-trigger"]', { hasText: "Search" }).waitFor({ timeout: LOAD });
 }
 
 /** Opens a hash route in the loaded page (no reload, as a click on a link does). */
@@ -168,13 +126,7 @@ describe("the built page in Chromium", () => {
     server = await serveDocs(readFileSync(docsHtmlPath));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-    profileDir = mkdtempSync(join(tmpdir(), "refvid-docs-chromium-"));
-    context = await launchTestBrowserContext(profileDir, {
-      viewport: { width: 1400, height: 900 },
-      timeout: LOAD,
-    });
-    context.setDefaultTimeout(STEP);
-    context.setDefaultNavigationTimeout(LOAD);
+    ({ context, profileDir } = await launchDocsBrowser("refvid-docs-chromium"));
     context.on("request", (request) => {
       const url = request.url();
       if (!isBrowserOwn(url)) requests.push(url);

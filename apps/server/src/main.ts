@@ -5,6 +5,7 @@
  */
 import type { AddressInfo } from "node:net";
 import v8 from "node:v8";
+import { describeStore, startupBanner } from "./banner.js";
 import { type Config, ConfigError, loadConfig } from "./config.js";
 import { S3BlobStore } from "./files/s3-blob-store.js";
 import { openStore } from "./open-store.js";
@@ -38,7 +39,7 @@ async function main() {
   if (process.argv[2] === "migrate") {
     const store = await openStore(config.store); // opening a Postgres store migrates it
     await store.close();
-    process.stdout.write(`migrations applied (${describeStore(config)})\n`);
+    process.stdout.write(`migrations applied (${describeStore(config.store)})\n`);
     if (config.blobStore.kind === "s3") {
       const { bucket } = config.blobStore.location;
       const s3 = new S3BlobStore(config.blobStore.location);
@@ -68,33 +69,14 @@ async function main() {
     logger.warn(warning);
     process.stderr.write(`warning: ${warning}\n`);
   }
-  const base = config.publicUrl;
-  const lines =
-    config.role === "worker"
-      ? [`refvid worker started (health probes on port ${config.port})`, `  store: ${describeStore(config)}`]
-      : [
-          `refvid is serving on ${base} (role: ${config.role})`,
-          `  API reference: ${base}/docs`,
-          `  web console: ${base}/console`,
-          `  store: ${describeStore(config)}`,
-        ];
-  if (refvid.probeServer)
-    lines.push(
-      `  health probes and /metrics also on port ${(refvid.probeServer.address() as AddressInfo).port} (REFVID_PROBE_PORT)`,
-    );
-  if (config.seedDemo && config.role !== "worker") {
-    const demo = await seedDemo(refvid.deps);
-    lines.push(
-      `  demo API key (test: runs are billed on the run, never from the wallet): ${demo.apiKey}`,
-      "",
-      "  Try it with the sample references (serve them first: npm run serve:samples):",
-      `    curl -s -X POST ${base}/v1/run/lab-d/model-d/reference-to-video \\`,
-      `      -H "Authorization: Key ${demo.apiKey}" -H "Content-Type: application/json" \\`,
-      `      -d '{"input": {"prompt": "A slow dolly shot", "image_urls": ["http://localhost:9001/sculpture.png"], "duration": "4s"}, "sync": true}'`,
-    );
-  }
-  if (!config.adminToken && config.role !== "worker")
-    lines.push("", "  The admin API is off; set REFVID_ADMIN_TOKEN to enable /admin/v1.");
+  const demo = config.seedDemo && config.role !== "worker" ? await seedDemo(refvid.deps) : null;
+  const lines = startupBanner({
+    config,
+    port: (refvid.server.address() as AddressInfo).port,
+    probePort: refvid.probeServer ? (refvid.probeServer.address() as AddressInfo).port : null,
+    demoApiKey: demo?.apiKey ?? null,
+    samplesPort: process.env.SAMPLES_PORT,
+  });
   process.stdout.write(`\n${lines.join("\n")}\n\n`);
 
   // The first signal drains (docs/decisions.md, "Shutdown"); a second cuts the drain short, and
@@ -115,19 +97,6 @@ async function main() {
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
-}
-
-function describeStore(config: Config): string {
-  switch (config.store.kind) {
-    case "postgres":
-      return config.store.listenUrl === config.store.url
-        ? "Postgres (DATABASE_URL)"
-        : "Postgres (DATABASE_URL; LISTEN on DATABASE_LISTEN_URL)";
-    case "pglite":
-      return `embedded PGlite in ${config.store.dir}`;
-    case "memory":
-      return "memory (nothing is kept after exit)";
-  }
 }
 
 /** `--role api|worker|all` overrides REFVID_ROLE; `migrate` applies migrations, creates the bucket, and exits. */

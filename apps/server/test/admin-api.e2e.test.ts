@@ -92,6 +92,7 @@ describe("admin API", () => {
         scope: "api_key",
         limit: 1,
         in_flight: 1,
+        request_id: second.headers.get("x-request-id"),
       },
     });
     expect(second.headers.get("retry-after")).toMatch(/^\d+$/);

@@ -128,7 +128,7 @@ describe("REFVID_MAX_REQUESTS_PER_KEY", () => {
           type: "too_many_open_requests",
           code: 429,
           message: expect.stringMatching(new RegExp(`already has ${PER_KEY} requests in progress`)),
-          request_id: expect.any(String),
+          request_id: refused.headers.get("x-request-id"),
         },
       });
       const upload = await busy.call("POST", "/v1/files", "more", { "content-type": "image/png" });

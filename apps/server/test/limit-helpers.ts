@@ -56,7 +56,7 @@ export function keyAdder(t: TestRefvid) {
   };
 }
 
-/** Exactly the interface's concurrency 429, plus a Retry-After in whole seconds. */
+/** Exactly the interface's concurrency 429 with the request id, plus a Retry-After in whole seconds. */
 export function expectConcurrency429(
   res: RawResponse,
   scope: "organization" | "api_key",
@@ -71,6 +71,7 @@ export function expectConcurrency429(
       scope,
       limit,
       in_flight: inFlight,
+      request_id: res.headers.get("x-request-id"),
     },
   });
   expect(res.headers.get("retry-after")).toMatch(/^[1-9]\d*$/);

@@ -37,7 +37,11 @@ describe("rate limit", () => {
 
     const sixth = await tenant.call("GET", "/v1/account");
     expect(sixth.status).toBe(429);
-    expect(sixth.body).toStrictEqual({ error: "rate_limit_exceeded", message: expect.any(String) });
+    expect(sixth.body).toStrictEqual({
+      error: "rate_limit_exceeded",
+      message: expect.any(String),
+      request_id: sixth.headers.get("x-request-id"),
+    });
     const retryAfter = sixth.headers.get("retry-after") ?? "";
     expect(retryAfter).toMatch(/^[1-9]\d*$/);
     expect(Number(retryAfter)).toBeLessThanOrEqual(60);
@@ -46,7 +50,11 @@ describe("rate limit", () => {
     // A submit is refused by the rate limit too, before any admission.
     const submit = await tenant.call("POST", SUBMIT, submitBody("over the limit"));
     expect(submit.status).toBe(429);
-    expect(submit.body).toStrictEqual({ error: "rate_limit_exceeded", message: expect.any(String) });
+    expect(submit.body).toStrictEqual({
+      error: "rate_limit_exceeded",
+      message: expect.any(String),
+      request_id: submit.headers.get("x-request-id"),
+    });
 
     // Another key of the same organization has its own allowance.
     const other = await addKey(tenant.organizationId);

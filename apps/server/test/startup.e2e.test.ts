@@ -325,3 +325,22 @@ describe("an occupied port", () => {
     expect(output).not.toMatch(/TypeError/);
   });
 });
+
+describe("the banner", () => {
+  it("points the demo's curl at this server's port and the sample server's SAMPLES_PORT", async () => {
+    const p = await launch({ REFVID_STORE: "memory", SAMPLES_PORT: "9123" });
+    await expectReady(p);
+    // Printed once the demo is seeded, which may come just after /readyz answers.
+    const deadline = Date.now() + 30_000;
+    while (!p.output().includes("sculpture.png") && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    const output = p.output();
+    expect(output).toContain(`refvid is serving on http://localhost:${p.port} (role: all)`);
+    expect(output).toContain(
+      `curl -s -X POST http://localhost:${p.port}/v1/run/lab-d/model-d/reference-to-video`,
+    );
+    expect(output).toContain('"image_urls": ["http://localhost:9123/sculpture.png"]');
+    expect(output).toContain("serve them first: SAMPLES_PORT=9123 npm run serve:samples");
+    expect(output).not.toContain("localhost:9001");
+  });
+});

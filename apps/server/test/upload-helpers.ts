@@ -11,7 +11,7 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { expect } from "vitest";
 
-/** A 7479-byte PNG. */
+/** The sample reference image (docs/examples/refs), a PNG. */
 export const SCULPTURE = fileURLToPath(new URL("../../../docs/examples/refs/sculpture.png", import.meta.url));
 
 /**

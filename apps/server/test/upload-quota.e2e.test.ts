@@ -5,6 +5,7 @@
  * quota, the use and the limit, before its body is read when that can be known, and nothing of it
  * is kept. On memory and, with DATABASE_URL, on Postgres (racing uploads included).
  */
+import { statSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -14,8 +15,8 @@ import { SCULPTURE, sendSlowly, specSchema } from "./upload-helpers.js";
 const isQuotaError = specSchema("UploadQuotaError");
 const isOrganization = specSchema("Organization");
 
-/** The defaults of this file: room for two sample images (7479 bytes each), and five uploads. */
-const QUOTA_BYTES = 16_000;
+/** The defaults of this file: room for two sample images and half of a third, and five uploads. */
+const QUOTA_BYTES = Math.floor(2.5 * statSync(SCULPTURE).size);
 const QUOTA_COUNT = 5;
 
 describe("upload quotas", () => {
@@ -68,7 +69,7 @@ describe("upload quotas", () => {
       used: 2 * png.length,
       limit: QUOTA_BYTES,
     });
-    expect(body.error.message).toMatch(/upload bytes quota of 16000 bytes/);
+    expect(body.error.message).toMatch(new RegExp(`upload bytes quota of ${QUOTA_BYTES} bytes`));
     expect(await stored()).toEqual(before);
     expect(await quotaOf(t)).toEqual({
       bytes_limit: QUOTA_BYTES,
@@ -85,7 +86,7 @@ describe("upload quotas", () => {
     const t = await tenant();
     expect((await upload(t)).status).toBe(201);
     const before = await stored();
-    // 1 MiB announced, the first 7479 bytes sent: the answer comes without the rest.
+    // 1 MiB announced, the sample image's bytes sent: the answer comes without the rest.
     for (const [contentType, length] of [
       ["image/png", 1024 * 1024],
       ["multipart/form-data; boundary=x", 1024 * 1024],
@@ -158,17 +159,18 @@ describe("upload quotas", () => {
   it("holds an organization to its own quota set by the admin API, part by part, and back to the default on null", async () => {
     const t = await tenant();
     const other = await tenant();
-    const big = Buffer.concat([png, Buffer.alloc(20_000)]); // past the default on its own
+    const big = Buffer.concat([png, Buffer.alloc(QUOTA_BYTES)]); // past the default on its own
     expect((await upload(t, big)).status).toBe(413);
 
-    const raised = await setQuota(t.organizationId, { bytes: 100_000 });
+    const raisedBytes = 2 * big.length;
+    const raised = await setQuota(t.organizationId, { bytes: raisedBytes });
     expect(raised.status).toBe(200);
     isOrganization(raised.body);
-    expect(raised.body.upload_quota).toEqual({ bytes: 100_000, count: QUOTA_COUNT });
+    expect(raised.body.upload_quota).toEqual({ bytes: raisedBytes, count: QUOTA_COUNT });
     expect(
       (await server.admin("GET", `/admin/v1/organizations/${t.organizationId}`)).body.upload_quota,
     ).toEqual({
-      bytes: 100_000,
+      bytes: raisedBytes,
       count: QUOTA_COUNT,
     });
     expect((await upload(t, big)).status).toBe(201);

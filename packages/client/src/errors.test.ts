@@ -63,6 +63,31 @@ describe("typed errors", () => {
       },
     },
     {
+      name: "429 rate limit, the request id only in the body (a proxy dropped the header)",
+      status: 429,
+      headers: { "retry-after": "7" },
+      body: { error: "rate_limit_exceeded", message: "120 per minute", request_id: "req_rl_body" },
+      errorClass: RateLimitError,
+      fields: { type: "rate_limit_exceeded", requestId: "req_rl_body" },
+    },
+    {
+      name: "429 concurrency limit, the request id only in the body",
+      status: 429,
+      headers: { "retry-after": "1" },
+      body: {
+        error: {
+          code: "concurrency_limit_exceeded",
+          message: "too many",
+          scope: "organization",
+          limit: 10,
+          in_flight: 10,
+          request_id: "req_cl_body",
+        },
+      },
+      errorClass: ConcurrencyLimitError,
+      fields: { type: "concurrency_limit_exceeded", scope: "organization", requestId: "req_cl_body" },
+    },
+    {
       name: "400 insufficient balance",
       status: 400,
       headers: {},

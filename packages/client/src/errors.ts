@@ -203,7 +203,7 @@ export function errorFromResponse(response: Response, body: unknown): RefvidErro
       status,
       type: body.error,
       message: stringOr(body.message, body.error),
-      requestId: headerRequestId,
+      requestId: headerRequestId ?? (typeof body.request_id === "string" ? body.request_id : undefined),
       retryAfterSeconds,
       body,
     };

@@ -35,7 +35,7 @@ export class InsufficientBalanceError extends RefvidError {
   }
 }
 
-/** 429 whose body is `{error: {code: "concurrency_limit_exceeded", …}}` exactly. */
+/** 429 whose body is the interface's `{error: {code: "concurrency_limit_exceeded", …}}`, plus `error.request_id`. */
 export class ConcurrencyLimitError extends RefvidError {
   readonly status = 429;
   readonly type = "concurrency_limit_exceeded";
@@ -51,7 +51,7 @@ export class ConcurrencyLimitError extends RefvidError {
   }
 }
 
-/** 429 whose body is `{error: "rate_limit_exceeded", message}` exactly. */
+/** 429 whose body is the interface's `{error: "rate_limit_exceeded", message}`, plus `request_id` beside them. */
 export class RateLimitError extends RefvidError {
   readonly status = 429;
   readonly type = "rate_limit_exceeded";

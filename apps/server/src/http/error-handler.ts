@@ -109,7 +109,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 function sendDomainError(res: Response, err: RefvidError, requestId: string | undefined) {
   if (err.retryAfterSeconds !== undefined) res.setHeader("Retry-After", String(err.retryAfterSeconds));
   if (err instanceof ConcurrencyLimitError) {
-    // Exactly the interface's body: error.code is a string and there is no `type`.
+    // The interface's body (error.code is a string and there is no `type`), with the request id
+    // beside its fields as in every other error body.
     res.setHeader("Retry-After", "1");
     return res.status(429).json({
       error: {
@@ -118,11 +119,15 @@ function sendDomainError(res: Response, err: RefvidError, requestId: string | un
         scope: err.scope,
         limit: err.limit,
         in_flight: err.inFlight,
+        request_id: requestId,
       },
     });
   }
   if (err instanceof RateLimitError) {
-    return res.status(429).json({ error: "rate_limit_exceeded", message: err.message });
+    // The interface's body, where `error` is a string: the request id sits beside it.
+    return res
+      .status(429)
+      .json({ error: "rate_limit_exceeded", message: err.message, request_id: requestId });
   }
   if (err instanceof HttpError)
     for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);

@@ -1366,7 +1366,8 @@ export interface components {
                 message: string;
                 /** @description Every problem found, one entry per field. */
                 fields: components["schemas"]["FieldProblem"][];
-                request_id?: string;
+                /** @description Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help. */
+                request_id: string;
             };
         };
         /**
@@ -1382,7 +1383,8 @@ export interface components {
                 message: string;
                 required_usd: components["schemas"]["Money"];
                 available_usd: components["schemas"]["Money"];
-                request_id?: string;
+                /** @description Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help. */
+                request_id: string;
             };
         };
         /**
@@ -1411,7 +1413,7 @@ export interface components {
                 /** @description What went wrong and what to do next. */
                 message: string;
                 /** @description Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help. */
-                request_id?: string;
+                request_id: string;
             };
         };
         /**
@@ -1428,16 +1430,21 @@ export interface components {
                 scope: "organization" | "api_key";
                 limit: number;
                 in_flight: number;
+                /** @description Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help. */
+                request_id: string;
             };
         };
         /**
          * RateLimitError
-         * @description `429`: the key made more than `rate_limit_per_minute` requests this minute. Here `error` is a string.
+         * @description `429`: the key made more than `rate_limit_per_minute` requests this minute. Here `error` is a
+         *     string, so the request id sits beside it, at the top level.
          */
         RateLimitError: {
             /** @enum {string} */
             error: "rate_limit_exceeded";
             message: string;
+            /** @description Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help. */
+            request_id: string;
         };
         /**
          * ModelBInput
@@ -2074,7 +2081,8 @@ export interface components {
                 used: number;
                 /** @description The quota's limit in that part. */
                 limit: number;
-                request_id?: string;
+                /** @description Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help. */
+                request_id: string;
             };
         };
         /** DeletedFile */

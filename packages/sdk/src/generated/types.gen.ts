@@ -390,7 +390,10 @@ export type ApiValidationError = {
          * Every problem found, one entry per field.
          */
         fields: Array<ApiFieldProblem>;
-        request_id?: string;
+        /**
+         * Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help.
+         */
+        request_id: string;
     };
 };
 
@@ -406,7 +409,10 @@ export type ApiInsufficientBalanceError = {
         message: string;
         required_usd: ApiMoney;
         available_usd: ApiMoney;
-        request_id?: string;
+        /**
+         * Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help.
+         */
+        request_id: string;
     };
 };
 
@@ -440,7 +446,7 @@ export type ApiError = {
         /**
          * Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help.
          */
-        request_id?: string;
+        request_id: string;
     };
 };
 
@@ -458,17 +464,27 @@ export type ApiConcurrencyLimitError = {
         scope: 'organization' | 'api_key';
         limit: number;
         in_flight: number;
+        /**
+         * Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help.
+         */
+        request_id: string;
     };
 };
 
 /**
  * RateLimitError
  *
- * `429`: the key made more than `rate_limit_per_minute` requests this minute. Here `error` is a string.
+ * `429`: the key made more than `rate_limit_per_minute` requests this minute. Here `error` is a
+ * string, so the request id sits beside it, at the top level.
+ *
  */
 export type ApiRateLimitError = {
     error: 'rate_limit_exceeded';
     message: string;
+    /**
+     * Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help.
+     */
+    request_id: string;
 };
 
 /**
@@ -1215,7 +1231,10 @@ export type ApiUploadQuotaError = {
          * The quota's limit in that part.
          */
         limit: number;
-        request_id?: string;
+        /**
+         * Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help.
+         */
+        request_id: string;
     };
 };
 

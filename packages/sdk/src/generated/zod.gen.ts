@@ -300,7 +300,7 @@ export const zValidationError = z.object({
         code: z.literal(400),
         message: z.string(),
         fields: z.array(zFieldProblem).min(1),
-        request_id: z.string().optional()
+        request_id: z.string()
     })
 });
 
@@ -316,7 +316,7 @@ export const zInsufficientBalanceError = z.object({
         message: z.string(),
         required_usd: zMoney,
         available_usd: zMoney,
-        request_id: z.string().optional()
+        request_id: z.string()
     })
 });
 
@@ -330,7 +330,7 @@ export const zError = z.object({
         type: z.string(),
         code: z.int(),
         message: z.string(),
-        request_id: z.string().optional()
+        request_id: z.string()
     })
 });
 
@@ -347,18 +347,22 @@ export const zConcurrencyLimitError = z.object({
         message: z.string(),
         scope: z.enum(['organization', 'api_key']),
         limit: z.int().gte(0),
-        in_flight: z.int().gte(0)
+        in_flight: z.int().gte(0),
+        request_id: z.string()
     })
 });
 
 /**
  * RateLimitError
  *
- * `429`: the key made more than `rate_limit_per_minute` requests this minute. Here `error` is a string.
+ * `429`: the key made more than `rate_limit_per_minute` requests this minute. Here `error` is a
+ * string, so the request id sits beside it, at the top level.
+ *
  */
 export const zRateLimitError = z.object({
     error: z.enum(['rate_limit_exceeded']),
-    message: z.string()
+    message: z.string(),
+    request_id: z.string()
 });
 
 /**
@@ -801,7 +805,7 @@ export const zUploadQuotaError = z.object({
         quota: z.enum(['bytes', 'count']),
         used: z.int().gte(0),
         limit: z.int().gte(0),
-        request_id: z.string().optional()
+        request_id: z.string()
     })
 });
 

@@ -34,8 +34,14 @@ export interface TestDatabases {
    * a session of its own) and `REFVID_PG_PREPARED_STATEMENTS=false`.
    */
   env(url: string): Record<string, string>;
-  /** Closes every store handed out and drops every database made. */
+  /**
+   * Closes every store handed out, and drops every database made in the background: a drop waits
+   * for a checkpoint of the whole server (Postgres 15), seconds on a busy one, so a test that made
+   * forty databases (the invariants property makes one a run) does not spend its hook's time on
+   * them. `destroy` waits for the drops.
+   */
   cleanup(): Promise<void>;
+  /** Cleans up, waits for every drop (failing with the first that failed), drops the template. */
   destroy(): Promise<void>;
 }
 
@@ -56,7 +62,8 @@ const onServer = (url: string, server: string) => {
 };
 
 export async function testDatabases(serverUrl = TEST_SERVER_URL): Promise<TestDatabases> {
-  const admin = new pg.Pool({ connectionString: serverUrl, max: 2 });
+  // A few connections: drops waiting for the same checkpoint share it.
+  const admin = new pg.Pool({ connectionString: serverUrl, max: 4 });
   const prefix = `refvid_test_${process.pid}_${randomBytes(3).toString("hex")}`;
   const template = `${prefix}_template`;
   await admin.query(`create database ${template}`);
@@ -87,9 +94,19 @@ export async function testDatabases(serverUrl = TEST_SERVER_URL): Promise<TestDa
     stores.push(store);
     return store;
   };
+  const dropping: Promise<void>[] = [];
+  const failedDrops: unknown[] = [];
   const cleanup = async () => {
     await Promise.all(stores.splice(0).map((s) => s.close().catch(() => {})));
-    for (const name of made.splice(0)) await admin.query(`drop database if exists ${name} with (force)`);
+    for (const name of made.splice(0)) {
+      const drop = admin.query(`drop database if exists ${name} with (force)`);
+      dropping.push(
+        drop.then(
+          () => undefined,
+          (err: unknown) => void failedDrops.push(err),
+        ),
+      );
+    }
   };
   return {
     create,
@@ -104,8 +121,10 @@ export async function testDatabases(serverUrl = TEST_SERVER_URL): Promise<TestDa
     cleanup,
     async destroy() {
       await cleanup();
+      await Promise.all(dropping.splice(0));
       await admin.query(`drop database if exists ${template} with (force)`);
       await admin.end();
+      if (failedDrops.length > 0) throw failedDrops[0];
     },
   };
 }
