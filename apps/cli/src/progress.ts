@@ -58,11 +58,17 @@ async function bar(io: Output): Promise<Display> {
   };
 }
 
+/** The plain line a change of the run prints off a terminal. */
+export function statusLine(run: Run): string {
+  const done = run.status === "processing" || run.status === "succeeded" ? ` ${percent(run)}%` : "";
+  return `${run.run_id} ${run.status}${done}${queued(run)}`;
+}
+
 function lines(io: Output): Display {
   let last = "";
   return {
     update(run) {
-      const line = `${run.run_id} ${run.status}${run.status === "processing" || run.status === "succeeded" ? ` ${percent(run)}%` : ""}${queued(run)}`;
+      const line = statusLine(run);
       if (line !== last) io.info(line);
       last = line;
     },
