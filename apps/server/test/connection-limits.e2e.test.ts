@@ -95,7 +95,11 @@ function heldUpload(apiKey: string, localAddress: string) {
     });
   });
   req.write(Buffer.from("\x89PNG\r\n\x1a\n"));
-  return { answer, stop: () => req.destroy() };
+  const held = { answer, answered: false, stop: () => req.destroy() };
+  void answer.then(() => {
+    held.answered = true;
+  });
+  return held;
 }
 
 describe("REFVID_MAX_REQUESTS_PER_KEY", () => {
@@ -113,9 +117,14 @@ describe("REFVID_MAX_REQUESTS_PER_KEY", () => {
 
     const uploads = Array.from({ length: PER_KEY }, () => heldUpload(busy.apiKey, "127.0.0.4"));
     try {
-      // Once the uploads are in progress, the key's next request is refused before it is read.
+      // Once the uploads are in progress, the key's next request is refused before it is read. A
+      // poll that is itself in progress when an upload is authenticated takes that upload's place
+      // (it is answered 429): such an upload is sent again.
       const refused = await eventually(
         async () => {
+          for (const [i, upload] of uploads.entries()) {
+            if (upload.answered) uploads[i] = heldUpload(busy.apiKey, "127.0.0.4");
+          }
           const res = await busy.call("GET", "/v1/account");
           return res.status === 429 ? res : undefined;
         },
