@@ -237,6 +237,17 @@ describe("events of the other terminal states", () => {
         "the run to be processing",
       );
       await timeoutClock.advance(RUN_TIMEOUT_MS);
+      // A loop that was mid-step when the clock moved schedules its next step after it: move the
+      // clock on a second at a time until the run has ended, as time would.
+      await eventually(
+        async () => {
+          if ((await tenant.client.getRun(run.run_id)).status === "timeout") return true;
+          await timeoutClock.advance(1000);
+          return undefined;
+        },
+        30_000,
+        "the run to time out",
+      );
     });
     const event = await verifyWebhook(delivery.body, delivery.headers, secret);
     expect(event.type).toBe("run.timeout");
