@@ -4,24 +4,20 @@
  * is the run's first route's provider limit (`max_concurrency`), or the workers' slots
  * (REFVID_WORKER_CONCURRENCY) when the provider has none or a test run goes to the sandbox.
  */
-import { estimateQueue, type QueueEstimate, queuePosition, runsInSandbox } from "@refvid/core";
+import { estimateQueue, queuePosition, runsInSandbox } from "@refvid/core";
 import { MAX_ARRIVALS_COUNTED, type RunRecord, type QueueStanding as StoreStanding } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
+import type { QueuePlace } from "../views/run-view.js";
 
 /** The sliding window: this many of the model's most recent successes. */
 export const DURATION_WINDOW = 100;
 /** The window of arrivals that gives the rate at which other organizations' runs come ahead. */
 export const ARRIVAL_WINDOW_MS = 15 * 60_000;
 
-export interface QueueStanding {
-  position: number;
-  estimate: QueueEstimate | null;
-}
-
 export async function queueStanding(
   deps: Pick<AppDeps, "store" | "catalog" | "config" | "clock">,
   run: RunRecord,
-): Promise<QueueStanding | null> {
+): Promise<QueuePlace | null> {
   if (run.status !== "queued") return null;
   const now = deps.clock.now();
   const served = deps.catalog.current.find(run.endpoint);

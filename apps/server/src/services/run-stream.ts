@@ -113,7 +113,7 @@ export async function streamRunEvents(
       const waited = deps.clock.now().getTime() - sentAt >= QUEUE_THROTTLE_MS;
       if (run && (isTerminal(run.status) || (id !== lastId && (!queueOnly || waited)))) {
         const done = isTerminal(run.status);
-        lastId = eventIdOf(run);
+        lastId = id as string;
         res.write(`id: ${lastId}\nevent: ${done ? "done" : "run"}\ndata: ${JSON.stringify(run)}\n\n`);
         sentAt = deps.clock.now().getTime();
         delay = THROTTLE_MS;

@@ -1,6 +1,6 @@
 /** Turns a stored run into the interface's Run object (interface, "Run object"). */
 import type { components, Run } from "@refvid/api-types";
-import { formatUsd, isBuiltInModelSlug, MODELS } from "@refvid/core";
+import { formatUsd, isBuiltInModelSlug, MODELS, type QueueEstimate, type Range } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
 import type { FileUrlSigner } from "../files/signed-urls.js";
 import { unitField } from "./price-unit.js";
@@ -13,10 +13,10 @@ const categoryOf = (slug: string) => slug.slice(slug.lastIndexOf("/") + 1);
 /** A queued run's place in the queue (services/queue-standing.ts), shown while it waits. */
 export interface QueuePlace {
   position: number;
-  estimate: { start: { p50: Date; p90: Date }; end: { p50: Date; p90: Date } } | null;
+  estimate: QueueEstimate | null;
 }
 
-const range = (r: { p50: Date; p90: Date }) => ({ p50: r.p50.toISOString(), p90: r.p90.toISOString() });
+const range = (r: Range) => ({ p50: r.p50.toISOString(), p90: r.p90.toISOString() });
 
 export function toApiRun(run: RunRecord, signer: FileUrlSigner, now: Date, queue?: QueuePlace | null): Run {
   const terminal = run.completedAt !== null;

@@ -42,8 +42,6 @@ export class Worker {
   private readonly finished = new Set<Promise<void>>();
   /** Providers found full, and until when their models' runs are left in the queue. */
   private readonly fullUntil = new Map<string, number>();
-  /** Runs handed back to the queue unstarted: their end frees no provider slot. */
-  private readonly handedBack = new Set<string>();
   /** Until when this worker claims nothing, after a run found the disk full. */
   private pausedUntil = 0;
 
@@ -149,8 +147,6 @@ export class Worker {
     const done = this.attempt(run, controller)
       .catch((err) => this.deps.logger.error({ err, runId: run.id }, "run processing failed"))
       .finally(() => {
-        // The run may have freed a provider's slot: its models' runs need not wait out the pause.
-        if (!this.handedBack.delete(run.id)) this.fullUntil.clear();
         this.active.delete(run.id);
         this.slots.let(run.id);
         this.deps.metrics.workerLet(run.id);
@@ -167,8 +163,11 @@ export class Worker {
       leaseMs: this.leaseMs,
       downloads: this.slots.gateFor(run.id, controller.signal),
     });
-    if (!handBack) return;
-    this.handedBack.add(run.id);
+    if (!handBack) {
+      // The run ended and may have freed a provider's slot: no model's runs wait out the pause.
+      this.fullUntil.clear();
+      return;
+    }
     const now = deps.clock.now().getTime();
     if (handBack instanceof StorageFullStop) {
       // Every run here would hit the same disk: claim none for a while, and let other processes
