@@ -2,6 +2,7 @@
  * Named errors of the domain. Each carries the HTTP status and machine-readable type of
  * the API's error bodies; only the server's error handler turns them into responses.
  */
+import type { BudgetStanding } from "./budgets.js";
 import type { FieldProblem } from "./model-rules.js";
 import { formatUsd, type Micros } from "./money.js";
 
@@ -31,6 +32,27 @@ export class InsufficientBalanceError extends RefvidError {
     super(
       `This run needs ${formatUsd(required)} USD but ${formatUsd(available)} USD is available. ` +
         "Top up the wallet or lower the duration or resolution.",
+    );
+  }
+}
+
+/**
+ * `400 budget_exceeded`: the run's price would take the key past its budget for the period. The body
+ * has the shape of the insufficient-balance error, with the budget's figures beside it.
+ */
+export class BudgetExceededError extends RefvidError {
+  readonly status = 400;
+  readonly type = "budget_exceeded";
+  constructor(
+    readonly apiKeyId: string,
+    readonly required: Micros,
+    readonly standing: BudgetStanding,
+  ) {
+    const { budget, spent, reserved, remaining, resetsAt } = standing;
+    super(
+      `This run needs ${formatUsd(required)} USD but ${formatUsd(remaining)} USD is left of this API key's ` +
+        `budget of ${formatUsd(budget.amount)} USD a ${budget.period} (${formatUsd(spent + reserved)} USD spent or held); ` +
+        `it resets at ${resetsAt.toISOString()}. Raise the budget or lower the duration or resolution.`,
     );
   }
 }
@@ -102,7 +124,7 @@ export class RangeNotSatisfiableError extends RefvidError {
 export class ConflictError extends RefvidError {
   readonly status = 409;
   constructor(
-    readonly type: "run_not_cancellable",
+    readonly type: "run_not_cancellable" | "top_up_already_reversed" | "insufficient_available_balance",
     message: string,
   ) {
     super(message);

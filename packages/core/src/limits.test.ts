@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { NO_SPEND } from "./budgets.js";
 import {
   type AdmissionState,
   admissionHold,
@@ -18,6 +19,9 @@ const base: AdmissionState = {
   orgLimit: 10,
   orgInFlight: 0,
   available: 1_000_000,
+  budget: null,
+  spend: NO_SPEND,
+  now: new Date("2026-11-26T12:00:00Z"),
 };
 
 describe("decideAdmission", () => {
@@ -47,6 +51,25 @@ describe("decideAdmission", () => {
       {},
       1_000_001,
       { ok: false, reason: "balance", required: 1_000_001, available: 1_000_000 },
+    ],
+    [
+      "refuses a price past the key's budget before the wallet's",
+      {
+        budget: { amount: 2_000_000, period: "day" },
+        spend: { ...NO_SPEND, day: { start: new Date("2026-11-26T00:00:00Z"), spent: 1_500_000 } },
+      },
+      1_000_001,
+      {
+        ok: false,
+        reason: "budget",
+        required: 1_000_001,
+        budget: { amount: 2_000_000, period: "day" },
+        spent: 1_500_000,
+        reserved: 0,
+        remaining: 500_000,
+        periodStart: new Date("2026-11-26T00:00:00Z"),
+        resetsAt: new Date("2026-11-27T00:00:00Z"),
+      },
     ],
     [
       "refuses a key lowered below its runs in flight",
@@ -131,11 +154,14 @@ describe("decideTopUp", () => {
   });
 });
 
+const noBudget = { budget: null, spend: NO_SPEND };
+
 describe("admissionState", () => {
   it("reads an organization and its key, and what admitting one more run leaves", () => {
     const state = admissionState(
       { concurrencyLimit: 10, inFlight: 3, testInFlight: 7, balance: 5_000_000, reserved: 1_000_000 },
-      { maxConcurrency: 4, inFlight: 2, environment: "live" },
+      { maxConcurrency: 4, inFlight: 2, environment: "live", budget: null, spend: NO_SPEND },
+      base.now,
     );
     expect(state).toEqual({
       keyLimit: 4,
@@ -143,13 +169,20 @@ describe("admissionState", () => {
       orgLimit: 10,
       orgInFlight: 3,
       available: 4_000_000,
+      budget: null,
+      spend: NO_SPEND,
+      now: base.now,
     });
     expect(concurrencyRemaining(afterAdmission(state))).toBe(1);
   });
 
   it("gives a test key the organization's test count and no wallet: its runs are never refused for money", () => {
     const org = { concurrencyLimit: 10, inFlight: 3, testInFlight: 9, balance: 0, reserved: 0 };
-    const state = admissionState(org, { maxConcurrency: 4, inFlight: 2, environment: "test" });
+    const state = admissionState(
+      org,
+      { ...noBudget, maxConcurrency: 4, inFlight: 2, environment: "test" },
+      base.now,
+    );
     expect(state).toMatchObject({ orgInFlight: 9, available: null });
     expect(decideAdmission(state, 1_000_000_000)).toEqual({ ok: true });
     expect(decideAdmission(afterAdmission(state), 1)).toEqual({
@@ -159,14 +192,26 @@ describe("admissionState", () => {
       inFlight: 10,
     });
     // The same organization's live key is refused for money, and sees only live runs in flight.
-    const live = admissionState(org, { maxConcurrency: 4, inFlight: 0, environment: "live" });
+    const live = admissionState(
+      org,
+      { ...noBudget, maxConcurrency: 4, inFlight: 0, environment: "live" },
+      base.now,
+    );
     expect(decideAdmission(live, 1)).toEqual({ ok: false, reason: "balance", required: 1, available: 0 });
   });
 });
 
 describe("admissionHold", () => {
   it("holds a live run's price on the wallet and nothing for a test run, each in its own count", () => {
-    expect(admissionHold("live", 500_000)).toEqual({ reserved: 500_000, orgInFlight: { live: 1, test: 0 } });
-    expect(admissionHold("test", 500_000)).toEqual({ reserved: 0, orgInFlight: { live: 0, test: 1 } });
+    expect(admissionHold("live", 500_000)).toEqual({
+      reserved: 500_000,
+      orgInFlight: { live: 1, test: 0 },
+      budgetReserved: 500_000,
+    });
+    expect(admissionHold("test", 500_000)).toEqual({
+      reserved: 0,
+      orgInFlight: { live: 0, test: 1 },
+      budgetReserved: 500_000,
+    });
   });
 });

@@ -2,6 +2,7 @@
  * Limit arithmetic shared by every store (interface, "Limits"): the admission decision over the
  * key cap, the organization cap and the wallet, and the per-key fixed-window rate limit.
  */
+import { type BudgetDecision, decideBudget, type KeyBudget, type KeySpend } from "./budgets.js";
 import { type Environment, type InFlightDelta, inFlightDelta, paysFromWallet } from "./environments.js";
 import type { Micros } from "./money.js";
 
@@ -13,6 +14,10 @@ export interface AdmissionState {
   orgInFlight: number;
   /** balance - reserved; null for a test key, whose runs take nothing from the wallet. */
   available: Micros | null;
+  /** The key's budget (none: null), what it has spent and holds, and the time it is judged at. */
+  budget: KeyBudget | null;
+  spend: KeySpend;
+  now: Date;
 }
 
 /** The admission state of an organization and one of its keys, as the stores keep them. */
@@ -24,7 +29,14 @@ export function admissionState(
     balance: Micros;
     reserved: Micros;
   },
-  key: { maxConcurrency: number; inFlight: number; environment: Environment },
+  key: {
+    maxConcurrency: number;
+    inFlight: number;
+    environment: Environment;
+    budget: KeyBudget | null;
+    spend: KeySpend;
+  },
+  now: Date,
 ): AdmissionState {
   const live = paysFromWallet(key.environment);
   return {
@@ -33,6 +45,9 @@ export function admissionState(
     orgLimit: org.concurrencyLimit,
     orgInFlight: live ? org.inFlight : org.testInFlight,
     available: live ? org.balance - org.reserved : null,
+    budget: key.budget,
+    spend: key.spend,
+    now,
   };
 }
 
@@ -42,11 +57,14 @@ export interface AdmissionHold {
   reserved: Micros;
   /** Added to the organization's in-flight counts (the key's count goes up by one). */
   orgInFlight: InFlightDelta;
+  /** Added to what the key's runs in flight hold against its budget: the price, in either environment. */
+  budgetReserved: Micros;
 }
 
 export const admissionHold = (environment: Environment, price: Micros): AdmissionHold => ({
   reserved: paysFromWallet(environment) ? price : 0,
   orgInFlight: inFlightDelta(environment, 1),
+  budgetReserved: price,
 });
 
 /** What admitting one more run leaves: the key may start `concurrencyRemaining` more. */
@@ -59,12 +77,13 @@ export const afterAdmission = (state: AdmissionState): AdmissionState => ({
 export type AdmissionDecision =
   | { ok: true }
   | { ok: false; reason: "api_key" | "organization"; limit: number; inFlight: number }
-  | { ok: false; reason: "balance"; required: Micros; available: Micros };
+  | { ok: false; reason: "balance"; required: Micros; available: Micros }
+  | Exclude<BudgetDecision, { ok: true }>;
 
 /**
  * Whether a run costing `price` may be admitted. The key's cap is checked first (then the
- * organization's cap, then the balance), so a key at its own cap learns that even when the
- * organization is also full.
+ * organization's cap, then the key's budget, then the balance), so a key at its own cap learns
+ * that even when the organization is also full.
  */
 export function decideAdmission(state: AdmissionState, price: Micros): AdmissionDecision {
   if (state.keyInFlight >= state.keyLimit) {
@@ -73,13 +92,17 @@ export function decideAdmission(state: AdmissionState, price: Micros): Admission
   if (state.orgInFlight >= state.orgLimit) {
     return { ok: false, reason: "organization", limit: state.orgLimit, inFlight: state.orgInFlight };
   }
+  const budget = decideBudget(state.budget, state.spend, price, state.now);
+  if (!budget.ok) return budget;
   if (state.available !== null && price > state.available)
     return { ok: false, reason: "balance", required: price, available: state.available };
   return { ok: true };
 }
 
 /** Runs the key may still start now: the smaller of its own and its organization's headroom. */
-export function concurrencyRemaining(state: Omit<AdmissionState, "available">): number {
+export function concurrencyRemaining(
+  state: Pick<AdmissionState, "keyLimit" | "keyInFlight" | "orgLimit" | "orgInFlight">,
+): number {
   return Math.max(0, Math.min(state.keyLimit - state.keyInFlight, state.orgLimit - state.orgInFlight));
 }
 

@@ -46,6 +46,7 @@ describe("settleRun", () => {
       billableSeconds: 3,
       walletCharged: 300_000,
       released: 400_000,
+      budgetReleased: 400_000,
       inFlightDelta: -1,
       orgInFlight: { live: -1, test: 0 },
       progress: 1,
@@ -65,6 +66,7 @@ describe("settleRun", () => {
         billableSeconds: 0,
         walletCharged: 0,
         released: 400_000,
+        budgetReleased: 400_000,
         inFlightDelta: -1,
         orgInFlight: { live: -1, test: 0 },
         progress: null,
@@ -108,6 +110,7 @@ describe("settleRun on a test run", () => {
       billableSeconds: 3,
       walletCharged: 0,
       released: 0,
+      budgetReleased: 400_000,
       inFlightDelta: -1,
       orgInFlight: { live: 0, test: -1 },
     });

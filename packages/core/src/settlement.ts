@@ -62,6 +62,11 @@ export interface Settlement {
   walletCharged: Micros;
   /** Released from the organization's reservation: all a live run held, whatever was charged. */
   released: Micros;
+  /**
+   * Released from what the key's runs hold against its budget: the run's whole price ceiling, in
+   * either environment; `charged` counts against the budget instead (`settleSpend`).
+   */
+  budgetReleased: Micros;
   /** Added to the key's in-flight count. */
   inFlightDelta: -1;
   /** Added to the organization's in-flight counts: the run's environment goes down by one. */
@@ -87,6 +92,7 @@ export function settleRun(run: EndingRun, outcome: EndOutcome): Settlement {
     billableSeconds: succeeded ? outcome.billableSeconds : 0,
     walletCharged: wallet ? charged : 0,
     released: wallet ? run.reserved : 0,
+    budgetReleased: run.reserved,
     inFlightDelta: -1,
     orgInFlight: inFlightDelta(run.environment, -1),
     progress: succeeded ? 1 : null,
