@@ -31,6 +31,7 @@ import { serviceStatsOf } from "./memory/stats.js";
 import { MemoryUploads } from "./memory/uploads.js";
 import { tallyUsage } from "./memory/usage.js";
 import { MemoryVendorLog } from "./memory/vendor-log.js";
+import { hold, settle } from "./memory/wallet.js";
 import { MAX_ARRIVALS_COUNTED } from "./ports.js";
 import { queuedRun } from "./queued-run.js";
 import { StoreEventHub } from "./store-events.js";
@@ -54,6 +55,11 @@ export class MemoryStore implements Store {
   readonly updateApiKey = this.accounts.updateApiKey;
   readonly revokeApiKey = this.accounts.revokeApiKey;
   readonly addTopUp = this.accounts.addTopUp;
+  readonly reverseTopUp = this.accounts.reverseTopUp;
+  readonly adjustBalance = this.accounts.adjustBalance;
+  readonly listLedger = this.accounts.ledger.listLedger;
+  readonly recordAudit = this.accounts.ledger.recordAudit;
+  readonly listAudit = this.accounts.ledger.listAudit;
   readonly findApiKeyByHash = this.accounts.findApiKeyByHash;
   readonly rotateWebhookSecret = this.accounts.rotateWebhookSecret;
   readonly updateOrganization = this.accounts.updateOrganization;
@@ -109,15 +115,11 @@ export class MemoryStore implements Store {
     const earlier = idempotency ? this.idempotency.earlier(run.organizationId, idempotency, now) : null;
     if (earlier) return { kind: "idempotency", decision: earlier } as const;
     if (key.revokedAt) return { kind: "api_key_gone" } as const;
-    const state = admissionState(org, key);
+    const state = admissionState(org, key, now);
     const decision = decideAdmission(state, run.reserved);
     if (!decision.ok) return { kind: "rejected", decision } as const;
 
-    const hold = admissionHold(key.environment, run.reserved);
-    org.reserved += hold.reserved;
-    org.inFlight += hold.orgInFlight.live;
-    org.testInFlight += hold.orgInFlight.test;
-    key.inFlight += 1;
+    hold(this.accounts.ledger, org, key, run, admissionHold(key.environment, run.reserved), now);
     const record = queuedRun(run, key.environment, PRIORITY_RANK[key.priority]);
     this.runs.set(run.id, record);
     this.queue.push(run.id);
@@ -249,12 +251,7 @@ export class MemoryStore implements Store {
     if (!org || !key) throw new Error(`run ${runId} has no organization or key`);
 
     const settled = settleRun(run, outcome);
-    org.reserved -= settled.released;
-    org.balance -= settled.walletCharged;
-    org.totalSpent += settled.walletCharged;
-    org.inFlight += settled.orgInFlight.live;
-    org.testInFlight += settled.orgInFlight.test;
-    key.inFlight += settled.inFlightDelta;
+    settle(this.accounts.ledger, org, key, run, settled, now);
     this.queue.remove(run.id);
     this.inFlight.delete(run.id);
     run.status = settled.status;

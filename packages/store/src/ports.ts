@@ -4,8 +4,8 @@
  */
 import type {
   Environment,
+  KeyBudget,
   KeyPriority,
-  Micros,
   ModelSlug,
   OrganizationShare,
   QueueOrganization,
@@ -13,6 +13,7 @@ import type {
   UploadQuota,
   UploadUsage,
 } from "@refvid/core";
+import type { LedgerStore, TopUpInput, TopUpResult } from "./ledger-types.js";
 import type {
   AdminRunSearch,
   AdmitResult,
@@ -33,7 +34,6 @@ import type {
   ServiceStats,
   StoreEvent,
   TopUpRecord,
-  TopUpResult,
   TopUpSearch,
   UploadRecord,
   UpstreamRecord,
@@ -62,8 +62,9 @@ export interface AccountStore {
    */
   updateOrganization(id: string, patch: OrganizationPatch): Promise<OrganizationRecord | null>;
   createApiKey(
-    input: Omit<ApiKeyRecord, "inFlight" | "revokedAt" | "createdAt" | "priority"> & {
+    input: Omit<ApiKeyRecord, "inFlight" | "revokedAt" | "createdAt" | "priority" | "budget" | "spend"> & {
       priority?: KeyPriority;
+      budget?: KeyBudget | null;
       now: Date;
     },
   ): Promise<ApiKeyRecord | null>;
@@ -72,15 +73,10 @@ export interface AccountStore {
   revokeApiKey(id: string, now: Date): Promise<ApiKeyRecord | null>;
   /**
    * Adds money under the organization's row lock, where the lifetime cap is checked
-   * (`decideTopUp`); null when there is no such organization.
+   * (`decideTopUp`), with its ledger entry (and audit entry, given an actor); once per
+   * Idempotency-Key. Null when there is no such organization.
    */
-  addTopUp(input: {
-    id: string;
-    organizationId: string;
-    amount: Micros;
-    note: string | null;
-    now: Date;
-  }): Promise<TopUpResult | null>;
+  addTopUp(input: TopUpInput): Promise<TopUpResult | null>;
   /** The key with this hash and its organization, for authentication; revoked keys included. */
   findApiKeyByHash(
     keyHash: string,
@@ -335,7 +331,8 @@ export interface Store
     StatsStore,
     UploadStore,
     QueueStore,
-    VendorLogStore {
+    VendorLogStore,
+    LedgerStore {
   /**
    * Calls `listener` once for each run queued (`queued`), started or moved on (`changed`) or ended
    * (`ended`), by this store right after the change and, on a shared database, by any other process;

@@ -9,14 +9,15 @@ import type {
   AdmissionDecision,
   EarlierRequestDecision,
   Environment,
+  KeyBudget,
   KeyPriority,
+  KeySpend,
   Micros,
   ModelSlug,
   PriceUnit,
   RunError,
   RunStatus,
   Tier,
-  TopUpDecision,
   UploadQuotaDecision,
   UploadQuotaOverride,
   WebhookSubscription,
@@ -77,6 +78,10 @@ export interface ApiKeyRecord {
   /** Orders its organization's queued runs: its runs start before those of lower-priority keys. */
   priority: KeyPriority;
   inFlight: number;
+  /** Its spend budget per period; null: none. */
+  budget: KeyBudget | null;
+  /** What it spent per period and what its runs in flight hold, kept whether or not it has a budget. */
+  spend: KeySpend;
   createdAt: Date;
   revokedAt: Date | null;
 }
@@ -87,6 +92,10 @@ export interface TopUpRecord {
   amount: Micros;
   note: string | null;
   createdAt: Date;
+  /** The admin token that made it; null for top-ups made before tokens were named. */
+  actor: string | null;
+  /** When it was taken back (`reverseTopUp`); null while it stands. */
+  reversedAt: Date | null;
 }
 
 /** The stored output of a succeeded run; URLs are signed when the run is read. */
@@ -209,10 +218,6 @@ export type AdmitResult =
   /** The Idempotency-Key was used before: core's decision, `replay`, `pending` or `mismatch`. */
   | { kind: "idempotency"; decision: EarlierRequestDecision };
 
-export type TopUpResult =
-  | { kind: "added"; topUp: TopUpRecord; organization: OrganizationRecord }
-  | { kind: "rejected"; decision: Exclude<TopUpDecision, { ok: true }> };
-
 /** How a run ended; `route` names the catalog route that served it, kept on the run as it is. */
 export type RunOutcome =
   | {
@@ -287,6 +292,8 @@ export interface ApiKeyPatch {
   maxConcurrency?: number;
   rateLimitPerMinute?: number;
   priority?: KeyPriority;
+  /** null: no budget. */
+  budget?: KeyBudget | null;
 }
 
 /** The whole service at a glance, across organizations and environments (`serviceStats`, for metrics). */
@@ -304,6 +311,7 @@ export interface ServiceStats {
 }
 
 export type * from "./admin-types.js";
+export type * from "./ledger-types.js";
 export type * from "./ports.js";
 export type * from "./vendor-types.js";
 export type * from "./webhook-types.js";

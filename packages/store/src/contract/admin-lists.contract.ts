@@ -144,7 +144,15 @@ export function adminListsContract(makeStore: StoreFactory): void {
         store.listTopUps({ organizationId: org, limit, ...(after ? { after } : {}) });
       expect(await allPages(3, list)).toEqual(chunks([...ids].reverse(), 3));
       expect(await store.listTopUps({ organizationId: org, limit: 1 })).toEqual([
-        { id: ids[3], organizationId: org, amount: 4_000_000, note: "n3", createdAt: at(3) },
+        {
+          id: ids[3],
+          organizationId: org,
+          amount: 4_000_000,
+          actor: null,
+          reversedAt: null,
+          note: "n3",
+          createdAt: at(3),
+        },
       ]);
       expect(await store.listTopUps({ organizationId: "org_nope", limit: 10 })).toEqual([]);
     });

@@ -2,6 +2,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import {
   amountFor,
+  type KeyBudget,
   type KeyPriority,
   type Micros,
   type PriceUnit,
@@ -36,6 +37,7 @@ export async function makeTenant(
     rateLimitPerMinute?: number;
     environment?: Environment;
     priority?: KeyPriority;
+    budget?: KeyBudget;
   } = {},
 ): Promise<Tenant> {
   const organizationId = `org_${randomUUID().replaceAll("-", "")}`;
@@ -67,6 +69,7 @@ export async function addKey(
     rateLimitPerMinute?: number;
     environment?: Environment;
     priority?: KeyPriority;
+    budget?: KeyBudget;
   } = {},
 ): Promise<Tenant> {
   const environment = options.environment ?? "live";
@@ -83,6 +86,7 @@ export async function addKey(
     maxConcurrency: options.maxConcurrency ?? 10,
     rateLimitPerMinute: options.rateLimitPerMinute ?? 120,
     ...(options.priority ? { priority: options.priority } : {}),
+    ...(options.budget ? { budget: options.budget } : {}),
     now: T0,
   });
   return { organizationId, apiKeyId, keyHash, environment };

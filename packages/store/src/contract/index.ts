@@ -11,6 +11,7 @@ import { admissionContract } from "./admission.contract.js";
 import { environmentsContract } from "./environments.contract.js";
 import { eventsContract } from "./events.contract.js";
 import { invariantsContract } from "./invariants.contract.js";
+import { ledgerContract } from "./ledger.contract.js";
 import { lifecycleContract } from "./lifecycle.contract.js";
 import { priceUnitContract } from "./price-unit.contract.js";
 import { providersContract } from "./providers.contract.js";
@@ -45,6 +46,7 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
     webhookEventsContract(makeStore);
     vendorLogContract(makeStore);
     invariantsContract(makeStore);
+    ledgerContract(makeStore);
     adminListsContract(makeStore);
     usageContract(makeStore);
     uploadsContract(makeStore);

@@ -1,6 +1,7 @@
+import { movesBalance, reconcile } from "@refvid/core";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { RunOutcome, RunRecord, Store } from "../types.js";
+import type { OrganizationRecord, RunOutcome, RunRecord, Store } from "../types.js";
 import { addKey, at, failed, makeTenant, newRun, succeeded, type Tenant } from "./fixtures.js";
 import type { StoreFactory } from "./index.js";
 
@@ -9,6 +10,7 @@ type Op =
   | { op: "claim"; n: number }
   | { op: "end"; pick: number; how: "succeed" | "fail" | "cancel" | "timeout"; delivered: number }
   | { op: "topUp"; amount: number }
+  | { op: "adjust"; amount: number }
   | { op: "expireLeases" };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -25,6 +27,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     delivered: fc.integer({ min: 1, max: 40 }),
   }),
   fc.record({ op: fc.constant("topUp" as const), amount: fc.integer({ min: 1, max: 5_000_000 }) }),
+  fc.record({ op: fc.constant("adjust" as const), amount: fc.integer({ min: -3_000_000, max: 3_000_000 }) }),
   fc.constant({ op: "expireLeases" as const }),
 );
 
@@ -53,12 +56,37 @@ async function checkInvariants(store: Store, org: string, keys: Tenant[], runIds
   expect(organization.testInFlight).toBe(inFlight.length - live(inFlight).length);
   for (const key of keys) {
     const record = await store.getApiKey(key.apiKeyId);
-    expect(record?.inFlight).toBe(inFlight.filter((r) => r.apiKeyId === key.apiKeyId).length);
+    const own = (list: RunRecord[]) => list.filter((r) => r.apiKeyId === key.apiKeyId);
+    expect(record?.inFlight).toBe(own(inFlight).length);
+    // What the key's runs hold against its budget, and what they were charged (all in one day).
+    expect(record?.spend.reserved).toBe(own(inFlight).reduce((sum, r) => sum + r.reserved, 0));
+    expect(record?.spend.day?.spent ?? 0).toBe(own(runs).reduce((sum, r) => sum + (r.charged ?? 0), 0));
   }
+  await checkLedger(store, organization);
   for (const run of runs) {
     const terminal = run.status !== "queued" && run.status !== "processing";
     expect(run.charged !== null).toBe(terminal);
     if (terminal && run.status !== "succeeded") expect(run.charged).toBe(0);
+  }
+}
+
+/**
+ * The ledger adds up to the wallet: its sums are the balance and the reservation, and each entry's
+ * figures are the running sums up to it, oldest first.
+ */
+export async function checkLedger(store: Store, organization: OrganizationRecord): Promise<void> {
+  const entries = await store.listLedger({ organizationId: organization.id, limit: 100_000 });
+  expect(reconcile(entries)).toEqual({ balance: organization.balance, reserved: organization.reserved });
+  let balance = 0;
+  let reserved = 0;
+  for (const entry of [...entries].reverse()) {
+    if (movesBalance(entry.kind)) balance += entry.amount;
+    else reserved += entry.amount;
+    expect({ id: entry.id, balance: entry.balance, reserved: entry.reserved }).toEqual({
+      id: entry.id,
+      balance,
+      reserved,
+    });
   }
 }
 
@@ -123,6 +151,17 @@ export function invariantsContract(makeStore: StoreFactory, numRuns = 40): void 
                 });
                 topUps += step.amount;
                 break;
+              case "adjust": {
+                const made = await store.adjustBalance({
+                  organizationId: first.organizationId,
+                  amount: step.amount,
+                  reason: "invariants",
+                  actor: { name: "test", requestId: `req_${clock}` },
+                  now,
+                });
+                if (made?.kind === "made") topUps += step.amount;
+                break;
+              }
               case "expireLeases":
                 await store.requeueExpiredLeases({ now, maxAttempts: 3, limit: 100 });
                 break;

@@ -2,11 +2,13 @@
  * MemoryStore's organizations, API keys and top-ups: the records, the key-hash lookup and the
  * newest-first admin lists. Methods are bound, so MemoryStore hands them out as its own.
  */
-import { DEFAULT_QUEUE_WEIGHT, decideTopUp, tierFor } from "@refvid/core";
+import { DEFAULT_QUEUE_WEIGHT, decideCorrection, decideTopUp, NO_SPEND, tierFor } from "@refvid/core";
+import { auditOf } from "../ledger-types.js";
 import type * as T from "../types.js";
-import type { ApiKeyRecord, OrganizationRecord } from "../types.js";
+import type { ApiKeyRecord, OrganizationRecord, TopUpRecord } from "../types.js";
 import { AccountIndex } from "./account-index.js";
 import { copy } from "./copy.js";
+import { MemoryLedger } from "./ledger.js";
 
 export class MemoryAccounts {
   readonly organizations = new Map<string, OrganizationRecord>();
@@ -14,6 +16,11 @@ export class MemoryAccounts {
   private readonly keysByHash = new Map<string, string>();
   /** Organizations, keys and top-ups newest first, for the admin lists. */
   readonly index = new AccountIndex();
+  /** Every change of a wallet, and the audit log. */
+  readonly ledger = new MemoryLedger();
+  private readonly topUps = new Map<string, TopUpRecord>();
+  /** Top-ups by organization and Idempotency-Key. */
+  private readonly topUpKeys = new Map<string, TopUpRecord>();
 
   readonly createOrganization = async (input: Parameters<T.Store["createOrganization"]>[0]) => {
     const { tier, concurrency } = tierFor(0);
@@ -60,6 +67,8 @@ export class MemoryAccounts {
     const key: ApiKeyRecord = {
       ...rest,
       priority: rest.priority ?? "normal",
+      budget: rest.budget ?? null,
+      spend: copy(NO_SPEND),
       inFlight: 0,
       createdAt: now,
       revokedAt: null,
@@ -82,6 +91,7 @@ export class MemoryAccounts {
     if (patch.maxConcurrency !== undefined) key.maxConcurrency = patch.maxConcurrency;
     if (patch.rateLimitPerMinute !== undefined) key.rateLimitPerMinute = patch.rateLimitPerMinute;
     if (patch.priority !== undefined) key.priority = patch.priority;
+    if (patch.budget !== undefined) key.budget = patch.budget;
     return copy(key);
   };
 
@@ -92,24 +102,110 @@ export class MemoryAccounts {
     return copy(key);
   };
 
-  readonly addTopUp = async (input: Parameters<T.Store["addTopUp"]>[0]) => {
+  readonly addTopUp = async (input: T.TopUpInput): Promise<T.TopUpResult | null> => {
     const org = this.organizations.get(input.organizationId);
     if (!org) return null;
+    const keyed = input.idempotencyKey === undefined ? undefined : `${org.id}\u0000${input.idempotencyKey}`;
+    const earlier = keyed === undefined ? undefined : this.topUpKeys.get(keyed);
+    if (earlier) {
+      return earlier.amount === input.amount && earlier.note === input.note
+        ? { kind: "replayed", topUp: copy(earlier), organization: copy(org) }
+        : { kind: "mismatch", topUp: copy(earlier) };
+    }
     const decision = decideTopUp(org.lifetimeTopUps, input.amount);
-    if (!decision.ok) return { kind: "rejected", decision } as const;
+    if (!decision.ok) return { kind: "rejected", decision };
     org.balance += input.amount;
     org.lifetimeTopUps = decision.lifetimeTopUps;
     org.tier = decision.tier;
     org.concurrencyLimit = decision.concurrency;
-    const topUp = {
+    const topUp: TopUpRecord = {
       id: input.id,
       organizationId: org.id,
       amount: input.amount,
       note: input.note,
       createdAt: input.now,
+      actor: input.actor?.name ?? null,
+      reversedAt: null,
     };
     this.index.addTopUp(topUp);
-    return { kind: "added", topUp: copy(topUp), organization: copy(org) } as const;
+    this.topUps.set(topUp.id, topUp);
+    if (keyed !== undefined) this.topUpKeys.set(keyed, topUp);
+    const links = { topUpId: topUp.id, actor: topUp.actor };
+    this.ledger.add(org, "top_up", input.amount, links, input.now);
+    if (input.actor) {
+      this.ledger.addAudit(
+        auditOf(
+          input.actor,
+          {
+            action: "top_up.create",
+            organizationId: org.id,
+            targetId: topUp.id,
+            detail: { amount: input.amount, note: input.note, idempotency_key: input.idempotencyKey ?? null },
+          },
+          input.now,
+        ),
+      );
+    }
+    return { kind: "added", topUp: copy(topUp), organization: copy(org) };
+  };
+
+  readonly reverseTopUp: T.Store["reverseTopUp"] = async (input) => {
+    const org = this.organizations.get(input.organizationId);
+    const topUp = this.topUps.get(input.topUpId);
+    if (!org || topUp?.organizationId !== org.id) return null;
+    const reversal = this.ledger.reversalOf(org.id, topUp.id);
+    if (reversal) {
+      return {
+        kind: "rejected",
+        decision: { ok: false, reason: "already_reversed", reversalId: reversal.id },
+      };
+    }
+    const decision = decideCorrection(org, -topUp.amount);
+    if (!decision.ok) return { kind: "rejected", decision };
+    org.balance -= topUp.amount;
+    org.lifetimeTopUps = Math.max(0, org.lifetimeTopUps - topUp.amount);
+    const { tier, concurrency } = tierFor(org.lifetimeTopUps);
+    org.tier = tier;
+    org.concurrencyLimit = concurrency;
+    topUp.reversedAt = input.now;
+    const links = { topUpId: topUp.id, reason: input.reason, actor: input.actor.name };
+    const entry = this.ledger.add(org, "reversal", -topUp.amount, links, input.now);
+    this.ledger.addAudit(
+      auditOf(
+        input.actor,
+        {
+          action: "top_up.reverse",
+          organizationId: org.id,
+          targetId: topUp.id,
+          detail: { reason: input.reason, amount: topUp.amount, ledger_entry_id: entry.id },
+        },
+        input.now,
+      ),
+    );
+    return { kind: "made", entry, organization: copy(org) };
+  };
+
+  readonly adjustBalance: T.Store["adjustBalance"] = async (input) => {
+    const org = this.organizations.get(input.organizationId);
+    if (!org) return null;
+    const decision = decideCorrection(org, input.amount);
+    if (!decision.ok) return { kind: "rejected", decision };
+    org.balance += input.amount;
+    const links = { reason: input.reason, actor: input.actor.name };
+    const entry = this.ledger.add(org, "adjustment", input.amount, links, input.now);
+    this.ledger.addAudit(
+      auditOf(
+        input.actor,
+        {
+          action: "balance.adjust",
+          organizationId: org.id,
+          targetId: entry.id,
+          detail: { reason: input.reason, amount: input.amount },
+        },
+        input.now,
+      ),
+    );
+    return { kind: "made", entry, organization: copy(org) };
   };
 
   readonly findApiKeyByHash = async (keyHash: string) => {

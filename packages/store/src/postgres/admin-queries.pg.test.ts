@@ -9,6 +9,7 @@ import type { UsageGroupBy } from "../types.js";
 import type { Database } from "./database.js";
 import { pgDatabase } from "./pg-database.js";
 import { PostgresStore } from "./postgres-store.js";
+import { listLedgerQuery } from "./queries/ledger.js";
 import { listApiKeysQuery } from "./queries/list-api-keys.js";
 import { listOrganizationsQuery } from "./queries/list-organizations.js";
 import { listTopUpsQuery } from "./queries/list-top-ups.js";
@@ -61,6 +62,13 @@ beforeAll(async () => {
        ${ago("g")}, ${ago("g")}, case when g % 3 = 0 then null else 'fal' end
      from generate_series(1, ${RUNS}) g`,
   );
+  // Three ledger entries a run, of its organization and key.
+  await db.query(
+    `insert into ledger_entries (id, organization_id, kind, amount, balance, reserved, run_id, api_key_id, created_at)
+     select 'led_' || lpad(g::text, 19, '0'), 'org_' || (${key} % ${ACTIVE} + 1),
+       (array['reservation', 'charge', 'release'])[g % 3 + 1], 1, 1, 1, 'run_' || g, 'key_' || ${key}, ${ago("g")}
+     from generate_series(1, ${RUNS} * 3) g`,
+  );
   await db.query("analyze");
 }, 120_000);
 afterAll(async () => {
@@ -93,10 +101,37 @@ describe("the admin lists' plans", () => {
       "api_keys_list",
     ],
     ["top-ups", listTopUpsQuery({ organizationId: "org_7", limit: 21, after: later }), "top_ups_list"],
+    [
+      "a ledger",
+      listLedgerQuery({ organizationId: "org_7", limit: 21, after: later }),
+      "ledger_by_organization",
+    ],
+    [
+      "a ledger's charges in a window",
+      listLedgerQuery({ organizationId: "org_7", kinds: ["charge"], to: BASE, limit: 21 }),
+      "ledger_by_organization",
+    ],
+    [
+      "one key's ledger",
+      listLedgerQuery({ organizationId: "org_8", apiKeyId: "key_7", limit: 21 }),
+      "ledger_by_key",
+    ],
+    ["every ledger", listLedgerQuery({ limit: 21, after: later }), "ledger_all"],
   ])("reads %s newest first through an index, unsorted", async (_name, query, index) => {
     const text = await plan(query);
     expect(text).toMatch(usingIndex(index));
     expect(text).not.toMatch(/Seq Scan|Sort/);
+  });
+});
+
+describe("the ledger", () => {
+  it("refuses to change or take away an entry", async () => {
+    await expect(
+      db.query("update ledger_entries set amount = 2 where id = 'led_0000000000000000001'"),
+    ).rejects.toThrow(/never updated or deleted/);
+    await expect(db.query("delete from ledger_entries where run_id = 'run_1'")).rejects.toThrow(
+      /never updated or deleted/,
+    );
   });
 });
 

@@ -40,6 +40,11 @@ export class PostgresStore implements T.Store {
   readonly updateApiKey: T.Store["updateApiKey"] = (...args) => q.updateApiKey(this.db, ...args);
   readonly revokeApiKey: T.Store["revokeApiKey"] = (...args) => q.revokeApiKey(this.db, ...args);
   readonly addTopUp: T.Store["addTopUp"] = (...args) => q.addTopUp(this.db, ...args);
+  readonly reverseTopUp: T.Store["reverseTopUp"] = (...args) => q.reverseTopUp(this.db, ...args);
+  readonly adjustBalance: T.Store["adjustBalance"] = (...args) => q.adjustBalance(this.db, ...args);
+  readonly listLedger: T.Store["listLedger"] = (...args) => q.listLedger(this.db, ...args);
+  readonly recordAudit: T.Store["recordAudit"] = (...args) => q.recordAudit(this.db, ...args);
+  readonly listAudit: T.Store["listAudit"] = (...args) => q.listAudit(this.db, ...args);
   readonly findApiKeyByHash: T.Store["findApiKeyByHash"] = (keyHash) =>
     this.batched.findApiKeyByHash(keyHash);
   readonly rotateWebhookSecret: T.Store["rotateWebhookSecret"] = (...args) =>

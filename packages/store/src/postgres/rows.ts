@@ -1,9 +1,12 @@
 /** Rows to records. Both drivers may hand back bigint columns as strings or bigints. */
 import type {
+  BudgetPeriod,
   Environment,
   IdempotencyRecord,
   KeyPriority,
+  LedgerKind,
   ModelSlug,
+  PeriodSpend,
   PriceUnit,
   RunStatus,
   Tier,
@@ -11,8 +14,11 @@ import type {
 } from "@refvid/core";
 import type {
   ApiKeyRecord,
+  AuditEntryRecord,
+  LedgerEntryRecord,
   OrganizationRecord,
   RunRecord,
+  TopUpRecord,
   UploadRecord,
   WebhookAttempt,
   WebhookDelivery,
@@ -108,8 +114,63 @@ export function toApiKey(r: Row): ApiKeyRecord {
     rateLimitPerMinute: num(r.rate_limit_per_minute),
     priority: (r.priority as KeyPriority | undefined) ?? "normal",
     inFlight: num(r.in_flight),
+    budget:
+      r.budget === null || r.budget === undefined
+        ? null
+        : { amount: micros(r.budget, "budget"), period: r.budget_period as BudgetPeriod },
+    spend: {
+      day: periodSpend(r.spent_day, r.spent_day_start, "spent_day"),
+      week: periodSpend(r.spent_week, r.spent_week_start, "spent_week"),
+      month: periodSpend(r.spent_month, r.spent_month_start, "spent_month"),
+      reserved: micros(r.budget_reserved, "budget_reserved"),
+    },
     createdAt: date(r.created_at),
     revokedAt: dateOrNull(r.revoked_at),
+  };
+}
+
+const periodSpend = (spent: unknown, start: unknown, column: string): PeriodSpend | null =>
+  start === null || start === undefined ? null : { start: date(start), spent: micros(spent, column) };
+
+export function toTopUp(r: Row): TopUpRecord {
+  return {
+    id: String(r.id),
+    organizationId: String(r.organization_id),
+    amount: micros(r.amount, "amount"),
+    note: (r.note as string | null) ?? null,
+    createdAt: date(r.created_at),
+    actor: (r.actor as string | null) ?? null,
+    reversedAt: dateOrNull(r.reversed_at),
+  };
+}
+
+export function toLedgerEntry(r: Row): LedgerEntryRecord {
+  return {
+    id: String(r.id),
+    organizationId: String(r.organization_id),
+    kind: r.kind as LedgerKind,
+    amount: micros(r.amount, "amount"),
+    balance: micros(r.balance, "balance"),
+    reserved: micros(r.reserved, "reserved"),
+    runId: (r.run_id as string | null) ?? null,
+    apiKeyId: (r.api_key_id as string | null) ?? null,
+    topUpId: (r.top_up_id as string | null) ?? null,
+    reason: (r.reason as string | null) ?? null,
+    actor: (r.actor as string | null) ?? null,
+    createdAt: date(r.created_at),
+  };
+}
+
+export function toAuditEntry(r: Row): AuditEntryRecord {
+  return {
+    id: String(r.id),
+    actor: String(r.actor),
+    action: String(r.action),
+    organizationId: (r.organization_id as string | null) ?? null,
+    targetId: (r.target_id as string | null) ?? null,
+    detail: (r.detail as Record<string, unknown>) ?? {},
+    requestId: String(r.request_id),
+    createdAt: date(r.created_at),
   };
 }
 

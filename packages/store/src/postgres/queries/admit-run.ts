@@ -12,7 +12,7 @@ import {
 import type * as T from "../../types.js";
 import type { Database, Queryable } from "../database.js";
 import { type Row, toApiKey, toIdempotencyRecord, toOrganization, toRun } from "../rows.js";
-import { CHANNEL, eventPayload, json, RUN_COLUMNS } from "./sql.js";
+import { CHANNEL, eventPayload, json, NEXT_LEDGER_ID, RUN_COLUMNS } from "./sql.js";
 
 export type AdmitInput = Parameters<T.Store["admitRun"]>[0];
 
@@ -54,8 +54,7 @@ export async function admitRuns(
     const records = await idempotencyRecords(tx, inputs);
 
     const results: (T.AdmitResult | null)[] = [];
-    const admitted: { input: AdmitInput; index: number; environment: T.Environment; remaining: number }[] =
-      [];
+    const admitted: Admitted[] = [];
     for (const input of inputs) {
       const { run, idempotency, now } = input;
       const org = orgs.get(run.organizationId);
@@ -76,7 +75,7 @@ export async function admitRuns(
         results.push({ kind: "api_key_gone" });
         continue;
       }
-      const state = admissionState(org, key);
+      const state = admissionState(org, key, now);
       const decision = decideAdmission(state, run.reserved);
       if (!decision.ok) {
         results.push({ kind: "rejected", decision });
@@ -87,8 +86,10 @@ export async function admitRuns(
       org.inFlight += hold.orgInFlight.live;
       org.testInFlight += hold.orgInFlight.test;
       key.inFlight += 1;
+      key.spend.reserved += hold.budgetReserved;
       const remaining = concurrencyRemaining(afterAdmission(state));
-      admitted.push({ input, index: results.length, environment: key.environment, remaining });
+      const wallet = { balance: org.balance, reserved: org.reserved, held: hold.reserved };
+      admitted.push({ input, index: results.length, environment: key.environment, remaining, wallet });
       results.push(null);
     }
     if (admitted.length > 0) {
@@ -102,6 +103,15 @@ export async function admitRuns(
     }
     return results as T.AdmitResult[];
   });
+}
+
+interface Admitted {
+  input: AdmitInput;
+  index: number;
+  environment: T.Environment;
+  remaining: number;
+  /** The wallet right after this admission, and what it held from it (0 for a test run). */
+  wallet: { balance: number; reserved: number; held: number };
 }
 
 /** The live records of the submits' Idempotency-Keys, by organization and key. */
@@ -125,12 +135,13 @@ async function idempotencyRecords(
 
 /**
  * The counters of the organizations and keys an admission moved (only those: a tenant refused at
- * its cap keeps its rows untouched), the runs inserted and the NOTIFY, in one statement.
+ * its cap keeps its rows untouched), the runs inserted, their reservations' ledger entries and the
+ * NOTIFY, in one statement.
  */
 async function insertRuns(
   tx: Queryable,
   origin: string,
-  admitted: readonly { input: AdmitInput; environment: T.Environment }[],
+  admitted: readonly Admitted[],
   lockedOrgs: Map<string, T.OrganizationRecord>,
   lockedKeys: Map<string, T.ApiKeyRecord>,
 ): Promise<Map<string, T.RunRecord>> {
@@ -139,12 +150,20 @@ async function insertRuns(
     runs.map((r) => [r.organizationId, lockedOrgs.get(r.organizationId) as T.OrganizationRecord]),
   );
   const keys = new Map(runs.map((r) => [r.apiKeyId, lockedKeys.get(r.apiKeyId) as T.ApiKeyRecord]));
+  // Live runs' reservations, in the order they were admitted: each is a ledger entry.
+  const held = admitted.filter((a) => a.wallet.held > 0);
   const { rows } = await tx.query(
     `with o as (update organizations o set reserved = d.reserved, in_flight = d.in_flight, test_in_flight = d.test_in_flight
            from unnest($1::text[], $2::bigint[], $3::int[], $4::int[]) as d (id, reserved, in_flight, test_in_flight)
            where o.id = d.id),
-         k as (update api_keys k set in_flight = d.in_flight from unnest($5::text[], $6::int[]) as d (id, in_flight)
+         k as (update api_keys k set in_flight = d.in_flight, budget_reserved = d.budget_reserved
+           from unnest($5::text[], $6::int[], $24::bigint[]) as d (id, in_flight, budget_reserved)
            where k.id = d.id),
+         l as (insert into ledger_entries (id, organization_id, kind, amount, balance, reserved, run_id, api_key_id, created_at)
+           select ${NEXT_LEDGER_ID}, organization_id, 'reservation', amount, balance, reserved, run_id, api_key_id, created_at
+           from unnest($25::text[], $26::bigint[], $27::bigint[], $28::bigint[], $29::text[], $30::text[], $31::timestamptz[])
+             with ordinality as e (organization_id, amount, balance, reserved, run_id, api_key_id, created_at, ord)
+           order by ord),
          r as (insert into runs (id, organization_id, api_key_id, environment, endpoint, input, status, webhook_url, metadata,
              reserved, price_unit, unit_price, reserved_seconds, created_at, webhook_events, priority)
            select id, organization_id, api_key_id, environment, endpoint, input, 'queued', webhook_url, metadata, reserved,
@@ -180,6 +199,14 @@ async function insertRuns(
       eventPayload(origin, { kind: "queued" }),
       runs.map((r) => json(r.webhookEvents ?? DEFAULT_WEBHOOK_EVENTS)),
       runs.map((r) => PRIORITY_RANK[(keys.get(r.apiKeyId) as T.ApiKeyRecord).priority]),
+      [...keys.values()].map((k) => k.spend.reserved),
+      held.map((a) => a.input.run.organizationId),
+      held.map((a) => a.wallet.held),
+      held.map((a) => a.wallet.balance),
+      held.map((a) => a.wallet.reserved),
+      held.map((a) => a.input.run.id),
+      held.map((a) => a.input.run.apiKeyId),
+      held.map((a) => a.input.now),
     ],
     "refvid_admit_runs",
   );

@@ -1,14 +1,15 @@
-import { decideEnd, settleRun } from "@refvid/core";
+import { decideEnd, settleRun, settleSpend } from "@refvid/core";
 import type * as T from "../../types.js";
 import { webhookIdOf } from "../../webhook-id.js";
 import type { Database, Queryable } from "../database.js";
-import { type Row, toRun } from "../rows.js";
+import { type Row, toApiKey, toRun } from "../rows.js";
 import { namedStatement } from "./named.js";
-import { CHANNEL, eventPayload, json, RUN_COLUMNS } from "./sql.js";
+import { CHANNEL, eventPayload, json, NEXT_LEDGER_ID, RUN_COLUMNS } from "./sql.js";
 
 /**
- * The end in one statement: the counters, the run, its webhook delivery (replacing its progress
- * event not yet sent: the terminal one carries the end) and the NOTIFY.
+ * The end in one statement: the counters, the key's spend, the run, its charge's and release's
+ * ledger entries, its webhook delivery (replacing its progress event not yet sent: the terminal one
+ * carries the end) and the NOTIFY.
  */
 const END_RUN = namedStatement<{
   run_id: string;
@@ -28,6 +29,13 @@ const END_RUN = namedStatement<{
   organization_id: string;
   key_in_flight: number;
   api_key_id: string;
+  budget_reserved: number;
+  spent_day: number;
+  spent_day_start: Date;
+  spent_week: number;
+  spent_week_start: Date;
+  spent_month: number;
+  spent_month_start: Date;
   delivery_id: string;
   environment: T.Environment;
   webhook_url: string | null;
@@ -38,8 +46,17 @@ const END_RUN = namedStatement<{
 }>(
   `with o as (update organizations set reserved = reserved - :released, balance = balance - :wallet_charged,
          total_spent = total_spent + :wallet_charged, in_flight = in_flight + :live_in_flight,
-         test_in_flight = test_in_flight + :test_in_flight where id = :organization_id),
-       k as (update api_keys set in_flight = in_flight + :key_in_flight where id = :api_key_id),
+         test_in_flight = test_in_flight + :test_in_flight where id = :organization_id returning balance, reserved),
+       k as (update api_keys set in_flight = in_flight + :key_in_flight, budget_reserved = :budget_reserved,
+         spent_day = :spent_day, spent_day_start = :spent_day_start, spent_week = :spent_week,
+         spent_week_start = :spent_week_start, spent_month = :spent_month, spent_month_start = :spent_month_start
+         where id = :api_key_id),
+       l as (insert into ledger_entries (id, organization_id, kind, amount, balance, reserved, run_id, api_key_id, created_at)
+         select ${NEXT_LEDGER_ID}, :organization_id::text, e.kind, e.amount, o.balance, o.reserved + e.unreleased,
+           :run_id::text, :api_key_id::text, :now::timestamptz
+         from o cross join (values (1, 'charge', -:wallet_charged::bigint, :released::bigint),
+             (2, 'release', -:released::bigint, 0::bigint)) as e (ord, kind, amount, unreleased)
+         where e.amount <> 0 order by e.ord),
        d as (insert into webhook_deliveries (id, run_id, organization_id, environment, created_at, url, event_type, next_attempt_at, state)
          select :delivery_id::text, :run_id::text, :organization_id::text, :environment::text, :now::timestamptz,
            :webhook_url::text, :event_type::text, :now::timestamptz, 'pending'
@@ -70,21 +87,23 @@ export async function completeRun(
 }
 
 /**
- * The terminal transition in four round trips: begin; lock the run, then its organization (the
- * organization's lateral subquery needs the run's row first); core's decision and settlement; one
- * statement for the organization's and key's counters, the run, its webhook delivery and the
- * NOTIFY (`END_RUN`); commit. Both statements are prepared once per connection.
+ * The terminal transition in four round trips: begin; lock the run, then its organization, then its
+ * key (the lateral subqueries need the run's row first; admission too locks organizations before
+ * keys); core's decision and settlement; one statement for the organization's and key's counters,
+ * the run, its ledger entries, its webhook delivery and the NOTIFY (`END_RUN`); commit. Both
+ * statements are prepared once per connection.
  */
 async function completeRunIn(
   tx: Queryable,
   origin: string,
   { runId, outcome, now, organizationId, environment, leaseOwner }: Parameters<T.Store["completeRun"]>[0],
 ): Promise<T.CompleteResult> {
-  const found = await tx.query<{ run: Row }>(
-    `select to_jsonb(r) as run from (select * from runs where id = $1 for update) r
-     cross join lateral (select id from organizations where id = r.organization_id for update) o`,
+  const found = await tx.query<{ run: Row; key: Row }>(
+    `select to_jsonb(r) as run, to_jsonb(k) as key from (select * from runs where id = $1 for update) r
+     cross join lateral (select id from organizations where id = r.organization_id for update) o
+     cross join lateral (select * from api_keys where id = r.api_key_id for update) k`,
     [runId],
-    "refvid_lock_run_end",
+    "refvid_lock_run_and_key_end",
   );
   const row = found.rows[0];
   if (!row) return { kind: "not_found" };
@@ -94,6 +113,7 @@ async function completeRunIn(
     return decision.reason === "not_found" ? { kind: "not_found" } : { kind: decision.reason, run };
 
   const settled = settleRun(run, outcome);
+  const spend = settleSpend(toApiKey(row.key).spend, settled.budgetReleased, settled.charged, now);
   const { rows } = await tx.query(
     END_RUN.text,
     END_RUN.values({
@@ -114,6 +134,13 @@ async function completeRunIn(
       organization_id: run.organizationId,
       key_in_flight: settled.inFlightDelta,
       api_key_id: run.apiKeyId,
+      budget_reserved: spend.reserved,
+      spent_day: spend.day.spent,
+      spent_day_start: spend.day.start,
+      spent_week: spend.week.spent,
+      spent_week_start: spend.week.start,
+      spent_month: spend.month.spent,
+      spent_month_start: spend.month.start,
       delivery_id: webhookIdOf(run.id),
       environment: run.environment,
       webhook_url: run.webhookUrl,

@@ -1,6 +1,6 @@
 import type * as T from "../../types.js";
 import type { Database } from "../database.js";
-import { micros } from "../rows.js";
+import { toTopUp } from "../rows.js";
 
 /** One organization's top-ups newest first through `top_ups_list`. Exported so a test EXPLAINs it. */
 export function listTopUpsQuery(search: T.TopUpSearch): { text: string; params: unknown[] } {
@@ -18,11 +18,5 @@ export function listTopUpsQuery(search: T.TopUpSearch): { text: string; params: 
 export async function listTopUps(db: Database, search: T.TopUpSearch): ReturnType<T.Store["listTopUps"]> {
   const { text, params } = listTopUpsQuery(search);
   const { rows } = await db.query(text, params);
-  return rows.map((r) => ({
-    id: String(r.id),
-    organizationId: String(r.organization_id),
-    amount: micros(r.amount, "amount"),
-    note: (r.note as string | null) ?? null,
-    createdAt: r.created_at instanceof Date ? r.created_at : new Date(String(r.created_at)),
-  }));
+  return rows.map(toTopUp);
 }

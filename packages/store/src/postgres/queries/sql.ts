@@ -33,3 +33,9 @@ export const RUN_COLUMNS = `id, organization_id, api_key_id, environment, endpoi
   webhook_events, metadata, reserved, unit_price, reserved_seconds, charged, billable_seconds, output, error, progress,
   created_at, started_at, completed_at, lease_owner, lease_expires_at, attempts, upstream, provider, route, vendor_cost,
   price_unit, queue_position, priority`;
+
+/** The next ledger entry's id, `led_` and its sequence number zero-padded (`sequenceId`). */
+export const NEXT_LEDGER_ID = "'led_' || lpad(nextval('ledger_entry_seq')::text, 19, '0')";
+
+/** The next audit entry's id, `aud_` and its sequence number zero-padded. */
+export const NEXT_AUDIT_ID = "'aud_' || lpad(nextval('audit_entry_seq')::text, 19, '0')";

@@ -9,7 +9,9 @@ export async function updateApiKey(
 ): ReturnType<T.Store["updateApiKey"]> {
   const { rows } = await db.query(
     `update api_keys set name = coalesce($2, name), max_concurrency = coalesce($3, max_concurrency),
-       rate_limit_per_minute = coalesce($4, rate_limit_per_minute), priority = coalesce($5, priority)
+       rate_limit_per_minute = coalesce($4, rate_limit_per_minute), priority = coalesce($5, priority),
+       budget = case when $6::boolean then $7::bigint else budget end,
+       budget_period = case when $6::boolean then $8::text else budget_period end
      where id = $1 returning *`,
     [
       id,
@@ -17,6 +19,9 @@ export async function updateApiKey(
       patch.maxConcurrency ?? null,
       patch.rateLimitPerMinute ?? null,
       patch.priority ?? null,
+      patch.budget !== undefined,
+      patch.budget?.amount ?? null,
+      patch.budget?.period ?? null,
     ],
   );
   return rows[0] ? toApiKey(rows[0]) : null;
