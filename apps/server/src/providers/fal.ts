@@ -204,6 +204,9 @@ export class FalProvider implements Provider {
     const interval = vendor?.hookUrl ? vendor.backstopMs : this.pollMs;
     const seen = new Set([following.request.id]);
     const progress = logProgress(context.onProgress);
+    // Whether the last position passed on was a place in the queue: a request seen queued, then
+    // done (it ran between two polls), has left the queue too.
+    let queued = false;
     for (let first = true; ; first = false) {
       if (!(first && resumed)) {
         if (!vendor) await sleep(this.options.scheduler, interval, signal);
@@ -224,6 +227,7 @@ export class FalProvider implements Provider {
       const { body } = await this.client.call(signal, deadline, { method: "GET", url: statusUrl.toString() });
       const status = (body ?? {}) as { status?: unknown; error?: unknown; logs?: unknown };
       if (status.status === "COMPLETED") {
+        if (queued) context.onQueuePosition?.(null);
         if (status.error !== undefined && status.error !== null) {
           throw await this.failure(request, status.error, signal, deadline);
         }
@@ -232,9 +236,9 @@ export class FalProvider implements Provider {
       // IN_QUEUE or IN_PROGRESS (or a state fal adds later): keep following.
       const position =
         status.status === "IN_QUEUE" ? (body as { queue_position?: unknown }).queue_position : null;
-      context.onQueuePosition?.(
-        Number.isSafeInteger(position) && (position as number) >= 0 ? (position as number) : null,
-      );
+      const known = Number.isSafeInteger(position) && (position as number) >= 0;
+      context.onQueuePosition?.(known ? (position as number) : null);
+      queued = known;
       if (status.status === "IN_PROGRESS") progress(status.logs);
     }
   }
