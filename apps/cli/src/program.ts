@@ -4,6 +4,7 @@ import { Command } from "commander";
 import { registerAccount } from "./commands/account.js";
 import { registerAdmin } from "./commands/admin.js";
 import { registerFiles } from "./commands/files.js";
+import { registerLedger } from "./commands/ledger.js";
 import { type Catalog, registerPrice, registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
 import { registerWebhooks } from "./commands/webhooks.js";
@@ -56,6 +57,7 @@ export function buildProgram(catalog: Catalog, argv: readonly string[]): Command
   registerPrice(program, catalog);
   registerFiles(program);
   registerAccount(program);
+  registerLedger(program);
   registerWebhooks(program);
   registerAdmin(program);
   return program;

@@ -144,6 +144,12 @@ export function registerAccount(program: Command): void {
             `${a.api_key_concurrency.in_flight} of ${a.api_key_concurrency.limit} (this key)`,
           ],
           ["rate limit", `${a.rate_limit.remaining} of ${a.rate_limit.per_minute}/min left`],
+          [
+            "key budget",
+            a.api_key_budget &&
+              `${a.api_key_budget.remaining_usd} of ${a.api_key_budget.amount_usd} USD a ${a.api_key_budget.period} ` +
+                `left (resets ${a.api_key_budget.resets_at})`,
+          ],
         ]),
       );
     });

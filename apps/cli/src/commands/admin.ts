@@ -3,15 +3,15 @@
  * (`/admin/v1`), with the server's admin token (REFVID_ADMIN_TOKEN, or the profile's `admin_token`).
  */
 import type { components } from "@refvid/api-types";
-import { errorFromResponse } from "@refvid/client";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { instant, positiveInteger } from "../args.js";
 import { UsageError } from "../errors.js";
 import { details, table } from "../format.js";
 import type { Output } from "../io.js";
 import { session } from "../session.js";
+import { registerAdminMoney, showOrganization } from "./admin-money.js";
+import { data } from "./ledger.js";
 
-type Organization = components["schemas"]["Organization"];
 type ApiKey = components["schemas"]["ApiKey"];
 type UsageReport = components["schemas"]["UsageReport"];
 
@@ -25,28 +25,6 @@ const GROUP_BY: readonly UsageReport["group_by"][] = [
   "day",
 ];
 
-/** The data of an openapi-fetch result, or the API's typed error. */
-async function data<T>(result: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
-  const { data, error, response } = await result;
-  if (!response.ok || data === undefined) throw errorFromResponse(response, error);
-  return data;
-}
-
-function showOrganization(io: Output, org: Organization): void {
-  const w = org.wallet;
-  io.print(
-    details(io.c, [
-      ["organization", org.organization_id],
-      ["name", org.name],
-      ["tier", `${org.tier} (${org.concurrency_limit} runs at once)`],
-      ["balance", `${w.balance_usd} USD (${w.available_usd} available, ${w.reserved_usd} reserved)`],
-      ["topped up", `${w.lifetime_top_ups_usd} USD`],
-      ["queue weight", org.queue_weight],
-      ["created", org.created_at],
-    ]),
-  );
-}
-
 function showKey(io: Output, key: ApiKey): void {
   io.print(
     details(io.c, [
@@ -58,15 +36,15 @@ function showKey(io: Output, key: ApiKey): void {
       ["max concurrency", key.max_concurrency],
       ["rate limit", `${key.rate_limit_per_minute}/min`],
       ["priority", key.priority],
+      [
+        "budget",
+        key.budget &&
+          `${key.budget.amount_usd} USD a ${key.budget.period}: ${key.budget.spent_usd} spent, ` +
+            `${key.budget.reserved_usd} held, ${key.budget.remaining_usd} left until ${key.budget.resets_at}`,
+      ],
       ["revoked", key.revoked_at],
     ]),
   );
-}
-
-function amount(value: string): string {
-  if (!/^[0-9]{1,9}(\.[0-9]{1,6})?$/.test(value))
-    throw new InvalidArgumentError("Use a decimal amount like 100.00.");
-  return value;
 }
 
 /** The report as a table: a row per group and environment, money in USD. */
@@ -120,6 +98,21 @@ interface KeyOptions {
   maxConcurrency?: number;
   rateLimit?: number;
   priority?: "low" | "normal" | "high";
+  budget?: KeyBudget | "none";
+}
+
+type KeyBudget = components["schemas"]["KeyBudget"];
+
+/**
+ * `--budget 50/month`, `--budget 0.50/day`, or `--budget none` (kept as "none": commander takes a
+ * parser's null for no value).
+ */
+function budget(value: string): KeyBudget | "none" {
+  if (value === "none") return "none";
+  const match = /^([0-9]{1,9}(?:\.[0-9]{1,6})?)\/(day|week|month)$/.exec(value);
+  if (!match)
+    throw new InvalidArgumentError("Use an amount and a period like 50/month or 0.50/day, or none.");
+  return { amount_usd: match[1] as string, period: match[2] as KeyBudget["period"] };
 }
 
 export function registerAdmin(program: Command): void {
@@ -190,6 +183,11 @@ export function registerAdmin(program: Command): void {
           "normal",
           "high",
         ]),
+      )
+      .option(
+        "--budget <amount/period>",
+        "a spend budget, e.g. 50/month or 0.50/day (UTC); none removes it",
+        budget,
       );
   limits(
     keys
@@ -210,6 +208,7 @@ export function registerAdmin(program: Command): void {
       max_concurrency: options.maxConcurrency,
       rate_limit_per_minute: options.rateLimit,
       priority: options.priority,
+      budget: options.budget === "none" ? null : options.budget,
     };
     const key = await data(
       admin().api.POST("/admin/v1/organizations/{organization_id}/api-keys", {
@@ -234,9 +233,12 @@ export function registerAdmin(program: Command): void {
       max_concurrency: options.maxConcurrency,
       rate_limit_per_minute: options.rateLimit,
       priority: options.priority,
+      budget: options.budget === "none" ? null : options.budget,
     };
     if (Object.values(body).every((v) => v === undefined)) {
-      throw new UsageError("nothing to change: pass --name, --max-concurrency, --rate-limit or --priority");
+      throw new UsageError(
+        "nothing to change: pass --name, --max-concurrency, --rate-limit, --priority or --budget",
+      );
     }
     const key = await data(
       admin().api.PATCH("/admin/v1/api-keys/{api_key_id}", { params: { path: { api_key_id: id } }, body }),
@@ -257,24 +259,7 @@ export function registerAdmin(program: Command): void {
       showKey(io, key);
     });
 
-  admin
-    .command("top-up")
-    .description("Add funds to an organization's wallet; lifetime top-ups set its tier.")
-    .argument("<organization_id>", "org_…")
-    .argument("<amount_usd>", "the amount in USD, e.g. 100.00", amount)
-    .option("--note <text>", "kept with the top-up, e.g. a payment reference")
-    .action(async (id: string, amountUsd: string, options: { note?: string }, command: Command) => {
-      const { io, admin } = await session(command);
-      const topUp = await data(
-        admin().api.POST("/admin/v1/organizations/{organization_id}/top-ups", {
-          params: { path: { organization_id: id } },
-          body: { amount_usd: amountUsd, note: options.note },
-        }),
-      );
-      if (io.json) return io.printJson(topUp);
-      io.print(`Added ${topUp.amount_usd} USD (${topUp.top_up_id}).`);
-      showOrganization(io, topUp.organization);
-    });
+  registerAdminMoney(admin);
 
   admin
     .command("usage")
