@@ -8,7 +8,7 @@ const facts = (
   config: {
     role: "all",
     publicUrl: "http://localhost:8080",
-    adminToken: null,
+    adminTokens: [],
     store: { kind: "memory" },
     ...config,
   },

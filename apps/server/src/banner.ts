@@ -10,7 +10,7 @@ import type { Config } from "./config.js";
 export const DEFAULT_SAMPLES_PORT = 9001;
 
 export interface BannerFacts {
-  config: Pick<Config, "role" | "publicUrl" | "adminToken" | "store">;
+  config: Pick<Config, "role" | "publicUrl" | "adminTokens" | "store">;
   /** The port the API (or a worker's probes) listens on, as bound: PORT=0 picks one. */
   port: number;
   /** REFVID_PROBE_PORT's server's port, when there is one. */
@@ -53,8 +53,11 @@ export function startupBanner(facts: BannerFacts): string[] {
       `      -d '{"input": {"prompt": "A slow dolly shot", "image_urls": ["http://localhost:${samples}/sculpture.png"], "duration": "4s"}, "sync": true}'`,
     );
   }
-  if (!config.adminToken)
-    lines.push("", "  The admin API is off; set REFVID_ADMIN_TOKEN to enable /admin/v1.");
+  if (config.adminTokens.length === 0)
+    lines.push(
+      "",
+      "  The admin API is off; set REFVID_ADMIN_TOKEN (or REFVID_ADMIN_TOKENS) to enable /admin/v1.",
+    );
   return lines;
 }
 

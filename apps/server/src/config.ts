@@ -1,6 +1,7 @@
 import type { BuiltInModelSlug, UploadQuota } from "@refvid/core";
 import { z } from "zod";
 import type { CatalogFile, CatalogSource } from "./catalog/catalog-file.js";
+import { type AdminToken, parseAdminTokens } from "./config-admin.js";
 import { ConfigError } from "./config-error.js";
 import { type ProviderName, parseProviders, readCatalog } from "./config-models.js";
 import { type BlobStoreConfig, parseBlobStore, parseStore, type StoreConfig } from "./config-storage.js";
@@ -22,6 +23,8 @@ export interface Config {
   store: StoreConfig;
   role: Role;
   adminToken: string | null;
+  /** Every admin token by name: REFVID_ADMIN_TOKEN's (`admin`) and REFVID_ADMIN_TOKENS'. */
+  adminTokens: AdminToken[];
   /** REFVID_METRICS_TOKEN: `GET /metrics` asks for it as a bearer token; open when null. */
   metricsToken: string | null;
   publicUrl: string;
@@ -152,6 +155,7 @@ const schema = z.object({
   REFVID_STORE: z.string().min(1).optional(),
   REFVID_ROLE: z.enum(["all", "api", "worker"]).default("all"),
   REFVID_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  REFVID_ADMIN_TOKENS: z.string().optional(),
   REFVID_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   REFVID_PUBLIC_URL: z.string().url().optional(),
   REFVID_PROVIDER: z.string().default("preview"),
@@ -283,6 +287,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     store: parseStore(e),
     role: e.REFVID_ROLE,
     adminToken: e.REFVID_ADMIN_TOKEN ?? null,
+    adminTokens: parseAdminTokens(e.REFVID_ADMIN_TOKEN, e.REFVID_ADMIN_TOKENS),
     metricsToken: e.REFVID_METRICS_TOKEN ?? null,
     publicUrl,
     providers: parseProviders(e.REFVID_PROVIDER),

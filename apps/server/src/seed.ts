@@ -28,15 +28,18 @@ export async function seedDemo(deps: AppDeps): Promise<Demo> {
   if (saved && (await deps.store.findApiKeyByHash(hashApiKey(saved.apiKey))))
     return { ...saved, created: false };
 
-  const org = await createOrganization(deps, { name: "Demo organization" });
+  // The start-up itself makes the demo: the audit log names it `seed`.
+  const actor = { name: "seed", requestId: "startup" };
+  const org = await createOrganization(deps, actor, { name: "Demo organization" });
   await deps.store.addTopUp({
     id: newTopUpId(),
     organizationId: org.organization_id,
     amount: parseUsd(DEMO_BALANCE_USD) ?? 0,
     note: "demo balance",
     now: deps.clock.now(),
+    actor,
   });
-  const key = await createApiKey(deps, org.organization_id, { environment: "test", name: "demo" });
+  const key = await createApiKey(deps, actor, org.organization_id, { environment: "test", name: "demo" });
   const demo = { organizationId: org.organization_id, apiKey: key.key };
   await writeFile(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
   deps.logger.info({ organizationId: demo.organizationId }, "demo organization created");

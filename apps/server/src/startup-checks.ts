@@ -23,7 +23,7 @@ export function startupFindings(config: Config): StartupFindings {
   const warnings: string[] = [];
   if (!config.production) return { errors, warnings };
 
-  if (config.role !== "worker" && !config.adminToken) {
+  if (config.role !== "worker" && config.adminTokens.length === 0) {
     errors.push(
       "REFVID_ADMIN_TOKEN is not set: in production an API process (role api or all) needs it, " +
         "because the admin API is the only way to create organizations and API keys (the demo is " +

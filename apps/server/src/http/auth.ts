@@ -8,6 +8,7 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { ForbiddenError, RateLimitError, UnauthorizedError } from "@refvid/core";
+import type { Actor } from "@refvid/store";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
@@ -54,11 +55,14 @@ export function authenticate(deps: AppDeps): RequestHandler {
 
 export const callerOf = (res: Response): Caller => res.locals.caller as Caller;
 
-/** The admin API: off without REFVID_ADMIN_TOKEN, else `Authorization: Bearer <token>`. */
+/**
+ * The admin API: off without an admin token (REFVID_ADMIN_TOKEN, REFVID_ADMIN_TOKENS), else
+ * `Authorization: Bearer <token>`; the token's name is the request's actor (`adminActorOf`).
+ */
 export function authenticateAdmin(deps: AppDeps): RequestHandler {
-  const token = deps.config.adminToken ? Buffer.from(deps.config.adminToken) : null;
-  return (req: Request, _res: Response, next: NextFunction) => {
-    if (!token) {
+  const tokens = deps.config.adminTokens.map(({ name, token }) => ({ name, token: Buffer.from(token) }));
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (tokens.length === 0) {
       return next(
         new ForbiddenError(
           "admin_api_disabled",
@@ -67,13 +71,25 @@ export function authenticateAdmin(deps: AppDeps): RequestHandler {
       );
     }
     const given = Buffer.from(ADMIN_SCHEME.exec(credentials(req))?.[1] ?? "");
-    if (given.length !== token.length || !timingSafeEqual(given, token)) {
+    // Every token is compared, so the time taken does not tell which one nearly matched.
+    let matched: string | null = null;
+    for (const { name, token } of tokens) {
+      if (given.length === token.length && timingSafeEqual(given, token)) matched ??= name;
+    }
+    if (matched === null) {
       return next(
         new UnauthorizedError(
           "Missing or invalid admin token. Send Authorization: Bearer $REFVID_ADMIN_TOKEN.",
         ),
       );
     }
+    res.locals.adminName = matched;
     next();
   };
 }
+
+/** Who makes an admin request: its token's name, and the request's id. */
+export const adminActorOf = (res: Response): Actor => ({
+  name: res.locals.adminName as string,
+  requestId: res.locals.requestId as string,
+});

@@ -6,6 +6,7 @@
  */
 
 import {
+  BudgetExceededError,
   ConcurrencyLimitError,
   type FieldProblem,
   formatUsd,
@@ -136,6 +137,17 @@ function sendDomainError(res: Response, err: RefvidError, requestId: string | un
   if (err instanceof InsufficientBalanceError) {
     body.required_usd = formatUsd(err.required);
     body.available_usd = formatUsd(err.available);
+  }
+  if (err instanceof BudgetExceededError) {
+    const { standing } = err;
+    body.required_usd = formatUsd(err.required);
+    body.available_usd = formatUsd(standing.remaining);
+    body.budget_usd = formatUsd(standing.budget.amount);
+    body.spent_usd = formatUsd(standing.spent);
+    body.reserved_usd = formatUsd(standing.reserved);
+    body.period = standing.budget.period;
+    body.resets_at = standing.resetsAt.toISOString();
+    body.api_key_id = err.apiKeyId;
   }
   if (err instanceof UploadQuotaExceededError) {
     body.quota = err.quota;

@@ -16,7 +16,7 @@ import type { Clock } from "../clock.js";
 import { VendorMetrics } from "./vendor-metrics.js";
 
 /** Why a submit was refused before a run existed. */
-const REJECTIONS = ["api_key", "organization", "balance", "rate_limit"] as const;
+const REJECTIONS = ["api_key", "organization", "balance", "budget", "rate_limit"] as const;
 export type RunRejection = (typeof REJECTIONS)[number];
 /** How one provider call went: `stopped` is the worker's doing (cancel, timeout, shutdown, lost lease). */
 export type ProviderCallOutcome = "succeeded" | "failed" | "stopped";

@@ -4,6 +4,7 @@ import { concurrencyRemaining, formatUsd, type RateDecision, UnauthorizedError }
 import type { OrganizationRecord } from "@refvid/store";
 import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
+import { budgetView } from "../views/money.js";
 
 export function walletView(org: OrganizationRecord) {
   return {
@@ -21,10 +22,11 @@ export async function getAccount(deps: AppDeps, caller: Caller, rate: RateDecisi
   const found = await deps.store.findApiKeyByHash(caller.apiKey.keyHash);
   if (!found) throw new UnauthorizedError("This API key was revoked.");
   const { apiKey: key, organization: org } = found;
+  const now = deps.clock.now();
   const uploads = await deps.store.uploadUsage({
     organizationId: org.id,
     defaults: deps.config.uploadQuota,
-    now: deps.clock.now(),
+    now,
   });
   if (!uploads) throw new UnauthorizedError("This API key's organization no longer exists.");
   // The organization's cap holds for each environment apart: a test key sees the test count.
@@ -57,6 +59,7 @@ export async function getAccount(deps: AppDeps, caller: Caller, rate: RateDecisi
       in_flight: key.inFlight,
       available: concurrencyRemaining(counters),
     },
+    api_key_budget: budgetView(key, now),
     upload_quota: {
       bytes_limit: uploads.quota.bytes,
       bytes_used: uploads.usage.bytes,

@@ -50,7 +50,8 @@ export async function listApiKeys(
     ...(revoked !== undefined ? { revoked } : {}),
     ...(start.after ? { after: start.after } : {}),
   });
-  return pageOf(found, limit, start, apiKeyView);
+  const now = deps.clock.now();
+  return pageOf(found, limit, start, (key) => apiKeyView(key, now));
 }
 
 export async function listTopUps(

@@ -1,4 +1,7 @@
-/** The admin API: organizations, keys and top-ups (their lists are in admin-lists.ts). */
+/**
+ * The admin API: organizations and keys (their lists are in admin-lists.ts; money in
+ * admin-money.ts). Each change is recorded in the audit log with the admin token's name, once made.
+ */
 import { createHash } from "node:crypto";
 import type { components } from "@refvid/api-types";
 import {
@@ -6,15 +9,16 @@ import {
   DEFAULT_KEY_RATE_LIMIT_PER_MINUTE,
   formatUsd,
   InvalidRequestError,
-  MAX_TOP_UP,
+  type KeyBudget,
   NotFoundError,
   parseUsd,
   quotaInForce,
   type UploadQuota,
 } from "@refvid/core";
-import type { ApiKeyRecord, OrganizationRecord, TopUpRecord } from "@refvid/store";
+import type { Actor, ApiKeyRecord, OrganizationRecord, TopUpRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
-import { newApiKeyId, newApiKeySecret, newOrganizationId, newTopUpId, newWebhookSecret } from "../ids.js";
+import { newApiKeyId, newApiKeySecret, newOrganizationId, newWebhookSecret } from "../ids.js";
+import { budgetView } from "../views/money.js";
 import { walletView } from "./account.js";
 
 type Schemas = components["schemas"];
@@ -38,7 +42,7 @@ export function organizationView(
   };
 }
 
-export function apiKeyView(key: ApiKeyRecord): Schemas["ApiKey"] {
+export function apiKeyView(key: ApiKeyRecord, now: Date): Schemas["ApiKey"] {
   return {
     api_key_id: key.id,
     organization_id: key.organizationId,
@@ -48,6 +52,7 @@ export function apiKeyView(key: ApiKeyRecord): Schemas["ApiKey"] {
     max_concurrency: key.maxConcurrency,
     rate_limit_per_minute: key.rateLimitPerMinute,
     priority: key.priority,
+    budget: budgetView(key, now),
     created_at: key.createdAt.toISOString(),
     revoked_at: key.revokedAt ? key.revokedAt.toISOString() : null,
   };
@@ -59,6 +64,8 @@ export function topUpView(topUp: TopUpRecord): Schemas["TopUpEntry"] {
     organization_id: topUp.organizationId,
     amount_usd: formatUsd(topUp.amount),
     note: topUp.note,
+    actor: topUp.actor,
+    reversed_at: topUp.reversedAt ? topUp.reversedAt.toISOString() : null,
     created_at: topUp.createdAt.toISOString(),
   };
 }
@@ -67,12 +74,37 @@ export const orgNotFound = (id: string) =>
   new NotFoundError("organization_not_found", `No organization ${id}.`);
 export const keyNotFound = (id: string) => new NotFoundError("api_key_not_found", `No API key ${id}.`);
 
-export async function createOrganization(deps: AppDeps, body: Schemas["CreateOrganizationRequest"]) {
+/** Records an admin change in the audit log, once it is made. */
+export async function audit(
+  deps: AppDeps,
+  actor: Actor,
+  change: { action: string; organizationId: string | null; targetId: string | null; detail: object },
+): Promise<void> {
+  await deps.store.recordAudit({
+    actor: actor.name,
+    requestId: actor.requestId,
+    createdAt: deps.clock.now(),
+    ...change,
+    detail: { ...change.detail },
+  });
+}
+
+export async function createOrganization(
+  deps: AppDeps,
+  actor: Actor,
+  body: Schemas["CreateOrganizationRequest"],
+) {
   const org = await deps.store.createOrganization({
     id: newOrganizationId(),
     name: body.name,
     webhookSecrets: { live: newWebhookSecret(), test: newWebhookSecret() },
     now: deps.clock.now(),
+  });
+  await audit(deps, actor, {
+    action: "organization.create",
+    organizationId: org.id,
+    targetId: org.id,
+    detail: body,
   });
   return organizationView(org, deps.config.uploadQuota);
 }
@@ -86,6 +118,7 @@ export async function getOrganization(deps: AppDeps, id: string) {
 /** `PATCH /admin/v1/organizations/{id}`: its own upload quota, part by part (null: the default). */
 export async function updateOrganization(
   deps: AppDeps,
+  actor: Actor,
   id: string,
   body: Schemas["UpdateOrganizationRequest"],
 ) {
@@ -94,11 +127,29 @@ export async function updateOrganization(
     ...(body.queue_weight !== undefined ? { queueWeight: body.queue_weight } : {}),
   });
   if (!org) throw orgNotFound(id);
+  await audit(deps, actor, { action: "organization.update", organizationId: id, targetId: id, detail: body });
   return organizationView(org, deps.config.uploadQuota);
+}
+
+/** A budget as the admin API takes it: null removes one, undefined leaves it as it is. */
+function budgetOf(body: { budget?: Schemas["KeyBudget"] | null }): KeyBudget | null | undefined {
+  if (body.budget === undefined || body.budget === null) return body.budget;
+  const amount = parseUsd(body.budget.amount_usd);
+  if (amount === null || amount < 0) {
+    throw new InvalidRequestError([
+      {
+        field: "body.budget.amount_usd",
+        message: "must be an amount in USD with up to 6 decimals",
+        rule: "amount",
+      },
+    ]);
+  }
+  return { amount, period: body.budget.period };
 }
 
 export async function createApiKey(
   deps: AppDeps,
+  actor: Actor,
   organizationId: string,
   body: Schemas["CreateApiKeyRequest"],
 ) {
@@ -114,67 +165,40 @@ export async function createApiKey(
     maxConcurrency: body.max_concurrency ?? DEFAULT_KEY_MAX_CONCURRENCY,
     rateLimitPerMinute: body.rate_limit_per_minute ?? DEFAULT_KEY_RATE_LIMIT_PER_MINUTE,
     priority: body.priority ?? "normal",
+    budget: budgetOf(body) ?? null,
     now: deps.clock.now(),
   });
   if (!key) throw orgNotFound(organizationId);
-  return { ...apiKeyView(key), key: secret };
+  await audit(deps, actor, { action: "api_key.create", organizationId, targetId: key.id, detail: body });
+  return { ...apiKeyView(key, deps.clock.now()), key: secret };
 }
 
-export async function updateApiKey(deps: AppDeps, id: string, body: Schemas["UpdateApiKeyRequest"]) {
+export async function updateApiKey(
+  deps: AppDeps,
+  actor: Actor,
+  id: string,
+  body: Schemas["UpdateApiKeyRequest"],
+) {
+  const budget = budgetOf(body);
   const key = await deps.store.updateApiKey(id, {
     ...(body.name !== undefined ? { name: body.name } : {}),
     ...(body.max_concurrency !== undefined ? { maxConcurrency: body.max_concurrency } : {}),
     ...(body.rate_limit_per_minute !== undefined ? { rateLimitPerMinute: body.rate_limit_per_minute } : {}),
     ...(body.priority !== undefined ? { priority: body.priority } : {}),
+    ...(budget !== undefined ? { budget } : {}),
   });
   if (!key) throw keyNotFound(id);
   deps.keys.forget(id);
-  return apiKeyView(key);
+  const organizationId = key.organizationId;
+  await audit(deps, actor, { action: "api_key.update", organizationId, targetId: id, detail: body });
+  return apiKeyView(key, deps.clock.now());
 }
 
-export async function revokeApiKey(deps: AppDeps, id: string) {
+export async function revokeApiKey(deps: AppDeps, actor: Actor, id: string) {
   const key = await deps.store.revokeApiKey(id, deps.clock.now());
   if (!key) throw keyNotFound(id);
   deps.keys.forget(id);
-  return apiKeyView(key);
-}
-
-export async function createTopUp(
-  deps: AppDeps,
-  organizationId: string,
-  body: Schemas["CreateTopUpRequest"],
-) {
-  const amount = parseUsd(body.amount_usd);
-  if (amount === null || amount <= 0 || amount > MAX_TOP_UP) {
-    throw new InvalidRequestError([
-      {
-        field: "body.amount_usd",
-        message: "must be a positive amount of at most 1000000000 USD with up to 6 decimals",
-        rule: "amount",
-      },
-    ]);
-  }
-  // The lifetime cap is checked by the store under the organization's row lock, so racing
-  // top-ups cannot pass it together.
-  const result = await deps.store.addTopUp({
-    id: newTopUpId(),
-    organizationId,
-    amount,
-    note: body.note ?? null,
-    now: deps.clock.now(),
-  });
-  if (!result) throw orgNotFound(organizationId);
-  if (result.kind === "rejected") {
-    throw new InvalidRequestError([
-      {
-        field: "body.amount_usd",
-        message: `would take the organization's lifetime top-ups past ${formatUsd(result.decision.max)} USD (now ${formatUsd(result.decision.lifetimeTopUps)})`,
-        rule: "amount",
-      },
-    ]);
-  }
-  return {
-    ...topUpView(result.topUp),
-    organization: organizationView(result.organization, deps.config.uploadQuota),
-  };
+  const organizationId = key.organizationId;
+  await audit(deps, actor, { action: "api_key.revoke", organizationId, targetId: id, detail: {} });
+  return apiKeyView(key, deps.clock.now());
 }

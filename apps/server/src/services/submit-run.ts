@@ -4,6 +4,7 @@
  */
 import type { Run, SubmitRunRequest } from "@refvid/api-types";
 import {
+  BudgetExceededError,
   ConcurrencyLimitError,
   type EarlierRequestDecision,
   hashRequest,
@@ -117,6 +118,7 @@ export async function submitRun(
       const d = result.decision;
       deps.metrics.runRejected(d.reason);
       if (d.reason === "balance") throw new InsufficientBalanceError(d.required, d.available);
+      if (d.reason === "budget") throw new BudgetExceededError(run.apiKeyId, d.required, d);
       throw new ConcurrencyLimitError(d.reason, d.limit, d.inFlight);
     }
     case "api_key_gone":

@@ -331,6 +331,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the wallet's ledger
+         * @description Every change of the organization's wallet, newest first: top-ups and their reversals, operators'
+         *     adjustments, and each live run's reservation, charge and release. The wallet of
+         *     `GET /v1/account` always equals the ledger's sums (see LedgerEntry). Keys of either
+         *     environment read it; test runs move no money and have no entries. Pages are keyset-paginated:
+         *     pass `next_cursor` back as `cursor`, with the same filters, until `has_more` is false.
+         */
+        get: operations["listLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pricing/preview": {
         parameters: {
             query?: never;
@@ -759,9 +783,67 @@ export interface paths {
         /**
          * Top up an organization's wallet
          * @description Adds funds to the wallet. Lifetime top-ups set the tier: growth from 350 USD, pro from
-         *     1400 USD, scale from 7000 USD.
+         *     1400 USD, scale from 7000 USD. Send an `Idempotency-Key` to make it safe to retry: a top-up
+         *     with a key already used for this organization is not made again; the first one is answered
+         *     (`200`, `Idempotent-Replayed: true`), or `422 idempotency_key_reused` when it was of another
+         *     amount or note. Top-up keys do not expire. Each top-up is a ledger entry and is recorded in
+         *     the audit log.
          */
         post: operations["createTopUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/organizations/{organization_id}/top-ups/{top_up_id}/reversal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
+                organization_id: components["parameters"]["OrganizationId"];
+                top_up_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a top-up back
+         * @description Takes a top-up back, with a reason: a `reversal` ledger entry of minus its amount, and the
+         *     organization's lifetime top-ups (and so its tier) lowered by it. Refused with `409` when the
+         *     top-up was reversed already, or when the wallet's available balance (balance less what runs
+         *     in flight hold) is less than the top-up: a correction never makes `available_usd` negative.
+         *     Recorded in the audit log with the admin token's name.
+         */
+        post: operations["reverseTopUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/organizations/{organization_id}/adjustments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Correct a wallet's balance
+         * @description Adds to the balance, or takes from it, with a reason: an `adjustment` ledger entry. It does
+         *     not count as a top-up (the tier stays). Taking away more than the available balance (balance
+         *     less what runs in flight hold) is refused with `409`: a correction never makes
+         *     `available_usd` negative. Recorded in the audit log with the admin token's name.
+         */
+        post: operations["createAdjustment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -794,6 +876,49 @@ export interface paths {
          * @description Changes take effect on the key's next request.
          */
         patch: operations["updateApiKey"];
+        trace?: never;
+    };
+    "/admin/v1/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List ledger entries across organizations
+         * @description Ledger entries of every organization, or of one, newest first, with the same filters as
+         *     `GET /v1/ledger`.
+         */
+        get: operations["listAllLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit log
+         * @description Every change made through the admin API (organizations, keys, top-ups, reversals,
+         *     adjustments), newest first, with the name of the admin token that made it. Name tokens with
+         *     `REFVID_ADMIN_TOKENS` (`alice:<token>,bob:<token>`); `REFVID_ADMIN_TOKEN` is named `admin`.
+         */
+        get: operations["listAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/admin/v1/usage": {
@@ -1388,6 +1513,39 @@ export interface components {
             };
         };
         /**
+         * @description The period a budget is counted over, in UTC: a day from midnight, an ISO week from Monday's
+         *     midnight, a calendar month from the 1st's midnight.
+         * @enum {string}
+         */
+        BudgetPeriod: "day" | "week" | "month";
+        /**
+         * BudgetExceededError
+         * @description `400 budget_exceeded`: the run's price would take the calling key past its budget for the
+         *     current period. Nothing was reserved. The body has the shape of the insufficient-balance error,
+         *     with the budget's figures beside it.
+         */
+        BudgetExceededError: {
+            error: {
+                /** @enum {string} */
+                type: "budget_exceeded";
+                /** @enum {integer} */
+                code: 400;
+                message: string;
+                required_usd: components["schemas"]["Money"];
+                /** @description What is left of the budget this period. */
+                available_usd: components["schemas"]["Money"];
+                budget_usd: components["schemas"]["Money"];
+                spent_usd: components["schemas"]["Money"];
+                reserved_usd: components["schemas"]["Money"];
+                period: components["schemas"]["BudgetPeriod"];
+                /** Format: date-time */
+                resets_at: string;
+                api_key_id: string;
+                /** @description Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help. */
+                request_id: string;
+            };
+        };
+        /**
          * Error
          * @description The body of every error response except the two `429`s.
          */
@@ -1818,6 +1976,27 @@ export interface components {
          */
         Tier: "starter" | "growth" | "pro" | "scale";
         /**
+         * BudgetStanding
+         * @description A key's budget and where the key stands against it now.
+         */
+        BudgetStanding: {
+            amount_usd: components["schemas"]["Money"];
+            period: components["schemas"]["BudgetPeriod"];
+            /** @description What the key's runs that ended in this period were charged (priced, for a test key). */
+            spent_usd: components["schemas"]["Money"];
+            /** @description What the key's runs in flight hold against the budget (their prices). */
+            reserved_usd: components["schemas"]["Money"];
+            /** @description `amount_usd - spent_usd - reserved_usd`, never below 0. */
+            remaining_usd: components["schemas"]["Money"];
+            /** Format: date-time */
+            period_start: string;
+            /**
+             * Format: date-time
+             * @description When the next period begins and the spend counts from 0 again.
+             */
+            resets_at: string;
+        };
+        /**
          * Account
          * @description Status of the calling key and its organization.
          */
@@ -1881,6 +2060,62 @@ export interface components {
                 /** @description Uploads it keeps now. */
                 count_used: number;
             };
+            /** @description The calling key's spend budget and where it stands (a refvid extension); `null` when it has none. */
+            api_key_budget: components["schemas"]["BudgetStanding"] | null;
+        };
+        /**
+         * @description What moved the wallet. On the balance: `top_up` (+), `reversal` (−, a top-up taken back),
+         *     `adjustment` (±, an operator's correction), `charge` (−, what a live run that succeeded was
+         *     charged). On the reservation: `reservation` (+, a live run's price held at admission) and
+         *     `release` (−, the whole hold given back when the run ends, whatever it was charged).
+         * @enum {string}
+         */
+        LedgerKind: "top_up" | "reversal" | "adjustment" | "charge" | "reservation" | "release";
+        /**
+         * LedgerEntry
+         * @description One change of an organization's wallet. Entries are written in the transaction that moves the
+         *     money and never change. At every moment the wallet of `GET /v1/account` is their sums:
+         *     `balance_usd` is the sum of the `top_up`, `reversal`, `adjustment` and `charge` amounts, and
+         *     `reserved_usd` the sum of the `reservation` and `release` amounts. Test runs move no money
+         *     and have no entries.
+         */
+        LedgerEntry: {
+            /**
+             * @description `led_` and a sequence number: a later entry has a greater id.
+             * @example led_0000000000000004217
+             */
+            ledger_entry_id: string;
+            organization_id: string;
+            kind: components["schemas"]["LedgerKind"];
+            /** @description Signed, as the entry's effect on the balance or on the reservation. */
+            amount_usd: components["schemas"]["Money"];
+            /** @description The wallet's balance right after the entry. */
+            balance_usd: components["schemas"]["Money"];
+            /** @description What runs in flight held right after the entry. */
+            reserved_usd: components["schemas"]["Money"];
+            /** @description The run, for a reservation, charge or release. */
+            run_id: string | null;
+            /** @description The key that submitted the run. */
+            api_key_id: string | null;
+            /** @description The top-up, for a top-up or its reversal. */
+            top_up_id: string | null;
+            /** @description Why an operator made it (a reversal or an adjustment). */
+            reason: string | null;
+            /** @description The name of the admin token that made it (top-ups, reversals, adjustments). */
+            actor: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * LedgerPage
+         * @description One page of ledger entries, newest first.
+         */
+        LedgerPage: {
+            data: components["schemas"]["LedgerEntry"][];
+            /** @description Whether another page follows. */
+            has_more: boolean;
+            /** @description Pass as `cursor` to get the next page; `null` on the last page. */
+            next_cursor: string | null;
         };
         /**
          * PricePreviewRequest
@@ -2241,6 +2476,8 @@ export interface components {
             max_concurrency: number;
             rate_limit_per_minute: number;
             priority: components["schemas"]["KeyPriority"];
+            /** @description The key's budget and where it stands now; `null` when it has none. */
+            budget: components["schemas"]["BudgetStanding"] | null;
             /** Format: date-time */
             created_at: string;
             /**
@@ -2260,6 +2497,21 @@ export interface components {
             /** @description Pass as `cursor` to get the next page; `null` on the last page. */
             next_cursor: string | null;
         };
+        /**
+         * KeyBudget
+         * @description A spend budget for one key. A submit whose price would take the key past it, counting what the
+         *     key spent in the current period and what its runs in flight hold, is refused with
+         *     `400 budget_exceeded`. A run's charge counts in the period the run ends in. A test key's budget
+         *     counts what its runs are priced at.
+         */
+        KeyBudget: {
+            /**
+             * @description The budget per period, a decimal string in USD with at most 6 decimals.
+             * @example 250.00
+             */
+            amount_usd: string;
+            period: components["schemas"]["BudgetPeriod"];
+        };
         /** CreateApiKeyRequest */
         CreateApiKeyRequest: {
             /** @default live */
@@ -2278,6 +2530,8 @@ export interface components {
             rate_limit_per_minute?: number;
             /** @default normal */
             priority?: components["schemas"]["KeyPriority"];
+            /** @description A spend budget per period for this key; `null` for none. */
+            budget?: components["schemas"]["KeyBudget"] | null;
         };
         /**
          * CreatedApiKey
@@ -2300,6 +2554,13 @@ export interface components {
             organization_id: string;
             amount_usd: components["schemas"]["Money"];
             note: string | null;
+            /** @description The name of the admin token that made it; `null` for top-ups made before tokens were named. */
+            actor: string | null;
+            /**
+             * Format: date-time
+             * @description When it was taken back (`POST …/top-ups/{top_up_id}/reversal`); `null` while it stands.
+             */
+            reversed_at: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -2334,9 +2595,46 @@ export interface components {
             organization_id: string;
             amount_usd: components["schemas"]["Money"];
             note: string | null;
+            /** @description The name of the admin token that made it; `null` for top-ups made before tokens were named. */
+            actor: string | null;
+            /**
+             * Format: date-time
+             * @description When it was taken back (`POST …/top-ups/{top_up_id}/reversal`); `null` while it stands.
+             */
+            reversed_at: string | null;
             /** Format: date-time */
             created_at: string;
             organization: components["schemas"]["Organization"];
+        };
+        /**
+         * CorrectionRequest
+         * @description Why an operator takes a top-up back; kept on its ledger entry and in the audit log.
+         */
+        CorrectionRequest: {
+            /** @example Sent twice by mistake (invoice 17) */
+            reason: string;
+        };
+        /**
+         * Correction
+         * @description The ledger entry an operator's correction made, and the organization after it.
+         */
+        Correction: {
+            ledger_entry: components["schemas"]["LedgerEntry"];
+            organization: components["schemas"]["Organization"];
+        };
+        /** CreateAdjustmentRequest */
+        CreateAdjustmentRequest: {
+            /**
+             * @description What to add to the balance (negative: to take away), a decimal string in USD with at most 6
+             *     decimals; not zero.
+             * @example -12.50
+             */
+            amount_usd: string;
+            /**
+             * @description Why; kept on the ledger entry and in the audit log.
+             * @example Credit for the outage of 2026-11-20
+             */
+            reason: string;
         };
         /**
          * UpdateApiKeyRequest
@@ -2348,6 +2646,47 @@ export interface components {
             max_concurrency?: number;
             rate_limit_per_minute?: number;
             priority?: components["schemas"]["KeyPriority"];
+            /** @description A spend budget per period for this key; `null` removes it. It holds from the next submit, counting what the key already spent this period. */
+            budget?: components["schemas"]["KeyBudget"] | null;
+        };
+        /**
+         * AuditEntry
+         * @description One change made through the admin API, by whom and when.
+         */
+        AuditEntry: {
+            /** @example aud_0000000000000000042 */
+            audit_entry_id: string;
+            /**
+             * @description The name of the admin token that made the change.
+             * @example alice
+             */
+            actor: string;
+            /**
+             * @description `organization.create`, `organization.update`, `api_key.create`, `api_key.update`,
+             *     `api_key.revoke`, `top_up.create`, `top_up.reverse` or `balance.adjust`.
+             * @example top_up.reverse
+             */
+            action: string;
+            organization_id: string | null;
+            /** @description The organization, key, top-up or ledger entry acted on. */
+            target_id: string | null;
+            /** @description What the request asked for (never a secret). */
+            detail: {
+                [key: string]: unknown;
+            };
+            /** @description The request's `X-Request-Id`, to find it in the server's log. */
+            request_id: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * AuditPage
+         * @description One page of the audit log, newest first.
+         */
+        AuditPage: {
+            data: components["schemas"]["AuditEntry"][];
+            has_more: boolean;
+            next_cursor: string | null;
         };
         /**
          * UsageGroupBy
@@ -2520,7 +2859,9 @@ export interface components {
     responses: {
         /**
          * @description `invalid_request`: the input breaks a rule of the model (every field problem is listed), or
-         *     `insufficient_balance`: the wallet's `available_usd` cannot cover the run. Nothing is reserved.
+         *     `insufficient_balance`: the wallet's `available_usd` cannot cover the run, or
+         *     `budget_exceeded`: the run would take the calling key past its budget for the period (a refvid
+         *     extension; see KeyBudget). Nothing is reserved.
          */
         SubmitBadRequest: {
             headers: {
@@ -2528,7 +2869,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ValidationError"] | components["schemas"]["InsufficientBalanceError"];
+                "application/json": components["schemas"]["ValidationError"] | components["schemas"]["InsufficientBalanceError"] | components["schemas"]["BudgetExceededError"];
             };
         };
         /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
@@ -2749,6 +3090,22 @@ export interface components {
          * @example run_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
          */
         RunId: string;
+        /** @description Only entries of these kinds, comma-separated (`charge,release`). */
+        LedgerKinds: components["schemas"]["LedgerKind"][];
+        /**
+         * @description Only entries made at or after this time.
+         * @example 2026-11-01T00:00:00Z
+         */
+        LedgerFrom: string;
+        /**
+         * @description Only entries made before this time.
+         * @example 2026-12-01T00:00:00Z
+         */
+        LedgerTo: string;
+        /** @description Page size. */
+        PageLimit: number;
+        /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
+        PageCursor: string;
         /**
          * @description The delivery's `id`, the `webhook-id` its requests carry.
          * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
@@ -2759,10 +3116,6 @@ export interface components {
          * @example upload_5f0c2a9d4b7e4c1a8e3f6b2d9c0a7e15
          */
         UploadId: string;
-        /** @description Page size. */
-        PageLimit: number;
-        /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
-        PageCursor: string;
         /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
         OrganizationId: string;
         /** @example key_9c2d4e6f8a0b4c1d9e3f5a7b9c1d3e5f */
@@ -3352,6 +3705,53 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listLedger: {
+        parameters: {
+            query?: {
+                /** @description Only entries of these kinds, comma-separated (`charge,release`). */
+                kind?: components["parameters"]["LedgerKinds"];
+                /** @description Only the entries of runs this key submitted. */
+                api_key_id?: string;
+                /** @description Only this run's entries. */
+                run_id?: string;
+                /**
+                 * @description Only entries made at or after this time.
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                from?: components["parameters"]["LedgerFrom"];
+                /**
+                 * @description Only entries made before this time.
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                to?: components["parameters"]["LedgerTo"];
+                /** @description Page size. */
+                limit?: components["parameters"]["PageLimit"];
+                /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
+                cursor?: components["parameters"]["PageCursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of ledger entries. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4113,7 +4513,13 @@ export interface operations {
     createTopUp: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A unique value (a payment reference, a UUID) that makes the top-up safe to retry.
+                 * @example invoice-2026-11-017
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
                 organization_id: components["parameters"]["OrganizationId"];
@@ -4126,6 +4532,16 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The top-up this Idempotency-Key made before, and the organization now; nothing was added. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TopUp"];
+                };
+            };
             /** @description The top-up and the organization's wallet and tier after it. */
             201: {
                 headers: {
@@ -4139,6 +4555,100 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["AdminDisabled"];
             404: components["responses"]["OrganizationNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    reverseTopUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
+                organization_id: components["parameters"]["OrganizationId"];
+                top_up_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CorrectionRequest"];
+            };
+        };
+        responses: {
+            /** @description The reversal's ledger entry and the organization after it. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Correction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminDisabled"];
+            /** @description No such organization, or no such top-up of it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The top-up was reversed already, or the available balance cannot cover it. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createAdjustment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAdjustmentRequest"];
+            };
+        };
+        responses: {
+            /** @description The adjustment's ledger entry and the organization after it. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Correction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminDisabled"];
+            404: components["responses"]["OrganizationNotFound"];
+            /** @description The available balance cannot cover what would be taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4200,6 +4710,83 @@ export interface operations {
             403: components["responses"]["AdminDisabled"];
             404: components["responses"]["ApiKeyNotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAllLedger: {
+        parameters: {
+            query?: {
+                organization_id?: string;
+                /** @description Only entries of these kinds, comma-separated (`charge,release`). */
+                kind?: components["parameters"]["LedgerKinds"];
+                api_key_id?: string;
+                run_id?: string;
+                /**
+                 * @description Only entries made at or after this time.
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                from?: components["parameters"]["LedgerFrom"];
+                /**
+                 * @description Only entries made before this time.
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                to?: components["parameters"]["LedgerTo"];
+                /** @description Page size. */
+                limit?: components["parameters"]["PageLimit"];
+                /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
+                cursor?: components["parameters"]["PageCursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of ledger entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminDisabled"];
+            404: components["responses"]["OrganizationNotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAudit: {
+        parameters: {
+            query?: {
+                organization_id?: string;
+                /** @description Only the changes this admin token made. */
+                actor?: string;
+                /** @description Page size. */
+                limit?: components["parameters"]["PageLimit"];
+                /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
+                cursor?: components["parameters"]["PageCursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the audit log. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminDisabled"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -5,8 +5,8 @@ import * as z from 'zod';
 
 import { client } from './client.gen.js';
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client/index.js';
-import type { AdminSearchRunsData, AdminSearchRunsErrors, AdminSearchRunsResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, DeleteUploadData, DeleteUploadErrors, DeleteUploadResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetRunVendorLogData, GetRunVendorLogErrors, GetRunVendorLogResponses, GetUploadContentData, GetUploadContentErrors, GetUploadContentResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListTopUpsData, ListTopUpsErrors, ListTopUpsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, ReceiveVendorHookData, ReceiveVendorHookErrors, ReceiveVendorHookResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, ReloadCatalogData, ReloadCatalogErrors, ReloadCatalogResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen.js';
-import { zAdminSearchRunsBody, zCancelRunPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpPath, zDeleteUploadPath, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zGetRunVendorLogPath, zGetUploadContentHeaders, zGetUploadContentPath, zGetUsageQuery, zGetWebhookDeliveryPath, zListApiKeysPath, zListApiKeysQuery, zListOrganizationsQuery, zListTopUpsPath, zListTopUpsQuery, zListWebhookDeliveriesQuery, zPreviewPriceBody, zReceiveVendorHookBody, zReceiveVendorHookPath, zRedeliverWebhookPath, zRevokeApiKeyPath, zSearchRunsBody, zStreamRunEventsHeaders, zStreamRunEventsPath, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateApiKeyBody, zUpdateApiKeyPath, zUpdateOrganizationBody, zUpdateOrganizationPath, zUploadFileBody } from './zod.gen.js';
+import type { AdminSearchRunsData, AdminSearchRunsErrors, AdminSearchRunsResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateAdjustmentData, CreateAdjustmentErrors, CreateAdjustmentResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, DeleteUploadData, DeleteUploadErrors, DeleteUploadResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetRunVendorLogData, GetRunVendorLogErrors, GetRunVendorLogResponses, GetUploadContentData, GetUploadContentErrors, GetUploadContentResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListAllLedgerData, ListAllLedgerErrors, ListAllLedgerResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListAuditData, ListAuditErrors, ListAuditResponses, ListLedgerData, ListLedgerErrors, ListLedgerResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListTopUpsData, ListTopUpsErrors, ListTopUpsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, ReceiveVendorHookData, ReceiveVendorHookErrors, ReceiveVendorHookResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, ReloadCatalogData, ReloadCatalogErrors, ReloadCatalogResponses, ReverseTopUpData, ReverseTopUpErrors, ReverseTopUpResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen.js';
+import { zAdminSearchRunsBody, zCancelRunPath, zCreateAdjustmentBody, zCreateAdjustmentPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpHeaders, zCreateTopUpPath, zDeleteUploadPath, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zGetRunVendorLogPath, zGetUploadContentHeaders, zGetUploadContentPath, zGetUsageQuery, zGetWebhookDeliveryPath, zListAllLedgerQuery, zListApiKeysPath, zListApiKeysQuery, zListAuditQuery, zListLedgerQuery, zListOrganizationsQuery, zListTopUpsPath, zListTopUpsQuery, zListWebhookDeliveriesQuery, zPreviewPriceBody, zReceiveVendorHookBody, zReceiveVendorHookPath, zRedeliverWebhookPath, zReverseTopUpBody, zReverseTopUpPath, zRevokeApiKeyPath, zSearchRunsBody, zStreamRunEventsHeaders, zStreamRunEventsPath, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateApiKeyBody, zUpdateApiKeyPath, zUpdateOrganizationBody, zUpdateOrganizationPath, zUploadFileBody } from './zod.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -304,6 +304,28 @@ export const getAccount = <ThrowOnError extends boolean = false>(options?: Optio
     }).parseAsync(data),
     security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
     url: '/v1/account',
+    ...options
+});
+
+/**
+ * List the wallet's ledger
+ *
+ * Every change of the organization's wallet, newest first: top-ups and their reversals, operators'
+ * adjustments, and each live run's reservation, charge and release. The wallet of
+ * `GET /v1/account` always equals the ledger's sums (see LedgerEntry). Keys of either
+ * environment read it; test runs move no money and have no entries. Pages are keyset-paginated:
+ * pass `next_cursor` back as `cursor`, with the same filters, until `has_more` is false.
+ *
+ */
+export const listLedger = <ThrowOnError extends boolean = false>(options?: Options<ListLedgerData, ThrowOnError>) => (options?.client ?? client).get<ListLedgerResponses, ListLedgerErrors, ThrowOnError>({
+    querySerializer: { parameters: { kind: { array: { explode: false } } } },
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: z.never().optional(),
+        query: zListLedgerQuery.optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/ledger',
     ...options
 });
 
@@ -734,17 +756,71 @@ export const listTopUps = <ThrowOnError extends boolean = false>(options: Option
  * Top up an organization's wallet
  *
  * Adds funds to the wallet. Lifetime top-ups set the tier: growth from 350 USD, pro from
- * 1400 USD, scale from 7000 USD.
+ * 1400 USD, scale from 7000 USD. Send an `Idempotency-Key` to make it safe to retry: a top-up
+ * with a key already used for this organization is not made again; the first one is answered
+ * (`200`, `Idempotent-Replayed: true`), or `422 idempotency_key_reused` when it was of another
+ * amount or note. Top-up keys do not expire. Each top-up is a ledger entry and is recorded in
+ * the audit log.
  *
  */
 export const createTopUp = <ThrowOnError extends boolean = false>(options: Options<CreateTopUpData, ThrowOnError>) => (options.client ?? client).post<CreateTopUpResponses, CreateTopUpErrors, ThrowOnError>({
     requestValidator: async (data) => await z.object({
         body: zCreateTopUpBody,
+        headers: zCreateTopUpHeaders.optional(),
         path: zCreateTopUpPath,
         query: z.never().optional()
     }).parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/admin/v1/organizations/{organization_id}/top-ups',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Take a top-up back
+ *
+ * Takes a top-up back, with a reason: a `reversal` ledger entry of minus its amount, and the
+ * organization's lifetime top-ups (and so its tier) lowered by it. Refused with `409` when the
+ * top-up was reversed already, or when the wallet's available balance (balance less what runs
+ * in flight hold) is less than the top-up: a correction never makes `available_usd` negative.
+ * Recorded in the audit log with the admin token's name.
+ *
+ */
+export const reverseTopUp = <ThrowOnError extends boolean = false>(options: Options<ReverseTopUpData, ThrowOnError>) => (options.client ?? client).post<ReverseTopUpResponses, ReverseTopUpErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: zReverseTopUpBody,
+        path: zReverseTopUpPath,
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/admin/v1/organizations/{organization_id}/top-ups/{top_up_id}/reversal',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Correct a wallet's balance
+ *
+ * Adds to the balance, or takes from it, with a reason: an `adjustment` ledger entry. It does
+ * not count as a top-up (the tier stays). Taking away more than the available balance (balance
+ * less what runs in flight hold) is refused with `409`: a correction never makes
+ * `available_usd` negative. Recorded in the audit log with the admin token's name.
+ *
+ */
+export const createAdjustment = <ThrowOnError extends boolean = false>(options: Options<CreateAdjustmentData, ThrowOnError>) => (options.client ?? client).post<CreateAdjustmentResponses, CreateAdjustmentErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: zCreateAdjustmentBody,
+        path: zCreateAdjustmentPath,
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/admin/v1/organizations/{organization_id}/adjustments',
     ...options,
     headers: {
         'Content-Type': 'application/json',
@@ -788,6 +864,44 @@ export const updateApiKey = <ThrowOnError extends boolean = false>(options: Opti
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * List ledger entries across organizations
+ *
+ * Ledger entries of every organization, or of one, newest first, with the same filters as
+ * `GET /v1/ledger`.
+ *
+ */
+export const listAllLedger = <ThrowOnError extends boolean = false>(options?: Options<ListAllLedgerData, ThrowOnError>) => (options?.client ?? client).get<ListAllLedgerResponses, ListAllLedgerErrors, ThrowOnError>({
+    querySerializer: { parameters: { kind: { array: { explode: false } } } },
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: z.never().optional(),
+        query: zListAllLedgerQuery.optional()
+    }).parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/admin/v1/ledger',
+    ...options
+});
+
+/**
+ * Read the audit log
+ *
+ * Every change made through the admin API (organizations, keys, top-ups, reversals,
+ * adjustments), newest first, with the name of the admin token that made it. Name tokens with
+ * `REFVID_ADMIN_TOKENS` (`alice:<token>,bob:<token>`); `REFVID_ADMIN_TOKEN` is named `admin`.
+ *
+ */
+export const listAudit = <ThrowOnError extends boolean = false>(options?: Options<ListAuditData, ThrowOnError>) => (options?.client ?? client).get<ListAuditResponses, ListAuditErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: z.never().optional(),
+        query: zListAuditQuery.optional()
+    }).parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/admin/v1/audit',
+    ...options
 });
 
 /**

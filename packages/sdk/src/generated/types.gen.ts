@@ -417,6 +417,44 @@ export type ApiInsufficientBalanceError = {
 };
 
 /**
+ * The period a budget is counted over, in UTC: a day from midnight, an ISO week from Monday's
+ * midnight, a calendar month from the 1st's midnight.
+ *
+ */
+export type ApiBudgetPeriod = 'day' | 'week' | 'month';
+
+/**
+ * BudgetExceededError
+ *
+ * `400 budget_exceeded`: the run's price would take the calling key past its budget for the
+ * current period. Nothing was reserved. The body has the shape of the insufficient-balance error,
+ * with the budget's figures beside it.
+ *
+ */
+export type ApiBudgetExceededError = {
+    error: {
+        type: 'budget_exceeded';
+        code: 400;
+        message: string;
+        required_usd: ApiMoney;
+        /**
+         * What is left of the budget this period.
+         */
+        available_usd: ApiMoney;
+        budget_usd: ApiMoney;
+        spent_usd: ApiMoney;
+        reserved_usd: ApiMoney;
+        period: ApiBudgetPeriod;
+        resets_at: string;
+        api_key_id: string;
+        /**
+         * Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help.
+         */
+        request_id: string;
+    };
+};
+
+/**
  * Error
  *
  * The body of every error response except the two `429`s.
@@ -904,6 +942,33 @@ export type ApiWallet = {
 export type ApiTier = 'starter' | 'growth' | 'pro' | 'scale';
 
 /**
+ * BudgetStanding
+ *
+ * A key's budget and where the key stands against it now.
+ */
+export type ApiBudgetStanding = {
+    amount_usd: ApiMoney;
+    period: ApiBudgetPeriod;
+    /**
+     * What the key's runs that ended in this period were charged (priced, for a test key).
+     */
+    spent_usd: ApiMoney;
+    /**
+     * What the key's runs in flight hold against the budget (their prices).
+     */
+    reserved_usd: ApiMoney;
+    /**
+     * `amount_usd - spent_usd - reserved_usd`, never below 0.
+     */
+    remaining_usd: ApiMoney;
+    period_start: string;
+    /**
+     * When the next period begins and the spend counts from 0 again.
+     */
+    resets_at: string;
+};
+
+/**
  * Account
  *
  * Status of the calling key and its organization.
@@ -997,6 +1062,88 @@ export type ApiAccount = {
          */
         count_used: number;
     };
+    /**
+     * The calling key's spend budget and where it stands (a refvid extension); `null` when it has none.
+     */
+    api_key_budget: ApiBudgetStanding | null;
+};
+
+/**
+ * What moved the wallet. On the balance: `top_up` (+), `reversal` (−, a top-up taken back),
+ * `adjustment` (±, an operator's correction), `charge` (−, what a live run that succeeded was
+ * charged). On the reservation: `reservation` (+, a live run's price held at admission) and
+ * `release` (−, the whole hold given back when the run ends, whatever it was charged).
+ *
+ */
+export type ApiLedgerKind = 'top_up' | 'reversal' | 'adjustment' | 'charge' | 'reservation' | 'release';
+
+/**
+ * LedgerEntry
+ *
+ * One change of an organization's wallet. Entries are written in the transaction that moves the
+ * money and never change. At every moment the wallet of `GET /v1/account` is their sums:
+ * `balance_usd` is the sum of the `top_up`, `reversal`, `adjustment` and `charge` amounts, and
+ * `reserved_usd` the sum of the `reservation` and `release` amounts. Test runs move no money
+ * and have no entries.
+ *
+ */
+export type ApiLedgerEntry = {
+    /**
+     * `led_` and a sequence number: a later entry has a greater id.
+     */
+    ledger_entry_id: string;
+    organization_id: string;
+    kind: ApiLedgerKind;
+    /**
+     * Signed, as the entry's effect on the balance or on the reservation.
+     */
+    amount_usd: ApiMoney;
+    /**
+     * The wallet's balance right after the entry.
+     */
+    balance_usd: ApiMoney;
+    /**
+     * What runs in flight held right after the entry.
+     */
+    reserved_usd: ApiMoney;
+    /**
+     * The run, for a reservation, charge or release.
+     */
+    run_id: string | null;
+    /**
+     * The key that submitted the run.
+     */
+    api_key_id: string | null;
+    /**
+     * The top-up, for a top-up or its reversal.
+     */
+    top_up_id: string | null;
+    /**
+     * Why an operator made it (a reversal or an adjustment).
+     */
+    reason: string | null;
+    /**
+     * The name of the admin token that made it (top-ups, reversals, adjustments).
+     */
+    actor: string | null;
+    created_at: string;
+};
+
+/**
+ * LedgerPage
+ *
+ * One page of ledger entries, newest first.
+ */
+export type ApiLedgerPage = {
+    data: Array<ApiLedgerEntry>;
+    /**
+     * Whether another page follows.
+     */
+    has_more: boolean;
+    /**
+     * Pass as `cursor` to get the next page; `null` on the last page.
+     */
+    next_cursor: string | null;
 };
 
 /**
@@ -1420,6 +1567,10 @@ export type ApiApiKey = {
     max_concurrency: number;
     rate_limit_per_minute: number;
     priority: ApiKeyPriority;
+    /**
+     * The key's budget and where it stands now; `null` when it has none.
+     */
+    budget: ApiBudgetStanding | null;
     created_at: string;
     /**
      * When the key was revoked; a revoked key gets `401`.
@@ -1445,6 +1596,23 @@ export type ApiApiKeyPage = {
 };
 
 /**
+ * KeyBudget
+ *
+ * A spend budget for one key. A submit whose price would take the key past it, counting what the
+ * key spent in the current period and what its runs in flight hold, is refused with
+ * `400 budget_exceeded`. A run's charge counts in the period the run ends in. A test key's budget
+ * counts what its runs are priced at.
+ *
+ */
+export type ApiKeyBudget = {
+    /**
+     * The budget per period, a decimal string in USD with at most 6 decimals.
+     */
+    amount_usd: string;
+    period: ApiBudgetPeriod;
+};
+
+/**
  * CreateApiKeyRequest
  */
 export type ApiCreateApiKeyRequest = {
@@ -1462,6 +1630,10 @@ export type ApiCreateApiKeyRequest = {
      */
     rate_limit_per_minute?: number;
     priority?: ApiKeyPriority;
+    /**
+     * A spend budget per period for this key; `null` for none.
+     */
+    budget?: ApiKeyBudget | null;
 };
 
 /**
@@ -1486,6 +1658,14 @@ export type ApiTopUpEntry = {
     organization_id: string;
     amount_usd: ApiMoney;
     note: string | null;
+    /**
+     * The name of the admin token that made it; `null` for top-ups made before tokens were named.
+     */
+    actor: string | null;
+    /**
+     * When it was taken back (`POST …/top-ups/{top_up_id}/reversal`); `null` while it stands.
+     */
+    reversed_at: string | null;
     created_at: string;
 };
 
@@ -1530,8 +1710,51 @@ export type ApiTopUp = {
     organization_id: string;
     amount_usd: ApiMoney;
     note: string | null;
+    /**
+     * The name of the admin token that made it; `null` for top-ups made before tokens were named.
+     */
+    actor: string | null;
+    /**
+     * When it was taken back (`POST …/top-ups/{top_up_id}/reversal`); `null` while it stands.
+     */
+    reversed_at: string | null;
     created_at: string;
     organization: ApiOrganization;
+};
+
+/**
+ * CorrectionRequest
+ *
+ * Why an operator takes a top-up back; kept on its ledger entry and in the audit log.
+ */
+export type ApiCorrectionRequest = {
+    reason: string;
+};
+
+/**
+ * Correction
+ *
+ * The ledger entry an operator's correction made, and the organization after it.
+ */
+export type ApiCorrection = {
+    ledger_entry: ApiLedgerEntry;
+    organization: ApiOrganization;
+};
+
+/**
+ * CreateAdjustmentRequest
+ */
+export type ApiCreateAdjustmentRequest = {
+    /**
+     * What to add to the balance (negative: to take away), a decimal string in USD with at most 6
+     * decimals; not zero.
+     *
+     */
+    amount_usd: string;
+    /**
+     * Why; kept on the ledger entry and in the audit log.
+     */
+    reason: string;
 };
 
 /**
@@ -1547,6 +1770,56 @@ export type ApiUpdateApiKeyRequest = {
     max_concurrency?: number;
     rate_limit_per_minute?: number;
     priority?: ApiKeyPriority;
+    /**
+     * A spend budget per period for this key; `null` removes it. It holds from the next submit, counting what the key already spent this period.
+     */
+    budget?: ApiKeyBudget | null;
+};
+
+/**
+ * AuditEntry
+ *
+ * One change made through the admin API, by whom and when.
+ */
+export type ApiAuditEntry = {
+    audit_entry_id: string;
+    /**
+     * The name of the admin token that made the change.
+     */
+    actor: string;
+    /**
+     * `organization.create`, `organization.update`, `api_key.create`, `api_key.update`,
+     * `api_key.revoke`, `top_up.create`, `top_up.reverse` or `balance.adjust`.
+     *
+     */
+    action: string;
+    organization_id: string | null;
+    /**
+     * The organization, key, top-up or ledger entry acted on.
+     */
+    target_id: string | null;
+    /**
+     * What the request asked for (never a secret).
+     */
+    detail: {
+        [key: string]: unknown;
+    };
+    /**
+     * The request's `X-Request-Id`, to find it in the server's log.
+     */
+    request_id: string;
+    created_at: string;
+};
+
+/**
+ * AuditPage
+ *
+ * One page of the audit log, newest first.
+ */
+export type ApiAuditPage = {
+    data: Array<ApiAuditEntry>;
+    has_more: boolean;
+    next_cursor: string | null;
 };
 
 /**
@@ -1772,14 +2045,19 @@ export type ApiIdempotencyKey = string;
 export type ApiRunId = string;
 
 /**
- * The delivery's `id`, the `webhook-id` its requests carry.
+ * Only entries of these kinds, comma-separated (`charge,release`).
  */
-export type ApiDeliveryId = string;
+export type ApiLedgerKinds = Array<ApiLedgerKind>;
 
 /**
- * An upload's `file_id`.
+ * Only entries made at or after this time.
  */
-export type ApiUploadId = string;
+export type ApiLedgerFrom = string;
+
+/**
+ * Only entries made before this time.
+ */
+export type ApiLedgerTo = string;
 
 /**
  * Page size.
@@ -1790,6 +2068,16 @@ export type ApiPageLimit = number;
  * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
  */
 export type ApiPageCursor = string;
+
+/**
+ * The delivery's `id`, the `webhook-id` its requests carry.
+ */
+export type ApiDeliveryId = string;
+
+/**
+ * An upload's `file_id`.
+ */
+export type ApiUploadId = string;
 
 export type ApiOrganizationId = string;
 
@@ -1834,10 +2122,12 @@ export type SubmitModelARunData = {
 export type SubmitModelARunErrors = {
     /**
      * `invalid_request`: the input breaks a rule of the model (every field problem is listed), or
-     * `insufficient_balance`: the wallet's `available_usd` cannot cover the run. Nothing is reserved.
+     * `insufficient_balance`: the wallet's `available_usd` cannot cover the run, or
+     * `budget_exceeded`: the run would take the calling key past its budget for the period (a refvid
+     * extension; see KeyBudget). Nothing is reserved.
      *
      */
-    400: ApiValidationError | ApiInsufficientBalanceError;
+    400: ApiValidationError | ApiInsufficientBalanceError | ApiBudgetExceededError;
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
@@ -1913,10 +2203,12 @@ export type SubmitModelBRunData = {
 export type SubmitModelBRunErrors = {
     /**
      * `invalid_request`: the input breaks a rule of the model (every field problem is listed), or
-     * `insufficient_balance`: the wallet's `available_usd` cannot cover the run. Nothing is reserved.
+     * `insufficient_balance`: the wallet's `available_usd` cannot cover the run, or
+     * `budget_exceeded`: the run would take the calling key past its budget for the period (a refvid
+     * extension; see KeyBudget). Nothing is reserved.
      *
      */
-    400: ApiValidationError | ApiInsufficientBalanceError;
+    400: ApiValidationError | ApiInsufficientBalanceError | ApiBudgetExceededError;
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
@@ -1992,10 +2284,12 @@ export type SubmitModelCRunData = {
 export type SubmitModelCRunErrors = {
     /**
      * `invalid_request`: the input breaks a rule of the model (every field problem is listed), or
-     * `insufficient_balance`: the wallet's `available_usd` cannot cover the run. Nothing is reserved.
+     * `insufficient_balance`: the wallet's `available_usd` cannot cover the run, or
+     * `budget_exceeded`: the run would take the calling key past its budget for the period (a refvid
+     * extension; see KeyBudget). Nothing is reserved.
      *
      */
-    400: ApiValidationError | ApiInsufficientBalanceError;
+    400: ApiValidationError | ApiInsufficientBalanceError | ApiBudgetExceededError;
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
@@ -2071,10 +2365,12 @@ export type SubmitModelDRunData = {
 export type SubmitModelDRunErrors = {
     /**
      * `invalid_request`: the input breaks a rule of the model (every field problem is listed), or
-     * `insufficient_balance`: the wallet's `available_usd` cannot cover the run. Nothing is reserved.
+     * `insufficient_balance`: the wallet's `available_usd` cannot cover the run, or
+     * `budget_exceeded`: the run would take the calling key past its budget for the period (a refvid
+     * extension; see KeyBudget). Nothing is reserved.
      *
      */
-    400: ApiValidationError | ApiInsufficientBalanceError;
+    400: ApiValidationError | ApiInsufficientBalanceError | ApiBudgetExceededError;
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
@@ -2154,10 +2450,12 @@ export type SubmitRunData = {
 export type SubmitRunErrors = {
     /**
      * `invalid_request`: the input breaks a rule of the model (every field problem is listed), or
-     * `insufficient_balance`: the wallet's `available_usd` cannot cover the run. Nothing is reserved.
+     * `insufficient_balance`: the wallet's `available_usd` cannot cover the run, or
+     * `budget_exceeded`: the run would take the calling key past its budget for the period (a refvid
+     * extension; see KeyBudget). Nothing is reserved.
      *
      */
-    400: ApiValidationError | ApiInsufficientBalanceError;
+    400: ApiValidationError | ApiInsufficientBalanceError | ApiBudgetExceededError;
     /**
      * Missing, malformed, unknown or revoked API key (`unauthorized`).
      */
@@ -2544,6 +2842,80 @@ export type GetAccountResponses = {
 };
 
 export type GetAccountResponse = GetAccountResponses[keyof GetAccountResponses];
+
+export type ListLedgerData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Only entries of these kinds, comma-separated (`charge,release`).
+         */
+        kind?: Array<ApiLedgerKind>;
+        /**
+         * Only the entries of runs this key submitted.
+         */
+        api_key_id?: string;
+        /**
+         * Only this run's entries.
+         */
+        run_id?: string;
+        /**
+         * Only entries made at or after this time.
+         */
+        from?: string;
+        /**
+         * Only entries made before this time.
+         */
+        to?: string;
+        /**
+         * Page size.
+         */
+        limit?: number;
+        /**
+         * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/v1/ledger';
+};
+
+export type ListLedgerErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
+     */
+    429: ApiRateLimitError | ApiError;
+    /**
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type ListLedgerError = ListLedgerErrors[keyof ListLedgerErrors];
+
+export type ListLedgerResponses = {
+    /**
+     * A page of ledger entries.
+     */
+    200: ApiLedgerPage;
+};
+
+export type ListLedgerResponse = ListLedgerResponses[keyof ListLedgerResponses];
 
 export type PreviewPriceData = {
     body: ApiPricePreviewRequest;
@@ -3503,6 +3875,12 @@ export type ListTopUpsResponse = ListTopUpsResponses[keyof ListTopUpsResponses];
 
 export type CreateTopUpData = {
     body: ApiCreateTopUpRequest;
+    headers?: {
+        /**
+         * A unique value (a payment reference, a UUID) that makes the top-up safe to retry.
+         */
+        'Idempotency-Key'?: string;
+    };
     path: {
         organization_id: string;
     };
@@ -3532,6 +3910,10 @@ export type CreateTopUpErrors = {
      */
     413: ApiError;
     /**
+     * The `Idempotency-Key` was used with a different body (`idempotency_key_reused`).
+     */
+    422: ApiError;
+    /**
      * The service lost its database connection for a moment, or this server process is stopping and
      * the request reached it on a connection opened before (`service_unavailable`). Retry after
      * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
@@ -3545,12 +3927,127 @@ export type CreateTopUpError = CreateTopUpErrors[keyof CreateTopUpErrors];
 
 export type CreateTopUpResponses = {
     /**
+     * The top-up this Idempotency-Key made before, and the organization now; nothing was added.
+     */
+    200: ApiTopUp;
+    /**
      * The top-up and the organization's wallet and tier after it.
      */
     201: ApiTopUp;
 };
 
 export type CreateTopUpResponse = CreateTopUpResponses[keyof CreateTopUpResponses];
+
+export type ReverseTopUpData = {
+    body: ApiCorrectionRequest;
+    path: {
+        organization_id: string;
+        top_up_id: string;
+    };
+    query?: never;
+    url: '/admin/v1/organizations/{organization_id}/top-ups/{top_up_id}/reversal';
+};
+
+export type ReverseTopUpErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing or wrong admin token (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
+     */
+    403: ApiError;
+    /**
+     * No such organization, or no such top-up of it.
+     */
+    404: ApiError;
+    /**
+     * The top-up was reversed already, or the available balance cannot cover it.
+     */
+    409: ApiError;
+    /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: ApiError;
+    /**
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type ReverseTopUpError = ReverseTopUpErrors[keyof ReverseTopUpErrors];
+
+export type ReverseTopUpResponses = {
+    /**
+     * The reversal's ledger entry and the organization after it.
+     */
+    201: ApiCorrection;
+};
+
+export type ReverseTopUpResponse = ReverseTopUpResponses[keyof ReverseTopUpResponses];
+
+export type CreateAdjustmentData = {
+    body: ApiCreateAdjustmentRequest;
+    path: {
+        organization_id: string;
+    };
+    query?: never;
+    url: '/admin/v1/organizations/{organization_id}/adjustments';
+};
+
+export type CreateAdjustmentErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing or wrong admin token (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
+     */
+    403: ApiError;
+    /**
+     * No such organization (`organization_not_found`).
+     */
+    404: ApiError;
+    /**
+     * The available balance cannot cover what would be taken.
+     */
+    409: ApiError;
+    /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: ApiError;
+    /**
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type CreateAdjustmentError = CreateAdjustmentErrors[keyof CreateAdjustmentErrors];
+
+export type CreateAdjustmentResponses = {
+    /**
+     * The adjustment's ledger entry and the organization after it.
+     */
+    201: ApiCorrection;
+};
+
+export type CreateAdjustmentResponse = CreateAdjustmentResponses[keyof CreateAdjustmentResponses];
 
 export type RevokeApiKeyData = {
     body?: never;
@@ -3645,6 +4142,130 @@ export type UpdateApiKeyResponses = {
 };
 
 export type UpdateApiKeyResponse = UpdateApiKeyResponses[keyof UpdateApiKeyResponses];
+
+export type ListAllLedgerData = {
+    body?: never;
+    path?: never;
+    query?: {
+        organization_id?: string;
+        /**
+         * Only entries of these kinds, comma-separated (`charge,release`).
+         */
+        kind?: Array<ApiLedgerKind>;
+        api_key_id?: string;
+        run_id?: string;
+        /**
+         * Only entries made at or after this time.
+         */
+        from?: string;
+        /**
+         * Only entries made before this time.
+         */
+        to?: string;
+        /**
+         * Page size.
+         */
+        limit?: number;
+        /**
+         * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/admin/v1/ledger';
+};
+
+export type ListAllLedgerErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing or wrong admin token (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
+     */
+    403: ApiError;
+    /**
+     * No such organization (`organization_not_found`).
+     */
+    404: ApiError;
+    /**
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type ListAllLedgerError = ListAllLedgerErrors[keyof ListAllLedgerErrors];
+
+export type ListAllLedgerResponses = {
+    /**
+     * A page of ledger entries.
+     */
+    200: ApiLedgerPage;
+};
+
+export type ListAllLedgerResponse = ListAllLedgerResponses[keyof ListAllLedgerResponses];
+
+export type ListAuditData = {
+    body?: never;
+    path?: never;
+    query?: {
+        organization_id?: string;
+        /**
+         * Only the changes this admin token made.
+         */
+        actor?: string;
+        /**
+         * Page size.
+         */
+        limit?: number;
+        /**
+         * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/admin/v1/audit';
+};
+
+export type ListAuditErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing or wrong admin token (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The admin API is off because `REFVID_ADMIN_TOKEN` is not set (`admin_api_disabled`).
+     */
+    403: ApiError;
+    /**
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type ListAuditError = ListAuditErrors[keyof ListAuditErrors];
+
+export type ListAuditResponses = {
+    /**
+     * A page of the audit log.
+     */
+    200: ApiAuditPage;
+};
+
+export type ListAuditResponse = ListAuditResponses[keyof ListAuditResponses];
 
 export type GetUsageData = {
     body?: never;

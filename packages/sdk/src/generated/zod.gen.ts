@@ -321,6 +321,42 @@ export const zInsufficientBalanceError = z.object({
 });
 
 /**
+ * The period a budget is counted over, in UTC: a day from midnight, an ISO week from Monday's
+ * midnight, a calendar month from the 1st's midnight.
+ *
+ */
+export const zBudgetPeriod = z.enum([
+    'day',
+    'week',
+    'month'
+]);
+
+/**
+ * BudgetExceededError
+ *
+ * `400 budget_exceeded`: the run's price would take the calling key past its budget for the
+ * current period. Nothing was reserved. The body has the shape of the insufficient-balance error,
+ * with the budget's figures beside it.
+ *
+ */
+export const zBudgetExceededError = z.object({
+    error: z.object({
+        type: z.enum(['budget_exceeded']),
+        code: z.literal(400),
+        message: z.string(),
+        required_usd: zMoney,
+        available_usd: zMoney,
+        budget_usd: zMoney,
+        spent_usd: zMoney,
+        reserved_usd: zMoney,
+        period: zBudgetPeriod,
+        resets_at: z.iso.datetime(),
+        api_key_id: z.string(),
+        request_id: z.string()
+    })
+});
+
+/**
  * Error
  *
  * The body of every error response except the two `429`s.
@@ -638,6 +674,21 @@ export const zTier = z.enum([
 ]);
 
 /**
+ * BudgetStanding
+ *
+ * A key's budget and where the key stands against it now.
+ */
+export const zBudgetStanding = z.object({
+    amount_usd: zMoney,
+    period: zBudgetPeriod,
+    spent_usd: zMoney,
+    reserved_usd: zMoney,
+    remaining_usd: zMoney,
+    period_start: z.iso.datetime(),
+    resets_at: z.iso.datetime()
+});
+
+/**
  * Account
  *
  * Status of the calling key and its organization.
@@ -669,7 +720,60 @@ export const zAccount = z.object({
         bytes_used: z.int().gte(0),
         count_limit: z.int().gte(0),
         count_used: z.int().gte(0)
-    })
+    }),
+    api_key_budget: zBudgetStanding.nullable()
+});
+
+/**
+ * What moved the wallet. On the balance: `top_up` (+), `reversal` (−, a top-up taken back),
+ * `adjustment` (±, an operator's correction), `charge` (−, what a live run that succeeded was
+ * charged). On the reservation: `reservation` (+, a live run's price held at admission) and
+ * `release` (−, the whole hold given back when the run ends, whatever it was charged).
+ *
+ */
+export const zLedgerKind = z.enum([
+    'top_up',
+    'reversal',
+    'adjustment',
+    'charge',
+    'reservation',
+    'release'
+]);
+
+/**
+ * LedgerEntry
+ *
+ * One change of an organization's wallet. Entries are written in the transaction that moves the
+ * money and never change. At every moment the wallet of `GET /v1/account` is their sums:
+ * `balance_usd` is the sum of the `top_up`, `reversal`, `adjustment` and `charge` amounts, and
+ * `reserved_usd` the sum of the `reservation` and `release` amounts. Test runs move no money
+ * and have no entries.
+ *
+ */
+export const zLedgerEntry = z.object({
+    ledger_entry_id: z.string(),
+    organization_id: z.string(),
+    kind: zLedgerKind,
+    amount_usd: zMoney,
+    balance_usd: zMoney,
+    reserved_usd: zMoney,
+    run_id: z.string().nullable(),
+    api_key_id: z.string().nullable(),
+    top_up_id: z.string().nullable(),
+    reason: z.string().nullable(),
+    actor: z.string().nullable(),
+    created_at: z.iso.datetime()
+});
+
+/**
+ * LedgerPage
+ *
+ * One page of ledger entries, newest first.
+ */
+export const zLedgerPage = z.object({
+    data: z.array(zLedgerEntry),
+    has_more: z.boolean(),
+    next_cursor: z.string().nullable()
 });
 
 /**
@@ -946,6 +1050,7 @@ export const zApiKey = z.object({
     max_concurrency: z.int().gte(1),
     rate_limit_per_minute: z.int().gte(1),
     priority: zKeyPriority,
+    budget: zBudgetStanding.nullable(),
     created_at: z.iso.datetime(),
     revoked_at: z.iso.datetime().nullable()
 });
@@ -962,6 +1067,20 @@ export const zApiKeyPage = z.object({
 });
 
 /**
+ * KeyBudget
+ *
+ * A spend budget for one key. A submit whose price would take the key past it, counting what the
+ * key spent in the current period and what its runs in flight hold, is refused with
+ * `400 budget_exceeded`. A run's charge counts in the period the run ends in. A test key's budget
+ * counts what its runs are priced at.
+ *
+ */
+export const zKeyBudget = z.object({
+    amount_usd: z.string().regex(/^[0-9]{1,9}(\.[0-9]{1,6})?$/),
+    period: zBudgetPeriod
+});
+
+/**
  * CreateApiKeyRequest
  */
 export const zCreateApiKeyRequest = z.object({
@@ -969,7 +1088,8 @@ export const zCreateApiKeyRequest = z.object({
     name: z.string().min(1).max(200).optional(),
     max_concurrency: z.int().gte(1).lte(1000).optional().default(10),
     rate_limit_per_minute: z.int().gte(1).lte(100000).optional().default(120),
-    priority: zKeyPriority.optional().default('normal')
+    priority: zKeyPriority.optional().default('normal'),
+    budget: zKeyBudget.nullish()
 });
 
 /**
@@ -991,6 +1111,8 @@ export const zTopUpEntry = z.object({
     organization_id: z.string(),
     amount_usd: zMoney,
     note: z.string().nullable(),
+    actor: z.string().nullable(),
+    reversed_at: z.iso.datetime().nullable(),
     created_at: z.iso.datetime()
 });
 
@@ -1023,8 +1145,37 @@ export const zTopUp = z.object({
     organization_id: z.string(),
     amount_usd: zMoney,
     note: z.string().nullable(),
+    actor: z.string().nullable(),
+    reversed_at: z.iso.datetime().nullable(),
     created_at: z.iso.datetime(),
     organization: zOrganization
+});
+
+/**
+ * CorrectionRequest
+ *
+ * Why an operator takes a top-up back; kept on its ledger entry and in the audit log.
+ */
+export const zCorrectionRequest = z.object({
+    reason: z.string().min(1).max(500)
+});
+
+/**
+ * Correction
+ *
+ * The ledger entry an operator's correction made, and the organization after it.
+ */
+export const zCorrection = z.object({
+    ledger_entry: zLedgerEntry,
+    organization: zOrganization
+});
+
+/**
+ * CreateAdjustmentRequest
+ */
+export const zCreateAdjustmentRequest = z.object({
+    amount_usd: z.string().regex(/^-?[0-9]{1,9}(\.[0-9]{1,6})?$/),
+    reason: z.string().min(1).max(500)
 });
 
 /**
@@ -1036,7 +1187,35 @@ export const zUpdateApiKeyRequest = z.object({
     name: z.string().min(1).max(200).optional(),
     max_concurrency: z.int().gte(1).lte(1000).optional(),
     rate_limit_per_minute: z.int().gte(1).lte(100000).optional(),
-    priority: zKeyPriority.optional()
+    priority: zKeyPriority.optional(),
+    budget: zKeyBudget.nullish()
+});
+
+/**
+ * AuditEntry
+ *
+ * One change made through the admin API, by whom and when.
+ */
+export const zAuditEntry = z.object({
+    audit_entry_id: z.string(),
+    actor: z.string(),
+    action: z.string(),
+    organization_id: z.string().nullable(),
+    target_id: z.string().nullable(),
+    detail: z.record(z.string(), z.unknown()),
+    request_id: z.string(),
+    created_at: z.iso.datetime()
+});
+
+/**
+ * AuditPage
+ *
+ * One page of the audit log, newest first.
+ */
+export const zAuditPage = z.object({
+    data: z.array(zAuditEntry),
+    has_more: z.boolean(),
+    next_cursor: z.string().nullable()
 });
 
 /**
@@ -1190,14 +1369,19 @@ export const zIdempotencyKey = z.string().min(1).max(255);
 export const zRunId = z.string().min(1).max(100);
 
 /**
- * The delivery's `id`, the `webhook-id` its requests carry.
+ * Only entries of these kinds, comma-separated (`charge,release`).
  */
-export const zDeliveryId = z.string().min(1).max(100);
+export const zLedgerKinds = z.array(zLedgerKind).min(1).max(6);
 
 /**
- * An upload's `file_id`.
+ * Only entries made at or after this time.
  */
-export const zUploadId = z.string().min(1).max(200);
+export const zLedgerFrom = z.iso.datetime();
+
+/**
+ * Only entries made before this time.
+ */
+export const zLedgerTo = z.iso.datetime();
 
 /**
  * Page size.
@@ -1208,6 +1392,16 @@ export const zPageLimit = z.int().gte(1).lte(100).default(20);
  * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
  */
 export const zPageCursor = z.string().min(1).max(512);
+
+/**
+ * The delivery's `id`, the `webhook-id` its requests carry.
+ */
+export const zDeliveryId = z.string().min(1).max(100);
+
+/**
+ * An upload's `file_id`.
+ */
+export const zUploadId = z.string().min(1).max(200);
 
 export const zOrganizationId = z.string().min(1).max(100);
 
@@ -1357,6 +1551,21 @@ export const zSearchRunsResponse = zRunPage;
  * The account.
  */
 export const zGetAccountResponse = zAccount;
+
+export const zListLedgerQuery = z.object({
+    kind: z.array(zLedgerKind).min(1).max(6).optional(),
+    api_key_id: z.string().min(1).max(100).optional(),
+    run_id: z.string().min(1).max(100).optional(),
+    from: z.iso.datetime().optional(),
+    to: z.iso.datetime().optional(),
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(512).optional()
+});
+
+/**
+ * A page of ledger entries.
+ */
+export const zListLedgerResponse = zLedgerPage;
 
 export const zPreviewPriceBody = zPricePreviewRequest;
 
@@ -1553,14 +1762,41 @@ export const zListTopUpsResponse = zTopUpPage;
 
 export const zCreateTopUpBody = zCreateTopUpRequest;
 
+export const zCreateTopUpHeaders = z.object({
+    'Idempotency-Key': z.string().min(1).max(255).optional()
+});
+
 export const zCreateTopUpPath = z.object({
     organization_id: z.string().min(1).max(100)
 });
 
 /**
- * The top-up and the organization's wallet and tier after it.
+ * The top-up this Idempotency-Key made before, and the organization now; nothing was added.
  */
 export const zCreateTopUpResponse = zTopUp;
+
+export const zReverseTopUpBody = zCorrectionRequest;
+
+export const zReverseTopUpPath = z.object({
+    organization_id: z.string().min(1).max(100),
+    top_up_id: z.string().min(1).max(100)
+});
+
+/**
+ * The reversal's ledger entry and the organization after it.
+ */
+export const zReverseTopUpResponse = zCorrection;
+
+export const zCreateAdjustmentBody = zCreateAdjustmentRequest;
+
+export const zCreateAdjustmentPath = z.object({
+    organization_id: z.string().min(1).max(100)
+});
+
+/**
+ * The adjustment's ledger entry and the organization after it.
+ */
+export const zCreateAdjustmentResponse = zCorrection;
 
 export const zRevokeApiKeyPath = z.object({
     api_key_id: z.string().min(1).max(100)
@@ -1581,6 +1817,34 @@ export const zUpdateApiKeyPath = z.object({
  * The key as it now stands.
  */
 export const zUpdateApiKeyResponse = zApiKey;
+
+export const zListAllLedgerQuery = z.object({
+    organization_id: z.string().min(1).max(100).optional(),
+    kind: z.array(zLedgerKind).min(1).max(6).optional(),
+    api_key_id: z.string().min(1).max(100).optional(),
+    run_id: z.string().min(1).max(100).optional(),
+    from: z.iso.datetime().optional(),
+    to: z.iso.datetime().optional(),
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(512).optional()
+});
+
+/**
+ * A page of ledger entries.
+ */
+export const zListAllLedgerResponse = zLedgerPage;
+
+export const zListAuditQuery = z.object({
+    organization_id: z.string().min(1).max(100).optional(),
+    actor: z.string().min(1).max(100).optional(),
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(512).optional()
+});
+
+/**
+ * A page of the audit log.
+ */
+export const zListAuditResponse = zAuditPage;
 
 export const zGetUsageQuery = z.object({
     group_by: zUsageGroupBy,

@@ -4,24 +4,32 @@ import type { UsageGroupBy } from "@refvid/store";
 import type { Request, Router } from "express";
 import type { AppDeps } from "../../deps.js";
 import * as admin from "../../services/admin.js";
-import { listApiKeys, listOrganizations, listTopUps, type PageQuery } from "../../services/admin-lists.js";
+import {
+  listApiKeys,
+  listOrganizations,
+  listTopUps,
+  mustExist,
+  type PageQuery,
+} from "../../services/admin-lists.js";
+import * as money from "../../services/admin-money.js";
 import { adminSearchRuns } from "../../services/admin-runs.js";
 import { getUsage } from "../../services/admin-usage.js";
 import { adminVendorLog } from "../../services/admin-vendor-log.js";
 import { reloadCatalog } from "../../services/catalog.js";
+import { adminActorOf } from "../auth.js";
 
 export function adminRoutes(router: Router, deps: AppDeps): void {
   router.get("/admin/v1/organizations", async (req, res) => {
     res.json(await listOrganizations(deps, { ...pageQuery(req), name: queryText(req, "name") }));
   });
   router.post("/admin/v1/organizations", async (req, res) => {
-    res.status(201).json(await admin.createOrganization(deps, req.body));
+    res.status(201).json(await admin.createOrganization(deps, adminActorOf(res), req.body));
   });
   router.get("/admin/v1/organizations/:organization_id", async (req, res) => {
     res.json(await admin.getOrganization(deps, req.params.organization_id));
   });
   router.patch("/admin/v1/organizations/:organization_id", async (req, res) => {
-    res.json(await admin.updateOrganization(deps, req.params.organization_id, req.body));
+    res.json(await admin.updateOrganization(deps, adminActorOf(res), req.params.organization_id, req.body));
   });
   router.get("/admin/v1/organizations/:organization_id/api-keys", async (req, res) => {
     const revoked = queryText(req, "revoked");
@@ -33,19 +41,49 @@ export function adminRoutes(router: Router, deps: AppDeps): void {
     );
   });
   router.post("/admin/v1/organizations/:organization_id/api-keys", async (req, res) => {
-    res.status(201).json(await admin.createApiKey(deps, req.params.organization_id, req.body ?? {}));
+    res
+      .status(201)
+      .json(await admin.createApiKey(deps, adminActorOf(res), req.params.organization_id, req.body ?? {}));
   });
   router.get("/admin/v1/organizations/:organization_id/top-ups", async (req, res) => {
     res.json(await listTopUps(deps, req.params.organization_id, pageQuery(req)));
   });
   router.post("/admin/v1/organizations/:organization_id/top-ups", async (req, res) => {
-    res.status(201).json(await admin.createTopUp(deps, req.params.organization_id, req.body));
+    const key = req.get("idempotency-key");
+    const made = await money.createTopUp(deps, adminActorOf(res), req.params.organization_id, req.body, key);
+    if (made.replayed) res.setHeader("Idempotent-Replayed", "true");
+    res.status(made.replayed ? 200 : 201).json(made.topUp);
+  });
+  router.post("/admin/v1/organizations/:organization_id/top-ups/:top_up_id/reversal", async (req, res) => {
+    const { organization_id: organizationId, top_up_id: topUpId } = req.params;
+    res
+      .status(201)
+      .json(await money.reverseTopUp(deps, adminActorOf(res), organizationId, topUpId, req.body));
+  });
+  router.post("/admin/v1/organizations/:organization_id/adjustments", async (req, res) => {
+    res
+      .status(201)
+      .json(await money.adjustBalance(deps, adminActorOf(res), req.params.organization_id, req.body));
+  });
+  router.get("/admin/v1/ledger", async (req, res) => {
+    const organizationId = queryText(req, "organization_id");
+    if (organizationId !== undefined) await mustExist(deps, organizationId);
+    res.json(await money.listLedger(deps, organizationId, ledgerQuery(req)));
+  });
+  router.get("/admin/v1/audit", async (req, res) => {
+    res.json(
+      await money.listAudit(deps, {
+        ...pageQuery(req),
+        organizationId: queryText(req, "organization_id"),
+        actor: queryText(req, "actor"),
+      }),
+    );
   });
   router.patch("/admin/v1/api-keys/:api_key_id", async (req, res) => {
-    res.json(await admin.updateApiKey(deps, req.params.api_key_id, req.body));
+    res.json(await admin.updateApiKey(deps, adminActorOf(res), req.params.api_key_id, req.body));
   });
   router.delete("/admin/v1/api-keys/:api_key_id", async (req, res) => {
-    res.json(await admin.revokeApiKey(deps, req.params.api_key_id));
+    res.json(await admin.revokeApiKey(deps, adminActorOf(res), req.params.api_key_id));
   });
   router.get("/admin/v1/usage", async (req, res) => {
     res.json(
@@ -72,7 +110,7 @@ export function adminRoutes(router: Router, deps: AppDeps): void {
  * One query parameter as sent. The OpenAPI validator has already checked each against the spec
  * (`revoked` is `true` or `false`, `group_by` one of its values, `limit` an integer in range).
  */
-function queryText(req: Request, name: string): string | undefined {
+export function queryText(req: Request, name: string): string | undefined {
   const value = req.query[name];
   return typeof value === "string"
     ? value
@@ -81,7 +119,20 @@ function queryText(req: Request, name: string): string | undefined {
       : undefined;
 }
 
-function pageQuery(req: Request): PageQuery {
+export function pageQuery(req: Request): PageQuery {
   const limit = queryText(req, "limit");
   return { limit: limit === undefined ? undefined : Number(limit), cursor: queryText(req, "cursor") };
+}
+
+/** A ledger listing's filters; `kind` may come as an array (`kind=a,b`, split by the validator). */
+export function ledgerQuery(req: Request): money.LedgerQuery {
+  const kind = req.query.kind;
+  return {
+    ...pageQuery(req),
+    kind: Array.isArray(kind) ? kind.map(String).join(",") : queryText(req, "kind"),
+    apiKeyId: queryText(req, "api_key_id"),
+    runId: queryText(req, "run_id"),
+    from: queryText(req, "from"),
+    to: queryText(req, "to"),
+  };
 }

@@ -9,6 +9,7 @@ import type { AppDeps } from "../../deps.js";
 import type { Drain } from "../drain.js";
 import { accountRoutes } from "./account.js";
 import { adminRoutes } from "./admin.js";
+import { ledgerRoutes } from "./ledger.js";
 import { modelsRoutes } from "./models.js";
 import { pricingRoutes } from "./pricing.js";
 import { runsRoutes } from "./runs.js";
@@ -23,6 +24,7 @@ export function apiRouter(deps: AppDeps, drain: Drain): Router {
   modelsRoutes(router, deps);
   webhooksRoutes(router, deps);
   uploadsRoutes(router, deps);
+  ledgerRoutes(router, deps);
   adminRoutes(router, deps);
   return router;
 }
