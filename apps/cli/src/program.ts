@@ -6,6 +6,7 @@ import { registerAdmin } from "./commands/admin.js";
 import { registerFiles } from "./commands/files.js";
 import { type Catalog, registerPrice, registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
+import { registerUsage } from "./commands/usage.js";
 import { registerWebhooks } from "./commands/webhooks.js";
 import { createOutput, optionsFromArgv } from "./io.js";
 
@@ -56,6 +57,7 @@ export function buildProgram(catalog: Catalog, argv: readonly string[]): Command
   registerPrice(program, catalog);
   registerFiles(program);
   registerAccount(program);
+  registerUsage(program);
   registerWebhooks(program);
   registerAdmin(program);
   return program;

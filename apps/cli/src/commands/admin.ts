@@ -3,13 +3,13 @@
  * (`/admin/v1`), with the server's admin token (REFVID_ADMIN_TOKEN, or the profile's `admin_token`).
  */
 import type { components } from "@refvid/api-types";
-import { errorFromResponse } from "@refvid/client";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { instant, positiveInteger } from "../args.js";
-import { UsageError } from "../errors.js";
-import { details, table } from "../format.js";
+import { positiveInteger } from "../args.js";
+import { apiData, UsageError } from "../errors.js";
+import { details } from "../format.js";
 import type { Output } from "../io.js";
 import { session } from "../session.js";
+import { showUsage, usageOptions } from "../usage-report.js";
 
 type Organization = components["schemas"]["Organization"];
 type ApiKey = components["schemas"]["ApiKey"];
@@ -24,13 +24,6 @@ const GROUP_BY: readonly UsageReport["group_by"][] = [
   "organization",
   "day",
 ];
-
-/** The data of an openapi-fetch result, or the API's typed error. */
-async function data<T>(result: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
-  const { data, error, response } = await result;
-  if (!response.ok || data === undefined) throw errorFromResponse(response, error);
-  return data;
-}
 
 function showOrganization(io: Output, org: Organization): void {
   const w = org.wallet;
@@ -69,44 +62,6 @@ function amount(value: string): string {
   return value;
 }
 
-/** The report as a table: a row per group and environment, money in USD. */
-function showUsage(io: Output, report: UsageReport): void {
-  const scope = report.organization_id ?? "every organization";
-  io.print(
-    io.c.dim(
-      `Runs created from ${report.from} to ${report.to} (exclusive), ${scope}, by ${report.group_by}.`,
-    ),
-  );
-  if (report.data.length === 0) {
-    io.print("No runs in this window.");
-    return;
-  }
-  const rows = report.data.map((g) => [
-    g.group,
-    g.environment,
-    g.runs.total,
-    g.runs.succeeded,
-    g.failures,
-    g.billed_seconds,
-    g.spend_usd,
-    g.priced_usd,
-    g.vendor_cost_usd,
-    g.margin_usd.startsWith("-") ? io.c.red(g.margin_usd) : g.margin_usd,
-  ]);
-  const head = [
-    "ENV",
-    "RUNS",
-    "OK",
-    "FAILURES",
-    "SECONDS",
-    "SPEND USD",
-    "PRICED USD",
-    "VENDOR COST USD",
-    "MARGIN USD",
-  ];
-  io.print(table(io.c, [report.group_by.toUpperCase(), ...head], rows));
-}
-
 interface UsageOptions {
   groupBy: UsageReport["group_by"];
   from?: string;
@@ -138,7 +93,7 @@ export function registerAdmin(program: Command): void {
     .argument("<name>", "its display name")
     .action(async (name: string, _options: unknown, command: Command) => {
       const { io, admin } = await session(command);
-      const org = await data(admin().api.POST("/admin/v1/organizations", { body: { name } }));
+      const org = await apiData(admin().api.POST("/admin/v1/organizations", { body: { name } }));
       if (io.json) return io.printJson(org);
       showOrganization(io, org);
       io.print(io.c.dim(`Next: refvid admin keys create ${org.organization_id}`));
@@ -150,7 +105,7 @@ export function registerAdmin(program: Command): void {
     .action(async (id: string, _options: unknown, command: Command) => {
       const { io, admin } = await session(command);
       const path = { organization_id: id };
-      const org = await data(
+      const org = await apiData(
         admin().api.GET("/admin/v1/organizations/{organization_id}", { params: { path } }),
       );
       if (io.json) return io.printJson(org);
@@ -168,7 +123,7 @@ export function registerAdmin(program: Command): void {
     )
     .action(async (id: string, options: { queueWeight: number }, command: Command) => {
       const { io, admin } = await session(command);
-      const org = await data(
+      const org = await apiData(
         admin().api.PATCH("/admin/v1/organizations/{organization_id}", {
           params: { path: { organization_id: id } },
           body: { queue_weight: options.queueWeight },
@@ -211,7 +166,7 @@ export function registerAdmin(program: Command): void {
       rate_limit_per_minute: options.rateLimit,
       priority: options.priority,
     };
-    const key = await data(
+    const key = await apiData(
       admin().api.POST("/admin/v1/organizations/{organization_id}/api-keys", {
         params: { path: { organization_id: id } },
         body,
@@ -238,7 +193,7 @@ export function registerAdmin(program: Command): void {
     if (Object.values(body).every((v) => v === undefined)) {
       throw new UsageError("nothing to change: pass --name, --max-concurrency, --rate-limit or --priority");
     }
-    const key = await data(
+    const key = await apiData(
       admin().api.PATCH("/admin/v1/api-keys/{api_key_id}", { params: { path: { api_key_id: id } }, body }),
     );
     if (io.json) return io.printJson(key);
@@ -250,7 +205,7 @@ export function registerAdmin(program: Command): void {
     .argument("<api_key_id>", "key_…")
     .action(async (id: string, _options: unknown, command: Command) => {
       const { io, admin } = await session(command);
-      const key = await data(
+      const key = await apiData(
         admin().api.DELETE("/admin/v1/api-keys/{api_key_id}", { params: { path: { api_key_id: id } } }),
       );
       if (io.json) return io.printJson(key);
@@ -265,7 +220,7 @@ export function registerAdmin(program: Command): void {
     .option("--note <text>", "kept with the top-up, e.g. a payment reference")
     .action(async (id: string, amountUsd: string, options: { note?: string }, command: Command) => {
       const { io, admin } = await session(command);
-      const topUp = await data(
+      const topUp = await apiData(
         admin().api.POST("/admin/v1/organizations/{organization_id}/top-ups", {
           params: { path: { organization_id: id } },
           body: { amount_usd: amountUsd, note: options.note },
@@ -276,19 +231,16 @@ export function registerAdmin(program: Command): void {
       showOrganization(io, topUp.organization);
     });
 
-  admin
-    .command("usage")
-    .description(
-      "What the runs created in a window did and cost, by group and environment: runs, billed " +
-        "seconds, spend, price, vendor cost and margin (spend less vendor cost; negative at a loss).",
-    )
-    .addOption(new Option("--group-by <group>", "what a row is").choices(GROUP_BY).default("model"))
-    .option(
-      "--from <when>",
-      "start of the window: a date (2026-05-01) or an age (7d); default 30 days before --to",
-      (v) => instant(v),
-    )
-    .option("--to <when>", "end of the window, exclusive: a date or an age; default now", (v) => instant(v))
+  usageOptions(
+    admin
+      .command("usage")
+      .description(
+        "What the runs created in a window did and cost, by group and environment: runs, billed " +
+          "seconds, spend, price, vendor cost and margin (spend less vendor cost; negative at a loss).",
+      ),
+    GROUP_BY,
+    "model",
+  )
     .option("--org <organization_id>", "only this organization's runs")
     .action(async (options: UsageOptions, command: Command) => {
       const { io, admin } = await session(command);
@@ -298,8 +250,11 @@ export function registerAdmin(program: Command): void {
         to: options.to,
         organization_id: options.org,
       };
-      const report = await data(admin().api.GET("/admin/v1/usage", { params: { query } }));
+      const report = await apiData(admin().api.GET("/admin/v1/usage", { params: { query } }));
       if (io.json) return io.printJson(report);
-      showUsage(io, report);
+      showUsage(io, report, report.organization_id ?? "every organization", [
+        ["VENDOR COST USD", (g) => g.vendor_cost_usd],
+        ["MARGIN USD", (g) => (g.margin_usd.startsWith("-") ? io.c.red(g.margin_usd) : g.margin_usd)],
+      ]);
     });
 }
