@@ -4,6 +4,7 @@
  */
 import {
   ConcurrencyLimitError,
+  errorFromResponse,
   InsufficientBalanceError,
   RateLimitError,
   RefvidError,
@@ -21,6 +22,15 @@ export const EXIT_INTERRUPTED = 130;
 /** The command line is wrong: an unknown model, a missing value, an input that breaks the model's schema. */
 export class UsageError extends Error {
   override name = "UsageError";
+}
+
+/** The data of an openapi-fetch result (`client.api`), or the API's typed error. */
+export async function apiData<T>(
+  result: Promise<{ data?: T; error?: unknown; response: Response }>,
+): Promise<T> {
+  const { data, error, response } = await result;
+  if (!response.ok || data === undefined) throw errorFromResponse(response, error);
+  return data;
 }
 
 /** fetch's own failure (`TypeError: fetch failed`, the reason in `cause`): the server could not be reached. */

@@ -26,6 +26,8 @@ export interface Output {
   stderrIsTTY: boolean;
   /** A line of the result, on stdout. */
   print(line?: string): void;
+  /** Text of the result as it is (a CSV document, say), on stdout. */
+  write(text: string): void;
   /** A line of information, on stderr. */
   info(line?: string): void;
   /** The one JSON document of `--json`, on stdout. */
@@ -53,6 +55,7 @@ export function createOutput(options: GlobalOptions): Output {
     interactive: stdin.isTTY === true,
     stderrIsTTY: stderr.isTTY === true,
     print: (line = "") => void stdout.write(`${line}\n`),
+    write: (text) => void stdout.write(text),
     info: (line = "") => void stderr.write(`${line}\n`),
     printJson: (value) => void stdout.write(`${JSON.stringify(value, null, 2)}\n`),
   };

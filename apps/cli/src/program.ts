@@ -7,6 +7,7 @@ import { registerFiles } from "./commands/files.js";
 import { registerLedger } from "./commands/ledger.js";
 import { type Catalog, registerPrice, registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
+import { registerUsage } from "./commands/usage.js";
 import { registerWebhooks } from "./commands/webhooks.js";
 import { createOutput, optionsFromArgv } from "./io.js";
 
@@ -58,6 +59,7 @@ export function buildProgram(catalog: Catalog, argv: readonly string[]): Command
   registerFiles(program);
   registerAccount(program);
   registerLedger(program);
+  registerUsage(program);
   registerWebhooks(program);
   registerAdmin(program);
   return program;

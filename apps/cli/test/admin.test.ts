@@ -1,6 +1,6 @@
 /** `refvid admin orgs|keys|top-up|usage`, with the server's admin token. */
 import { describe, expect, inject, it } from "vitest";
-import { admin, cli, IMAGE } from "./cli.js";
+import { admin, cells, cli, IMAGE } from "./cli.js";
 
 const adminEnv = () => ({ REFVID_BASE_URL: inject("baseUrl"), REFVID_ADMIN_TOKEN: inject("adminToken") });
 const refvid = (...args: string[]) => cli(args, { env: adminEnv() });
@@ -105,16 +105,6 @@ describe("refvid admin", () => {
 
     const shown = await refvid("admin", "usage", "--group-by", "organization", "--org", id, "--from", "1d");
     expect(shown.code, shown.stderr).toBe(0);
-    const cells = (out: string) =>
-      out
-        .split("\n")
-        .filter((line) => line.startsWith("│"))
-        .map((line) =>
-          line
-            .split("│")
-            .slice(1, -1)
-            .map((c) => c.trim()),
-        );
     expect(cells(shown.stdout)).toEqual([
       [
         "ORGANIZATION",

@@ -229,5 +229,17 @@ export async function submitRun(
 }
 
 export const IMAGE = "https://example.com/a.png";
+
+/** A table's cells as printed (cli-table3's plain borders), the header row first. */
+export const cells = (out: string): string[][] =>
+  out
+    .split("\n")
+    .filter((line) => line.startsWith("│"))
+    .map((line) =>
+      line
+        .split("│")
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
 /** The ANSI escape that starts every colour and cursor sequence. */
 export const ESC = "\u001b[";

@@ -18,6 +18,7 @@ describe("help", () => {
       "files",
       "login",
       "account",
+      "usage",
       "models",
       "webhooks",
       "admin",

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { formatUsd, parseUsd } from "@refvid/core";
 import type { RunOutcome } from "@refvid/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keyOf } from "./admin-helpers.js";
+import { accountUsageRow, keyOf } from "./admin-helpers.js";
 import { expectError, expectInvalid } from "./api-fixtures.js";
 import { eventually, type Tenant, useTestRefvid } from "./harness.js";
 
@@ -58,31 +58,18 @@ const onItsProvider = (key: Tenant, runId: string) =>
   });
 const usage = (query: string) => t.admin("GET", `/admin/v1/usage?${query}`);
 const byGroup = (a: { group: string }, b: { group: string }) => (a.group < b.group ? -1 : 1);
-const counts = (runs: Record<string, number>) => {
-  const all = { queued: 0, processing: 0, succeeded: 0, failed: 0, timeout: 0, cancelled: 0, ...runs };
-  return { total: Object.values(all).reduce((a, b) => a + b, 0), ...all };
-};
-/** A usage row as counted by hand: runs by status (others 0), billed seconds and its money. */
+/** A usage row as counted by hand: an organization's figures, and the vendors' cost and the margin. */
 const usageGroup = (
   name: string,
   environment: "live" | "test",
   runs: Record<string, number>,
   billed: number,
   money: { spend: string; priced?: string; vendorCost: string; margin: string },
-) => {
-  const c = counts(runs);
-  return {
-    group: name,
-    environment,
-    runs: c,
-    failures: c.failed + c.timeout,
-    billed_seconds: billed,
-    spend_usd: money.spend,
-    priced_usd: money.priced ?? money.spend,
-    vendor_cost_usd: money.vendorCost,
-    margin_usd: money.margin,
-  };
-};
+) => ({
+  ...accountUsageRow(name, environment, runs, billed, money.spend, money.priced),
+  vendor_cost_usd: money.vendorCost,
+  margin_usd: money.margin,
+});
 
 describe("after a scripted workload", () => {
   // Organization U: live keys l1 and l2 and test key t1. Organization V: live key v1.

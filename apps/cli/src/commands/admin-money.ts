@@ -5,10 +5,11 @@
 import type { components } from "@refvid/api-types";
 import { type Command, InvalidArgumentError } from "commander";
 import { positiveInteger } from "../args.js";
+import { apiData } from "../errors.js";
 import { details, table } from "../format.js";
 import type { Output } from "../io.js";
 import { session } from "../session.js";
-import { data, type LedgerOptions, ledgerOptions, ledgerQuery, printLedger } from "./ledger.js";
+import { type LedgerOptions, ledgerOptions, ledgerQuery, printLedger } from "./ledger.js";
 
 type Organization = components["schemas"]["Organization"];
 type Correction = components["schemas"]["Correction"];
@@ -73,7 +74,7 @@ export function registerAdminMoney(admin: Command): void {
           params: { path: { organization_id: id }, header },
           body: { amount_usd: amountUsd, note: options.note },
         });
-        const made = await data(Promise.resolve({ data: topUp, error, response }));
+        const made = await apiData(Promise.resolve({ data: topUp, error, response }));
         if (io.json) return io.printJson(made);
         const replayed = response.headers.get("idempotent-replayed") === "true";
         io.print(
@@ -96,7 +97,7 @@ export function registerAdminMoney(admin: Command): void {
     .requiredOption("--reason <text>", "why; kept in the ledger and the audit log")
     .action(async (org: string, topUp: string, options: { reason: string }, command: Command) => {
       const { io, admin } = await session(command);
-      const made = await data(
+      const made = await apiData(
         admin().api.POST("/admin/v1/organizations/{organization_id}/top-ups/{top_up_id}/reversal", {
           params: { path: { organization_id: org, top_up_id: topUp } },
           body: { reason: options.reason },
@@ -113,11 +114,15 @@ export function registerAdminMoney(admin: Command): void {
         "in the ledger. It never takes the available balance below 0.",
     )
     .argument("<organization_id>", "org_…")
-    .argument("<amount_usd>", "e.g. 12.50, or -12.50 after -- (options first: adjust <org> --reason … -- -12.50)", amount(true))
+    .argument(
+      "<amount_usd>",
+      "e.g. 12.50, or -12.50 after -- (options first: adjust <org> --reason … -- -12.50)",
+      amount(true),
+    )
     .requiredOption("--reason <text>", "why; kept in the ledger and the audit log")
     .action(async (org: string, amountUsd: string, options: { reason: string }, command: Command) => {
       const { io, admin } = await session(command);
-      const made = await data(
+      const made = await apiData(
         admin().api.POST("/admin/v1/organizations/{organization_id}/adjustments", {
           params: { path: { organization_id: org } },
           body: { amount_usd: amountUsd, reason: options.reason },
@@ -136,7 +141,7 @@ export function registerAdminMoney(admin: Command): void {
     const { io, admin } = await session(command);
     const api = admin().api;
     await printLedger(io, options, (cursor) =>
-      data(
+      apiData(
         api.GET("/admin/v1/ledger", {
           params: { query: { ...ledgerQuery(options), organization_id: options.org, cursor } },
         }),
@@ -152,7 +157,7 @@ export function registerAdminMoney(admin: Command): void {
     .option("--limit <n>", "entries (1-100)", positiveInteger, 20)
     .action(async (options: { org?: string; actor?: string; limit: number }, command: Command) => {
       const { io, admin } = await session(command);
-      const page = await data(
+      const page = await apiData(
         admin().api.GET("/admin/v1/audit", {
           params: { query: { organization_id: options.org, actor: options.actor, limit: options.limit } },
         }),

@@ -4,13 +4,13 @@
  */
 import type { components } from "@refvid/api-types";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { instant, positiveInteger } from "../args.js";
-import { UsageError } from "../errors.js";
-import { details, table } from "../format.js";
+import { positiveInteger } from "../args.js";
+import { apiData, UsageError } from "../errors.js";
+import { details } from "../format.js";
 import type { Output } from "../io.js";
 import { session } from "../session.js";
+import { showUsage, usageOptions } from "../usage-report.js";
 import { registerAdminMoney, showOrganization } from "./admin-money.js";
-import { data } from "./ledger.js";
 
 type ApiKey = components["schemas"]["ApiKey"];
 type UsageReport = components["schemas"]["UsageReport"];
@@ -45,44 +45,6 @@ function showKey(io: Output, key: ApiKey): void {
       ["revoked", key.revoked_at],
     ]),
   );
-}
-
-/** The report as a table: a row per group and environment, money in USD. */
-function showUsage(io: Output, report: UsageReport): void {
-  const scope = report.organization_id ?? "every organization";
-  io.print(
-    io.c.dim(
-      `Runs created from ${report.from} to ${report.to} (exclusive), ${scope}, by ${report.group_by}.`,
-    ),
-  );
-  if (report.data.length === 0) {
-    io.print("No runs in this window.");
-    return;
-  }
-  const rows = report.data.map((g) => [
-    g.group,
-    g.environment,
-    g.runs.total,
-    g.runs.succeeded,
-    g.failures,
-    g.billed_seconds,
-    g.spend_usd,
-    g.priced_usd,
-    g.vendor_cost_usd,
-    g.margin_usd.startsWith("-") ? io.c.red(g.margin_usd) : g.margin_usd,
-  ]);
-  const head = [
-    "ENV",
-    "RUNS",
-    "OK",
-    "FAILURES",
-    "SECONDS",
-    "SPEND USD",
-    "PRICED USD",
-    "VENDOR COST USD",
-    "MARGIN USD",
-  ];
-  io.print(table(io.c, [report.group_by.toUpperCase(), ...head], rows));
 }
 
 interface UsageOptions {
@@ -131,7 +93,7 @@ export function registerAdmin(program: Command): void {
     .argument("<name>", "its display name")
     .action(async (name: string, _options: unknown, command: Command) => {
       const { io, admin } = await session(command);
-      const org = await data(admin().api.POST("/admin/v1/organizations", { body: { name } }));
+      const org = await apiData(admin().api.POST("/admin/v1/organizations", { body: { name } }));
       if (io.json) return io.printJson(org);
       showOrganization(io, org);
       io.print(io.c.dim(`Next: refvid admin keys create ${org.organization_id}`));
@@ -143,7 +105,7 @@ export function registerAdmin(program: Command): void {
     .action(async (id: string, _options: unknown, command: Command) => {
       const { io, admin } = await session(command);
       const path = { organization_id: id };
-      const org = await data(
+      const org = await apiData(
         admin().api.GET("/admin/v1/organizations/{organization_id}", { params: { path } }),
       );
       if (io.json) return io.printJson(org);
@@ -161,7 +123,7 @@ export function registerAdmin(program: Command): void {
     )
     .action(async (id: string, options: { queueWeight: number }, command: Command) => {
       const { io, admin } = await session(command);
-      const org = await data(
+      const org = await apiData(
         admin().api.PATCH("/admin/v1/organizations/{organization_id}", {
           params: { path: { organization_id: id } },
           body: { queue_weight: options.queueWeight },
@@ -210,7 +172,7 @@ export function registerAdmin(program: Command): void {
       priority: options.priority,
       budget: options.budget === "none" ? null : options.budget,
     };
-    const key = await data(
+    const key = await apiData(
       admin().api.POST("/admin/v1/organizations/{organization_id}/api-keys", {
         params: { path: { organization_id: id } },
         body,
@@ -240,7 +202,7 @@ export function registerAdmin(program: Command): void {
         "nothing to change: pass --name, --max-concurrency, --rate-limit, --priority or --budget",
       );
     }
-    const key = await data(
+    const key = await apiData(
       admin().api.PATCH("/admin/v1/api-keys/{api_key_id}", { params: { path: { api_key_id: id } }, body }),
     );
     if (io.json) return io.printJson(key);
@@ -252,7 +214,7 @@ export function registerAdmin(program: Command): void {
     .argument("<api_key_id>", "key_…")
     .action(async (id: string, _options: unknown, command: Command) => {
       const { io, admin } = await session(command);
-      const key = await data(
+      const key = await apiData(
         admin().api.DELETE("/admin/v1/api-keys/{api_key_id}", { params: { path: { api_key_id: id } } }),
       );
       if (io.json) return io.printJson(key);
@@ -261,19 +223,16 @@ export function registerAdmin(program: Command): void {
 
   registerAdminMoney(admin);
 
-  admin
-    .command("usage")
-    .description(
-      "What the runs created in a window did and cost, by group and environment: runs, billed " +
-        "seconds, spend, price, vendor cost and margin (spend less vendor cost; negative at a loss).",
-    )
-    .addOption(new Option("--group-by <group>", "what a row is").choices(GROUP_BY).default("model"))
-    .option(
-      "--from <when>",
-      "start of the window: a date (2026-05-01) or an age (7d); default 30 days before --to",
-      (v) => instant(v),
-    )
-    .option("--to <when>", "end of the window, exclusive: a date or an age; default now", (v) => instant(v))
+  usageOptions(
+    admin
+      .command("usage")
+      .description(
+        "What the runs created in a window did and cost, by group and environment: runs, billed " +
+          "seconds, spend, price, vendor cost and margin (spend less vendor cost; negative at a loss).",
+      ),
+    GROUP_BY,
+    "model",
+  )
     .option("--org <organization_id>", "only this organization's runs")
     .action(async (options: UsageOptions, command: Command) => {
       const { io, admin } = await session(command);
@@ -283,8 +242,11 @@ export function registerAdmin(program: Command): void {
         to: options.to,
         organization_id: options.org,
       };
-      const report = await data(admin().api.GET("/admin/v1/usage", { params: { query } }));
+      const report = await apiData(admin().api.GET("/admin/v1/usage", { params: { query } }));
       if (io.json) return io.printJson(report);
-      showUsage(io, report);
+      showUsage(io, report, report.organization_id ?? "every organization", [
+        ["VENDOR COST USD", (g) => g.vendor_cost_usd],
+        ["MARGIN USD", (g) => (g.margin_usd.startsWith("-") ? io.c.red(g.margin_usd) : g.margin_usd)],
+      ]);
     });
 }

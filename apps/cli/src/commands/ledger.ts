@@ -1,23 +1,14 @@
 /** `refvid ledger`: every change of the organization's wallet, newest first. */
 import type { components } from "@refvid/api-types";
-import { errorFromResponse } from "@refvid/client";
 import type { Command } from "commander";
 import { instant, positiveInteger } from "../args.js";
+import { apiData } from "../errors.js";
 import { table } from "../format.js";
 import type { Output } from "../io.js";
 import { session } from "../session.js";
 
 type LedgerPage = components["schemas"]["LedgerPage"];
 type LedgerEntry = components["schemas"]["LedgerEntry"];
-
-/** The data of an openapi-fetch result, or the API's typed error. */
-export async function data<T>(
-  result: Promise<{ data?: T; error?: unknown; response: Response }>,
-): Promise<T> {
-  const { data, error, response } = await result;
-  if (!response.ok || data === undefined) throw errorFromResponse(response, error);
-  return data;
-}
 
 export interface LedgerOptions {
   kind?: string;
@@ -108,7 +99,7 @@ export function registerLedger(program: Command): void {
     const { io, client } = await session(command);
     const api = client().api;
     await printLedger(io, options, (cursor) =>
-      data(api.GET("/v1/ledger", { params: { query: { ...ledgerQuery(options), cursor } } })),
+      apiData(api.GET("/v1/ledger", { params: { query: { ...ledgerQuery(options), cursor } } })),
     );
   });
 }

@@ -1,21 +1,16 @@
 /**
  * The admin API's usage report: the store adds the runs of a window up per group and environment
- * (one GROUP BY, or one pass in memory); this turns its sums into the report's figures.
+ * (one GROUP BY, or one pass in memory); this turns its sums into the report's figures, those an
+ * organization sees of its own (`usage-report.ts`) and the vendors' cost and the margin.
  */
 import type { components } from "@refvid/api-types";
-import { formatUsd, InvalidRequestError, paysFromWallet } from "@refvid/core";
+import { formatUsd } from "@refvid/core";
 import type { UsageGroupBy, UsageRow } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 import { mustExist } from "./admin-lists.js";
-import { parseInstant } from "./keyset-page.js";
+import { accountUsageGroupView, usageWindow, walletSpend } from "./usage-report.js";
 
 type Schemas = components["schemas"];
-
-const DAY_MS = 86_400_000;
-/** The window when `from` is not given: this many days before `to`. */
-export const USAGE_DEFAULT_DAYS = 30;
-/** The longest window a report covers. */
-export const USAGE_MAX_DAYS = 366;
 
 export interface UsageRequest {
   groupBy: UsageGroupBy;
@@ -25,19 +20,7 @@ export interface UsageRequest {
 }
 
 export async function getUsage(deps: AppDeps, request: UsageRequest): Promise<Schemas["UsageReport"]> {
-  const to = parseInstant(request.to, "query.to") ?? deps.clock.now();
-  const from =
-    parseInstant(request.from, "query.from") ?? new Date(to.getTime() - USAGE_DEFAULT_DAYS * DAY_MS);
-  if (from >= to) {
-    throw new InvalidRequestError([
-      { field: "query.from", message: `must be before to (${to.toISOString()})`, rule: "range" },
-    ]);
-  }
-  if (to.getTime() - from.getTime() > USAGE_MAX_DAYS * DAY_MS) {
-    throw new InvalidRequestError([
-      { field: "query.from", message: `must be at most ${USAGE_MAX_DAYS} days before to`, rule: "range" },
-    ]);
-  }
+  const { from, to } = usageWindow(deps, request);
   const { organizationId } = request;
   if (organizationId !== undefined) await mustExist(deps, organizationId);
   const rows = await deps.store.usage({
@@ -56,20 +39,11 @@ export async function getUsage(deps: AppDeps, request: UsageRequest): Promise<Sc
 }
 
 function usageGroupView(row: UsageRow): Schemas["UsageGroup"] {
-  const { runs } = row;
-  const total = Object.values(runs).reduce((sum, n) => sum + n, 0);
-  // Test runs are priced like live ones but never charged (docs/decisions.md, "Test keys"), so
-  // the margin is taken on the spend: a test row earns nothing (docs/decisions.md, "Admin lists and usage").
-  const spend = paysFromWallet(row.environment) ? row.charged : 0;
+  // The margin is taken on the spend, not the price: a test row earns nothing
+  // (docs/decisions.md, "Admin lists and usage").
   return {
-    group: row.group,
-    environment: row.environment,
-    runs: { total, ...runs },
-    failures: runs.failed + runs.timeout,
-    billed_seconds: row.billableSeconds,
-    spend_usd: formatUsd(spend),
-    priced_usd: formatUsd(row.charged),
+    ...accountUsageGroupView(row),
     vendor_cost_usd: formatUsd(row.vendorCost),
-    margin_usd: formatUsd(spend - row.vendorCost),
+    margin_usd: formatUsd(walletSpend(row) - row.vendorCost),
   };
 }

@@ -355,6 +355,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage by day, model or key
+         * @description What the runs of the calling key's organization created in `[from, to)` did and cost, grouped
+         *     by `group_by`, one row per group and environment: runs by status, failures, billed seconds,
+         *     what was taken from the wallet (`spend_usd`, live runs only) and what the runs were priced at
+         *     (`priced_usd`, which for test runs is what they would have cost). The figures are the
+         *     operators' usage report for the organization (`GET /admin/v1/usage?organization_id=…`),
+         *     without what the vendors charged.
+         *
+         *     Any key of the organization, live or test, sees the whole organization's usage, both
+         *     environments and every key, as `GET /v1/account` shows the whole organization's wallet: each
+         *     row says its `environment`, and test rows never spend. The window defaults to the 30 days
+         *     before `to`, and `to` to now; `from` must be before `to`, at most 366 days apart. A run counts
+         *     in the window it was created in, with its status now.
+         *
+         *     With `Accept: text/csv` the same rows come as CSV (RFC 4180: a header row, lines ending in
+         *     CRLF): the columns are the row's fields in order, `runs` spread as `runs_total` …
+         *     `runs_cancelled`, money as the same decimal strings. Any other `Accept` gets JSON; errors are
+         *     always JSON.
+         */
+        get: operations["getAccountUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pricing/preview": {
         parameters: {
             query?: never;
@@ -2118,6 +2154,87 @@ export interface components {
             next_cursor: string | null;
         };
         /**
+         * AccountUsageGroupBy
+         * @description What the organization's usage groups runs by: `day` (the UTC date the run was created), `model`
+         *     (the endpoint's slug) or `api_key` (the `api_key_id` of the key that made it).
+         * @default day
+         * @example model
+         * @enum {string}
+         */
+        AccountUsageGroupBy: "day" | "model" | "api_key";
+        /**
+         * UsageWindow
+         * @description The window `[from, to)` of a usage report, over the runs' `created_at`.
+         */
+        UsageWindow: {
+            /**
+             * Format: date-time
+             * @description Start of the window, inclusive.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the window, exclusive.
+             */
+            to: string;
+        };
+        /**
+         * UsageRunCounts
+         * @description Runs created in the window, by their status now.
+         */
+        UsageRunCounts: {
+            total: number;
+            queued: number;
+            processing: number;
+            succeeded: number;
+            failed: number;
+            timeout: number;
+            cancelled: number;
+        };
+        /**
+         * AccountUsageGroup
+         * @description The runs of one group and one environment created in the window. A group with runs in both
+         *     environments has two rows, `live` and `test`.
+         */
+        AccountUsageGroup: {
+            /**
+             * @description The group's value, as the report's `group_by` says: a UTC date (`2026-11-22`), a model slug,
+             *     or an `api_key_id`; in the operators' report also a provider's name from the routing file
+             *     (`unassigned` for runs no worker has taken a provider slot for yet), a route's name from the
+             *     catalog (`unassigned` for runs that recorded none), or an `organization_id`.
+             * @example key_9c2d4e6f8a0b4c1d9e3f5a7b9c1d3e5f
+             */
+            group: string;
+            environment: components["schemas"]["Environment"];
+            runs: components["schemas"]["UsageRunCounts"];
+            /** @description Runs that `failed` or timed out (`timeout`). */
+            failures: number;
+            /** @description Seconds billed on the runs (`billing.billable_seconds`), charged or not. */
+            billed_seconds: number;
+            /** @description Taken from the wallet for these runs. Always `"0.00"` for `test`, whose runs are never charged. */
+            spend_usd: components["schemas"]["Money"];
+            /**
+             * @description The runs' `billing.amount`, added up: what they cost as priced. The same as `spend_usd` for
+             *     `live`; for `test`, what the runs would have cost.
+             */
+            priced_usd: components["schemas"]["Money"];
+        };
+        /**
+         * AccountUsageReport
+         * @description The calling key's organization's usage of the runs created in `[from, to)`, live and test, one
+         *     row per group and environment that had runs, ordered by `group`, then `environment`. The same
+         *     figures as the operators' usage report limited to the organization, without the vendors' cost.
+         */
+        AccountUsageReport: components["schemas"]["UsageWindow"] & {
+            group_by: components["schemas"]["AccountUsageGroupBy"];
+            /**
+             * @description The calling key's organization.
+             * @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d
+             */
+            organization_id: string;
+            data: components["schemas"]["AccountUsageGroup"][];
+        };
+        /**
          * PricePreviewRequest
          * @description A model slug and an input for that model, validated exactly as a submit of that model would be:
          *     a built-in model's input against its own input schema (`ModelAInput` … `ModelDInput`), a
@@ -2698,45 +2815,11 @@ export interface components {
          */
         UsageGroupBy: "api_key" | "model" | "provider" | "route" | "organization" | "day";
         /**
-         * UsageRunCounts
-         * @description Runs created in the window, by their status now.
-         */
-        UsageRunCounts: {
-            total: number;
-            queued: number;
-            processing: number;
-            succeeded: number;
-            failed: number;
-            timeout: number;
-            cancelled: number;
-        };
-        /**
          * UsageGroup
-         * @description The runs of one group and one environment created in the window. A group with runs in both
-         *     environments has two rows, `live` and `test`.
+         * @description A row of the operators' usage report: the figures an organization sees of its own usage
+         *     (`AccountUsageGroup`), and what the vendors charged for the runs and what the operator kept.
          */
-        UsageGroup: {
-            /**
-             * @description The group's value: an `api_key_id`, a model slug, a provider's name from the routing file
-             *     (`unassigned` for runs no worker has taken a provider slot for yet), a route's name from the
-             *     catalog (`unassigned` for runs that recorded none), an `organization_id`, or a UTC date
-             *     (`2026-11-22`).
-             * @example key_9c2d4e6f8a0b4c1d9e3f5a7b9c1d3e5f
-             */
-            group: string;
-            environment: components["schemas"]["Environment"];
-            runs: components["schemas"]["UsageRunCounts"];
-            /** @description Runs that `failed` or timed out (`timeout`). */
-            failures: number;
-            /** @description Seconds billed on the runs (`billing.billable_seconds`), charged or not. */
-            billed_seconds: number;
-            /** @description Taken from the wallet for these runs. Always `"0.00"` for `test`, whose runs are never charged. */
-            spend_usd: components["schemas"]["Money"];
-            /**
-             * @description The runs' `billing.amount`, added up: what they cost as priced. The same as `spend_usd` for
-             *     `live`; for `test`, what the runs would have cost.
-             */
-            priced_usd: components["schemas"]["Money"];
+        UsageGroup: components["schemas"]["AccountUsageGroup"] & {
             /**
              * @description What the vendors charge for these runs, as their routes' costs recorded it when each ended.
              *     Runs that recorded none (failures, test runs, runs on a route without a cost) count `"0.00"`.
@@ -2753,17 +2836,7 @@ export interface components {
          * @description Usage of the runs created in `[from, to)`, one row per group and environment that had runs,
          *     ordered by `group`, then `environment`.
          */
-        UsageReport: {
-            /**
-             * Format: date-time
-             * @description Start of the window, inclusive.
-             */
-            from: string;
-            /**
-             * Format: date-time
-             * @description End of the window, exclusive.
-             */
-            to: string;
+        UsageReport: components["schemas"]["UsageWindow"] & {
             group_by: components["schemas"]["UsageGroupBy"];
             /** @description The organization the report is limited to; `null` for every organization. */
             organization_id: string | null;
@@ -3106,6 +3179,16 @@ export interface components {
         PageLimit: number;
         /** @description `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`. */
         PageCursor: string;
+        /**
+         * @description Start of the window (inclusive), over the runs' `created_at`; 30 days before `to` unless given.
+         * @example 2026-11-01T00:00:00Z
+         */
+        UsageFrom: string;
+        /**
+         * @description End of the window (exclusive); now unless given.
+         * @example 2026-12-01T00:00:00Z
+         */
+        UsageTo: string;
         /**
          * @description The delivery's `id`, the `webhook-id` its requests carry.
          * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
@@ -3749,6 +3832,50 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LedgerPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAccountUsage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `day` (the UTC date the run was created; the default), `model` (the endpoint's slug) or
+                 *     `api_key` (the `api_key_id` of the key that made the run).
+                 * @example model
+                 */
+                group_by?: components["schemas"]["AccountUsageGroupBy"];
+                /**
+                 * @description Start of the window (inclusive), over the runs' `created_at`; 30 days before `to` unless given.
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                from?: components["parameters"]["UsageFrom"];
+                /**
+                 * @description End of the window (exclusive); now unless given.
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                to?: components["parameters"]["UsageTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage, one row per group and environment. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountUsageReport"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4802,15 +4929,15 @@ export interface operations {
                  */
                 group_by: components["schemas"]["UsageGroupBy"];
                 /**
-                 * @description Start of the window (inclusive), over the runs' `created_at`.
+                 * @description Start of the window (inclusive), over the runs' `created_at`; 30 days before `to` unless given.
                  * @example 2026-11-01T00:00:00Z
                  */
-                from?: string;
+                from?: components["parameters"]["UsageFrom"];
                 /**
                  * @description End of the window (exclusive); now unless given.
                  * @example 2026-12-01T00:00:00Z
                  */
-                to?: string;
+                to?: components["parameters"]["UsageTo"];
                 /**
                  * @description Only this organization's runs.
                  * @example org_5b7e2c1d9a4f4e3b8c6d0a1e2f3b4c5d

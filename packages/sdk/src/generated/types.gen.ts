@@ -1147,6 +1147,101 @@ export type ApiLedgerPage = {
 };
 
 /**
+ * AccountUsageGroupBy
+ *
+ * What the organization's usage groups runs by: `day` (the UTC date the run was created), `model`
+ * (the endpoint's slug) or `api_key` (the `api_key_id` of the key that made it).
+ *
+ */
+export type ApiAccountUsageGroupBy = 'day' | 'model' | 'api_key';
+
+/**
+ * UsageWindow
+ *
+ * The window `[from, to)` of a usage report, over the runs' `created_at`.
+ */
+export type ApiUsageWindow = {
+    /**
+     * Start of the window, inclusive.
+     */
+    from: string;
+    /**
+     * End of the window, exclusive.
+     */
+    to: string;
+};
+
+/**
+ * UsageRunCounts
+ *
+ * Runs created in the window, by their status now.
+ */
+export type ApiUsageRunCounts = {
+    total: number;
+    queued: number;
+    processing: number;
+    succeeded: number;
+    failed: number;
+    timeout: number;
+    cancelled: number;
+};
+
+/**
+ * AccountUsageGroup
+ *
+ * The runs of one group and one environment created in the window. A group with runs in both
+ * environments has two rows, `live` and `test`.
+ *
+ */
+export type ApiAccountUsageGroup = {
+    /**
+     * The group's value, as the report's `group_by` says: a UTC date (`2026-11-22`), a model slug,
+     * or an `api_key_id`; in the operators' report also a provider's name from the routing file
+     * (`unassigned` for runs no worker has taken a provider slot for yet), a route's name from the
+     * catalog (`unassigned` for runs that recorded none), or an `organization_id`.
+     *
+     */
+    group: string;
+    environment: ApiEnvironment;
+    runs: ApiUsageRunCounts;
+    /**
+     * Runs that `failed` or timed out (`timeout`).
+     */
+    failures: number;
+    /**
+     * Seconds billed on the runs (`billing.billable_seconds`), charged or not.
+     */
+    billed_seconds: number;
+    /**
+     * Taken from the wallet for these runs. Always `"0.00"` for `test`, whose runs are never charged.
+     */
+    spend_usd: ApiMoney;
+    /**
+     * The runs' `billing.amount`, added up: what they cost as priced. The same as `spend_usd` for
+     * `live`; for `test`, what the runs would have cost.
+     *
+     */
+    priced_usd: ApiMoney;
+};
+
+/**
+ * AccountUsageReport
+ *
+ * The calling key's organization's usage of the runs created in `[from, to)`, live and test, one
+ * row per group and environment that had runs, ordered by `group`, then `environment`. The same
+ * figures as the operators' usage report limited to the organization, without the vendors' cost.
+ *
+ */
+export type ApiAccountUsageReport = ApiUsageWindow & {
+    group_by: ApiAccountUsageGroupBy;
+    /**
+     * The calling key's organization.
+     */
+    organization_id: string;
+    data: Array<ApiAccountUsageGroup>;
+};
+
+/**
  * PricePreviewRequest
  *
  * A model slug and an input for that model, validated exactly as a submit of that model would be:
@@ -1833,56 +1928,13 @@ export type ApiAuditPage = {
 export type ApiUsageGroupBy = 'api_key' | 'model' | 'provider' | 'route' | 'organization' | 'day';
 
 /**
- * UsageRunCounts
- *
- * Runs created in the window, by their status now.
- */
-export type ApiUsageRunCounts = {
-    total: number;
-    queued: number;
-    processing: number;
-    succeeded: number;
-    failed: number;
-    timeout: number;
-    cancelled: number;
-};
-
-/**
  * UsageGroup
  *
- * The runs of one group and one environment created in the window. A group with runs in both
- * environments has two rows, `live` and `test`.
+ * A row of the operators' usage report: the figures an organization sees of its own usage
+ * (`AccountUsageGroup`), and what the vendors charged for the runs and what the operator kept.
  *
  */
-export type ApiUsageGroup = {
-    /**
-     * The group's value: an `api_key_id`, a model slug, a provider's name from the routing file
-     * (`unassigned` for runs no worker has taken a provider slot for yet), a route's name from the
-     * catalog (`unassigned` for runs that recorded none), an `organization_id`, or a UTC date
-     * (`2026-11-22`).
-     *
-     */
-    group: string;
-    environment: ApiEnvironment;
-    runs: ApiUsageRunCounts;
-    /**
-     * Runs that `failed` or timed out (`timeout`).
-     */
-    failures: number;
-    /**
-     * Seconds billed on the runs (`billing.billable_seconds`), charged or not.
-     */
-    billed_seconds: number;
-    /**
-     * Taken from the wallet for these runs. Always `"0.00"` for `test`, whose runs are never charged.
-     */
-    spend_usd: ApiMoney;
-    /**
-     * The runs' `billing.amount`, added up: what they cost as priced. The same as `spend_usd` for
-     * `live`; for `test`, what the runs would have cost.
-     *
-     */
-    priced_usd: ApiMoney;
+export type ApiUsageGroup = ApiAccountUsageGroup & {
     /**
      * What the vendors charge for these runs, as their routes' costs recorded it when each ended.
      * Runs that recorded none (failures, test runs, runs on a route without a cost) count `"0.00"`.
@@ -1904,15 +1956,7 @@ export type ApiUsageGroup = {
  * ordered by `group`, then `environment`.
  *
  */
-export type ApiUsageReport = {
-    /**
-     * Start of the window, inclusive.
-     */
-    from: string;
-    /**
-     * End of the window, exclusive.
-     */
-    to: string;
+export type ApiUsageReport = ApiUsageWindow & {
     group_by: ApiUsageGroupBy;
     /**
      * The organization the report is limited to; `null` for every organization.
@@ -2068,6 +2112,16 @@ export type ApiPageLimit = number;
  * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
  */
 export type ApiPageCursor = string;
+
+/**
+ * Start of the window (inclusive), over the runs' `created_at`; 30 days before `to` unless given.
+ */
+export type ApiUsageFrom = string;
+
+/**
+ * End of the window (exclusive); now unless given.
+ */
+export type ApiUsageTo = string;
 
 /**
  * The delivery's `id`, the `webhook-id` its requests carry.
@@ -2916,6 +2970,66 @@ export type ListLedgerResponses = {
 };
 
 export type ListLedgerResponse = ListLedgerResponses[keyof ListLedgerResponses];
+
+export type GetAccountUsageData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * `day` (the UTC date the run was created; the default), `model` (the endpoint's slug) or
+         * `api_key` (the `api_key_id` of the key that made the run).
+         *
+         */
+        group_by?: ApiAccountUsageGroupBy;
+        /**
+         * Start of the window (inclusive), over the runs' `created_at`; 30 days before `to` unless given.
+         */
+        from?: string;
+        /**
+         * End of the window (exclusive); now unless given.
+         */
+        to?: string;
+    };
+    url: '/v1/usage';
+};
+
+export type GetAccountUsageErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
+     */
+    429: ApiRateLimitError | ApiError;
+    /**
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type GetAccountUsageError = GetAccountUsageErrors[keyof GetAccountUsageErrors];
+
+export type GetAccountUsageResponses = {
+    /**
+     * The usage, one row per group and environment.
+     */
+    200: ApiAccountUsageReport;
+};
+
+export type GetAccountUsageResponse = GetAccountUsageResponses[keyof GetAccountUsageResponses];
 
 export type PreviewPriceData = {
     body: ApiPricePreviewRequest;
@@ -4280,7 +4394,7 @@ export type GetUsageData = {
          */
         group_by: ApiUsageGroupBy;
         /**
-         * Start of the window (inclusive), over the runs' `created_at`.
+         * Start of the window (inclusive), over the runs' `created_at`; 30 days before `to` unless given.
          */
         from?: string;
         /**

@@ -777,6 +777,75 @@ export const zLedgerPage = z.object({
 });
 
 /**
+ * AccountUsageGroupBy
+ *
+ * What the organization's usage groups runs by: `day` (the UTC date the run was created), `model`
+ * (the endpoint's slug) or `api_key` (the `api_key_id` of the key that made it).
+ *
+ */
+export const zAccountUsageGroupBy = z.enum([
+    'day',
+    'model',
+    'api_key'
+]);
+
+/**
+ * UsageWindow
+ *
+ * The window `[from, to)` of a usage report, over the runs' `created_at`.
+ */
+export const zUsageWindow = z.object({
+    from: z.iso.datetime(),
+    to: z.iso.datetime()
+});
+
+/**
+ * UsageRunCounts
+ *
+ * Runs created in the window, by their status now.
+ */
+export const zUsageRunCounts = z.object({
+    total: z.int().gte(0),
+    queued: z.int().gte(0),
+    processing: z.int().gte(0),
+    succeeded: z.int().gte(0),
+    failed: z.int().gte(0),
+    timeout: z.int().gte(0),
+    cancelled: z.int().gte(0)
+});
+
+/**
+ * AccountUsageGroup
+ *
+ * The runs of one group and one environment created in the window. A group with runs in both
+ * environments has two rows, `live` and `test`.
+ *
+ */
+export const zAccountUsageGroup = z.object({
+    group: z.string(),
+    environment: zEnvironment,
+    runs: zUsageRunCounts,
+    failures: z.int().gte(0),
+    billed_seconds: z.int().gte(0),
+    spend_usd: zMoney,
+    priced_usd: zMoney
+});
+
+/**
+ * AccountUsageReport
+ *
+ * The calling key's organization's usage of the runs created in `[from, to)`, live and test, one
+ * row per group and environment that had runs, ordered by `group`, then `environment`. The same
+ * figures as the operators' usage report limited to the organization, without the vendors' cost.
+ *
+ */
+export const zAccountUsageReport = zUsageWindow.and(z.object({
+    group_by: zAccountUsageGroupBy,
+    organization_id: z.string(),
+    data: z.array(zAccountUsageGroup)
+}));
+
+/**
  * PricePreviewRequest
  *
  * A model slug and an input for that model, validated exactly as a submit of that model would be:
@@ -1236,38 +1305,16 @@ export const zUsageGroupBy = z.enum([
 ]);
 
 /**
- * UsageRunCounts
- *
- * Runs created in the window, by their status now.
- */
-export const zUsageRunCounts = z.object({
-    total: z.int().gte(0),
-    queued: z.int().gte(0),
-    processing: z.int().gte(0),
-    succeeded: z.int().gte(0),
-    failed: z.int().gte(0),
-    timeout: z.int().gte(0),
-    cancelled: z.int().gte(0)
-});
-
-/**
  * UsageGroup
  *
- * The runs of one group and one environment created in the window. A group with runs in both
- * environments has two rows, `live` and `test`.
+ * A row of the operators' usage report: the figures an organization sees of its own usage
+ * (`AccountUsageGroup`), and what the vendors charged for the runs and what the operator kept.
  *
  */
-export const zUsageGroup = z.object({
-    group: z.string(),
-    environment: zEnvironment,
-    runs: zUsageRunCounts,
-    failures: z.int().gte(0),
-    billed_seconds: z.int().gte(0),
-    spend_usd: zMoney,
-    priced_usd: zMoney,
+export const zUsageGroup = zAccountUsageGroup.and(z.object({
     vendor_cost_usd: zMoney,
     margin_usd: zMoney
-});
+}));
 
 /**
  * UsageReport
@@ -1276,13 +1323,11 @@ export const zUsageGroup = z.object({
  * ordered by `group`, then `environment`.
  *
  */
-export const zUsageReport = z.object({
-    from: z.iso.datetime(),
-    to: z.iso.datetime(),
+export const zUsageReport = zUsageWindow.and(z.object({
     group_by: zUsageGroupBy,
     organization_id: z.string().nullable(),
     data: z.array(zUsageGroup)
-});
+}));
 
 /**
  * AdminSearchRunsRequest
@@ -1392,6 +1437,16 @@ export const zPageLimit = z.int().gte(1).lte(100).default(20);
  * `next_cursor` of the previous page, as given, with the same filters. Cursors are opaque, signed by the server: they do not expire, but stop working when its signing secret changes. Any other value is a 400 naming `cursor`.
  */
 export const zPageCursor = z.string().min(1).max(512);
+
+/**
+ * Start of the window (inclusive), over the runs' `created_at`; 30 days before `to` unless given.
+ */
+export const zUsageFrom = z.iso.datetime();
+
+/**
+ * End of the window (exclusive); now unless given.
+ */
+export const zUsageTo = z.iso.datetime();
 
 /**
  * The delivery's `id`, the `webhook-id` its requests carry.
@@ -1566,6 +1621,17 @@ export const zListLedgerQuery = z.object({
  * A page of ledger entries.
  */
 export const zListLedgerResponse = zLedgerPage;
+
+export const zGetAccountUsageQuery = z.object({
+    group_by: zAccountUsageGroupBy.optional(),
+    from: z.iso.datetime().optional(),
+    to: z.iso.datetime().optional()
+});
+
+/**
+ * The usage, one row per group and environment.
+ */
+export const zGetAccountUsageResponse = zAccountUsageReport;
 
 export const zPreviewPriceBody = zPricePreviewRequest;
 

@@ -17,6 +17,7 @@ import { getUsage } from "../../services/admin-usage.js";
 import { adminVendorLog } from "../../services/admin-vendor-log.js";
 import { reloadCatalog } from "../../services/catalog.js";
 import { adminActorOf } from "../auth.js";
+import { queryText } from "../query-text.js";
 
 export function adminRoutes(router: Router, deps: AppDeps): void {
   router.get("/admin/v1/organizations", async (req, res) => {
@@ -104,19 +105,6 @@ export function adminRoutes(router: Router, deps: AppDeps): void {
   router.get("/admin/v1/runs/:run_id/vendor-log", async (req, res) => {
     res.json(await adminVendorLog(deps, req.params.run_id as string));
   });
-}
-
-/**
- * One query parameter as sent. The OpenAPI validator has already checked each against the spec
- * (`revoked` is `true` or `false`, `group_by` one of its values, `limit` an integer in range).
- */
-export function queryText(req: Request, name: string): string | undefined {
-  const value = req.query[name];
-  return typeof value === "string"
-    ? value
-    : typeof value === "boolean" || typeof value === "number"
-      ? String(value)
-      : undefined;
 }
 
 export function pageQuery(req: Request): PageQuery {

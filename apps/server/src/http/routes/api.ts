@@ -14,6 +14,7 @@ import { modelsRoutes } from "./models.js";
 import { pricingRoutes } from "./pricing.js";
 import { runsRoutes } from "./runs.js";
 import { uploadsRoutes } from "./uploads.js";
+import { usageRoutes } from "./usage.js";
 import { webhooksRoutes } from "./webhooks.js";
 
 export function apiRouter(deps: AppDeps, drain: Drain): Router {
@@ -25,6 +26,7 @@ export function apiRouter(deps: AppDeps, drain: Drain): Router {
   webhooksRoutes(router, deps);
   uploadsRoutes(router, deps);
   ledgerRoutes(router, deps);
+  usageRoutes(router, deps);
   adminRoutes(router, deps);
   return router;
 }
