@@ -1,3 +1,4 @@
+export * from "./alerts.js";
 export * from "./budgets.js";
 export * from "./catalog.js";
 export * from "./environments.js";

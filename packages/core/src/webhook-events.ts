@@ -4,6 +4,7 @@
  * terminal event alone.
  */
 import type { components } from "@refvid/api-types";
+import type { AlertType } from "./alerts.js";
 import type { TerminalStatus } from "./run-states.js";
 
 /** One of the names `webhook_events` takes: `started`, `progress` or `completed` (the terminal event). */
@@ -14,7 +15,8 @@ export const DEFAULT_WEBHOOK_EVENTS: readonly WebhookSubscription[] = ["complete
 
 /** The `type` of a terminal event. */
 export type TerminalWebhookEvent = `run.${TerminalStatus}`;
-export type WebhookEventType = TerminalWebhookEvent | "run.started" | "run.progress";
+/** A run's events, and the organization's spend alerts (alerts.ts), which belong to no run. */
+export type WebhookEventType = TerminalWebhookEvent | "run.started" | "run.progress" | AlertType;
 
 export interface WebhookSubscriber {
   webhookUrl: string | null;

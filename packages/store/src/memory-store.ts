@@ -19,6 +19,7 @@ import {
   settleRun,
   webhookGets,
 } from "@refvid/core";
+import { keyAlerts, type NewAlertDelivery } from "./alert-deliveries.js";
 import { MemoryAccounts } from "./memory/accounts.js";
 import { copy, copyRun } from "./memory/copy.js";
 import { MemoryDurations } from "./memory/durations.js";
@@ -46,8 +47,8 @@ export class MemoryStore implements Store {
   );
   /** Runs in keyset order per organization and environment, per key and overall, for search and usage. */
   private readonly index = new RunIndex();
-  /** Organizations, keys and top-ups, with their admin lists. */
-  private readonly accounts = new MemoryAccounts();
+  /** Organizations, keys and top-ups, with their admin lists; corrections may raise alerts. */
+  private readonly accounts = new MemoryAccounts((deliveries) => this.alert(deliveries));
   readonly createOrganization = this.accounts.createOrganization;
   readonly getOrganization = this.accounts.getOrganization;
   readonly createApiKey = this.accounts.createApiKey;
@@ -58,8 +59,8 @@ export class MemoryStore implements Store {
   readonly reverseTopUp = this.accounts.reverseTopUp;
   readonly adjustBalance = this.accounts.adjustBalance;
   readonly listLedger = this.accounts.ledger.listLedger;
-  readonly recordAudit = this.accounts.ledger.recordAudit;
   readonly listAudit = this.accounts.ledger.listAudit;
+  readonly recordAudit = this.accounts.ledger.recordAudit;
   readonly findApiKeyByHash = this.accounts.findApiKeyByHash;
   readonly rotateWebhookSecret = this.accounts.rotateWebhookSecret;
   readonly updateOrganization = this.accounts.updateOrganization;
@@ -117,9 +118,12 @@ export class MemoryStore implements Store {
     if (key.revokedAt) return { kind: "api_key_gone" } as const;
     const state = admissionState(org, key, now);
     const decision = decideAdmission(state, run.reserved);
-    if (!decision.ok) return { kind: "rejected", decision } as const;
-
-    hold(this.accounts.ledger, org, key, run, admissionHold(key.environment, run.reserved), now);
+    if (!decision.ok) {
+      if (decision.reason === "budget") this.alert(keyAlerts(org, key, now, true));
+      return { kind: "rejected", decision } as const;
+    }
+    const held = admissionHold(key.environment, run.reserved);
+    this.alert(hold(this.accounts.ledger, org, key, run, held, now));
     const record = queuedRun(run, key.environment, PRIORITY_RANK[key.priority]);
     this.runs.set(run.id, record);
     this.queue.push(run.id);
@@ -299,21 +303,18 @@ export class MemoryStore implements Store {
     return { requeued, exhausted };
   }
 
-  async claimWebhookDeliveries(input: Parameters<T.Store["claimWebhookDeliveries"]>[0]) {
-    return this.outbox.claim(input).map(copy);
-  }
+  readonly claimWebhookDeliveries: T.Store["claimWebhookDeliveries"] = async (input) =>
+    this.outbox.claim(input).map(copy);
+  readonly listWebhookDeliveries: T.Store["listWebhookDeliveries"] = async (id) =>
+    this.outbox.list(id).map(copy);
 
-  async listWebhookDeliveries(runId: string) {
-    return this.outbox.list(runId).map(copy);
-  }
+  readonly serviceStats: T.Store["serviceStats"] = async () =>
+    serviceStatsOf(this.inFlight.values(), this.accounts.organizations.values(), this.outbox.pendingCount());
 
-  async serviceStats() {
-    return serviceStatsOf(
-      this.inFlight.values(),
-      this.accounts.organizations.values(),
-      this.outbox.pendingCount(),
-    );
-  }
+  /** Queues spend alerts' deliveries. */
+  private readonly alert = (deliveries: readonly NewAlertDelivery[]) => {
+    for (const delivery of deliveries) this.outbox.alert(delivery);
+  };
 
   /** The run, when it is processing under this worker's lease. */
   private heldBy(runId: string, workerId: string): RunRecord | null {

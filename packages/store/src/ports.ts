@@ -62,7 +62,10 @@ export interface AccountStore {
    */
   updateOrganization(id: string, patch: OrganizationPatch): Promise<OrganizationRecord | null>;
   createApiKey(
-    input: Omit<ApiKeyRecord, "inFlight" | "revokedAt" | "createdAt" | "priority" | "budget" | "spend"> & {
+    input: Omit<
+      ApiKeyRecord,
+      "inFlight" | "revokedAt" | "createdAt" | "priority" | "budget" | "spend" | "budgetAlert"
+    > & {
       priority?: KeyPriority;
       budget?: KeyBudget | null;
       now: Date;

@@ -7,6 +7,8 @@
  */
 import type {
   AdmissionDecision,
+  BalanceThreshold,
+  BudgetAlertState,
   EarlierRequestDecision,
   Environment,
   KeyBudget,
@@ -50,12 +52,28 @@ export interface OrganizationRecord {
   uploadQuota: UploadQuotaOverride;
   /** Its weight in the queue's fair share (1 to 1000; default 1). */
   queueWeight: number;
+  /** Where its spend alerts go, and the wallet's alert state (core's alerts.ts). */
+  alerts: OrganizationAlerts;
+}
+
+export interface OrganizationAlerts {
+  /** The organization's alert webhook URL; no alerts are sent without one. */
+  webhookUrl: string | null;
+  /** Its own wallet thresholds; null: the default (`DEFAULT_BALANCE_THRESHOLDS`). */
+  thresholds: BalanceThreshold[] | null;
+  /** The last top-up's amount, which shares of it are taken of. */
+  lastTopUp: Micros;
+  /** The threshold amounts fired and not armed again. */
+  fired: Micros[];
 }
 
 /** What an organization's PATCH changes; a part left out keeps its value, null returns it to the default. */
 export interface OrganizationPatch {
   uploadQuota?: Partial<UploadQuotaOverride>;
   queueWeight?: number;
+  alertWebhookUrl?: string | null;
+  /** null: back to the default thresholds. */
+  balanceAlertThresholds?: BalanceThreshold[] | null;
 }
 
 /** The secret that signs one environment's webhooks, and the one its last rotation replaced. */
@@ -82,6 +100,8 @@ export interface ApiKeyRecord {
   budget: KeyBudget | null;
   /** What it spent per period and what its runs in flight hold, kept whether or not it has a budget. */
   spend: KeySpend;
+  /** The budget alerts sent this period. */
+  budgetAlert: BudgetAlertState;
   createdAt: Date;
   revokedAt: Date | null;
 }

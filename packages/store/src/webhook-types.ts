@@ -13,7 +13,8 @@ import type { Keyset } from "./types.js";
 export interface WebhookDelivery {
   /** `msg_…` (`webhook-id.ts`), sent as `webhook-id` on every attempt. */
   id: string;
-  runId: string;
+  /** The run; null for an organization's spend alert, whose body is fixed when it is raised. */
+  runId: string | null;
   organizationId: string;
   /** The run's environment: only keys of this environment see the delivery. */
   environment: Environment;

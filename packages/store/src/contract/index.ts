@@ -8,6 +8,7 @@ import type { Store } from "../types.js";
 import { accountsContract } from "./accounts.contract.js";
 import { adminListsContract } from "./admin-lists.contract.js";
 import { admissionContract } from "./admission.contract.js";
+import { alertsContract } from "./alerts.contract.js";
 import { environmentsContract } from "./environments.contract.js";
 import { eventsContract } from "./events.contract.js";
 import { invariantsContract } from "./invariants.contract.js";
@@ -47,6 +48,7 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
     vendorLogContract(makeStore);
     invariantsContract(makeStore);
     ledgerContract(makeStore);
+    alertsContract(makeStore);
     adminListsContract(makeStore);
     usageContract(makeStore);
     uploadsContract(makeStore);

@@ -3,6 +3,7 @@
  * newest-first admin lists. Methods are bound, so MemoryStore hands them out as its own.
  */
 import { DEFAULT_QUEUE_WEIGHT, decideCorrection, decideTopUp, NO_SPEND, tierFor } from "@refvid/core";
+import { type NewAlertDelivery, rearmWallet, walletAlerts } from "../alert-deliveries.js";
 import { auditOf } from "../ledger-types.js";
 import type * as T from "../types.js";
 import type { ApiKeyRecord, OrganizationRecord, TopUpRecord } from "../types.js";
@@ -21,6 +22,9 @@ export class MemoryAccounts {
   private readonly topUps = new Map<string, TopUpRecord>();
   /** Top-ups by organization and Idempotency-Key. */
   private readonly topUpKeys = new Map<string, TopUpRecord>();
+
+  /** `alert` queues the deliveries of the spend alerts a correction raises. */
+  constructor(private readonly alert: (deliveries: NewAlertDelivery[]) => void) {}
 
   readonly createOrganization = async (input: Parameters<T.Store["createOrganization"]>[0]) => {
     const { tier, concurrency } = tierFor(0);
@@ -42,6 +46,7 @@ export class MemoryAccounts {
       },
       uploadQuota: { bytes: null, count: null },
       queueWeight: DEFAULT_QUEUE_WEIGHT,
+      alerts: { webhookUrl: null, thresholds: null, lastTopUp: 0, fired: [] },
     };
     this.organizations.set(org.id, org);
     this.index.addOrganization(org);
@@ -58,6 +63,8 @@ export class MemoryAccounts {
     if (!org) return null;
     org.uploadQuota = { ...org.uploadQuota, ...patch.uploadQuota };
     if (patch.queueWeight !== undefined) org.queueWeight = patch.queueWeight;
+    if (patch.alertWebhookUrl !== undefined) org.alerts.webhookUrl = patch.alertWebhookUrl;
+    if (patch.balanceAlertThresholds !== undefined) org.alerts.thresholds = patch.balanceAlertThresholds;
     return copy(org);
   };
 
@@ -69,6 +76,7 @@ export class MemoryAccounts {
       priority: rest.priority ?? "normal",
       budget: rest.budget ?? null,
       spend: copy(NO_SPEND),
+      budgetAlert: { level: 0, periodStart: null },
       inFlight: 0,
       createdAt: now,
       revokedAt: null,
@@ -91,7 +99,11 @@ export class MemoryAccounts {
     if (patch.maxConcurrency !== undefined) key.maxConcurrency = patch.maxConcurrency;
     if (patch.rateLimitPerMinute !== undefined) key.rateLimitPerMinute = patch.rateLimitPerMinute;
     if (patch.priority !== undefined) key.priority = patch.priority;
-    if (patch.budget !== undefined) key.budget = patch.budget;
+    if (patch.budget !== undefined) {
+      key.budget = patch.budget;
+      // A new budget arms its alerts again.
+      key.budgetAlert = { level: 0, periodStart: null };
+    }
     return copy(key);
   };
 
@@ -118,6 +130,8 @@ export class MemoryAccounts {
     org.lifetimeTopUps = decision.lifetimeTopUps;
     org.tier = decision.tier;
     org.concurrencyLimit = decision.concurrency;
+    org.alerts.lastTopUp = input.amount;
+    rearmWallet(org);
     const topUp: TopUpRecord = {
       id: input.id,
       organizationId: org.id,
@@ -168,6 +182,7 @@ export class MemoryAccounts {
     org.tier = tier;
     org.concurrencyLimit = concurrency;
     topUp.reversedAt = input.now;
+    this.alert(walletAlerts(org, org.balance - org.reserved + topUp.amount, input.now));
     const links = { topUpId: topUp.id, reason: input.reason, actor: input.actor.name };
     const entry = this.ledger.add(org, "reversal", -topUp.amount, links, input.now);
     this.ledger.addAudit(
@@ -191,6 +206,8 @@ export class MemoryAccounts {
     const decision = decideCorrection(org, input.amount);
     if (!decision.ok) return { kind: "rejected", decision };
     org.balance += input.amount;
+    if (input.amount > 0) rearmWallet(org);
+    else this.alert(walletAlerts(org, org.balance - org.reserved - input.amount, input.now));
     const links = { reason: input.reason, actor: input.actor.name };
     const entry = this.ledger.add(org, "adjustment", input.amount, links, input.now);
     this.ledger.addAudit(

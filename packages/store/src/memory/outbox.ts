@@ -3,7 +3,9 @@
  * each run's deliveries in order, and per organization and environment the delivery ids in keyset
  * order (newest last) for the log.
  */
+
 import type { TerminalWebhookEvent, WebhookEventType } from "@refvid/core";
+import type { NewAlertDelivery } from "../alert-deliveries.js";
 import type {
   Environment,
   RunRecord,
@@ -171,6 +173,31 @@ export class MemoryOutbox {
     return this.logOf(delivery);
   }
 
+  /** Queues a spend alert, its body fixed. */
+  readonly alert = (alert: NewAlertDelivery): void => {
+    const delivery: WebhookDelivery = {
+      id: alert.id,
+      runId: null,
+      organizationId: alert.organizationId,
+      environment: alert.environment,
+      createdAt: alert.createdAt,
+      url: alert.url,
+      eventType: alert.eventType,
+      runState: null,
+      payload: alert.payload,
+      attempts: 0,
+      nextAttemptAt: alert.createdAt,
+      state: "pending",
+      lastError: null,
+      deliveredAt: null,
+      redelivery: false,
+    };
+    this.deliveries.set(delivery.id, delivery);
+    this.pending.set(delivery.id, delivery);
+    this.histories.set(delivery.id, []);
+    this.index(delivery);
+  };
+
   private add(
     run: RunRecord,
     eventType: WebhookEventType,
@@ -213,7 +240,7 @@ export class MemoryOutbox {
     this.histories.delete(delivery.id);
     const ids = this.byScope.get(scopeOf(delivery.organizationId, delivery.environment)) ?? [];
     ids.splice(ids.lastIndexOf(delivery.id), 1);
-    const ofRun = this.byRun.get(delivery.runId) ?? [];
+    const ofRun = delivery.runId === null ? [] : (this.byRun.get(delivery.runId) ?? []);
     ofRun.splice(ofRun.indexOf(delivery), 1);
   }
 
@@ -223,6 +250,8 @@ export class MemoryOutbox {
    * last one.
    */
   private held(delivery: WebhookDelivery, now: Date): boolean {
+    // An alert belongs to no run: nothing holds it.
+    if (delivery.runId === null) return false;
     for (const earlier of this.byRun.get(delivery.runId) ?? []) {
       if (earlier === delivery) break;
       if (earlier.state === "pending" && earlier.attempts === 0) return true;

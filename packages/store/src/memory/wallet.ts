@@ -3,10 +3,14 @@
  * and its key (as core decides them), each written to the ledger as Postgres writes it.
  */
 import { type AdmissionHold, type Settlement, settleSpend } from "@refvid/core";
+import { keyAlerts, type NewAlertDelivery, walletAlerts } from "../alert-deliveries.js";
 import type { ApiKeyRecord, OrganizationRecord, RunRecord } from "../types.js";
 import type { MemoryLedger } from "./ledger.js";
 
-/** Holds an admitted run's price on the wallet (a live run) and on the key's budget. */
+/**
+ * Holds an admitted run's price on the wallet (a live run) and on the key's budget; returns the
+ * spend alerts the hold raises.
+ */
 export function hold(
   ledger: MemoryLedger,
   org: OrganizationRecord,
@@ -14,7 +18,8 @@ export function hold(
   run: Pick<RunRecord, "id" | "apiKeyId">,
   held: AdmissionHold,
   now: Date,
-): void {
+): NewAlertDelivery[] {
+  const before = org.balance - org.reserved;
   org.reserved += held.reserved;
   org.inFlight += held.orgInFlight.live;
   org.testInFlight += held.orgInFlight.test;
@@ -23,6 +28,7 @@ export function hold(
   if (held.reserved > 0) {
     ledger.add(org, "reservation", held.reserved, { runId: run.id, apiKeyId: run.apiKeyId }, now);
   }
+  return [...(held.reserved > 0 ? walletAlerts(org, before, now) : []), ...keyAlerts(org, key, now)];
 }
 
 /** Applies a run's settlement to its organization's wallet and counts, and to its key. */

@@ -1,5 +1,6 @@
 /** Rows to records. Both drivers may hand back bigint columns as strings or bigints. */
 import type {
+  BalanceThreshold,
   BudgetPeriod,
   Environment,
   IdempotencyRecord,
@@ -78,6 +79,12 @@ export function toOrganization(r: Row): OrganizationRecord {
     },
     uploadQuota: toUploadQuota(r),
     queueWeight: r.queue_weight === undefined ? 1 : num(r.queue_weight),
+    alerts: {
+      webhookUrl: (r.alert_webhook_url as string | null | undefined) ?? null,
+      thresholds: (r.balance_alert_thresholds as BalanceThreshold[] | null | undefined) ?? null,
+      lastTopUp: micros(r.last_top_up, "last_top_up"),
+      fired: ((r.balance_alerts_fired as number[] | undefined) ?? []).map(Number),
+    },
   };
 }
 
@@ -123,6 +130,10 @@ export function toApiKey(r: Row): ApiKeyRecord {
       week: periodSpend(r.spent_week, r.spent_week_start, "spent_week"),
       month: periodSpend(r.spent_month, r.spent_month_start, "spent_month"),
       reserved: micros(r.budget_reserved, "budget_reserved"),
+    },
+    budgetAlert: {
+      level: num(r.budget_alert_level) as 0 | 80 | 100,
+      periodStart: dateOrNull(r.budget_alert_period_start),
     },
     createdAt: date(r.created_at),
     revokedAt: dateOrNull(r.revoked_at),
@@ -228,7 +239,7 @@ export const asError = (err: unknown): Error => (err instanceof Error ? err : ne
 export function toDelivery(r: Row): WebhookDelivery {
   return {
     id: String(r.id),
-    runId: String(r.run_id),
+    runId: (r.run_id as string | null) ?? null,
     organizationId: String(r.organization_id),
     environment: r.environment as Environment,
     createdAt: date(r.created_at),

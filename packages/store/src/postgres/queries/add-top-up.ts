@@ -1,4 +1,5 @@
 import { decideTopUp } from "@refvid/core";
+import { rearmWallet } from "../../alert-deliveries.js";
 import { auditOf } from "../../ledger-types.js";
 import type * as T from "../../types.js";
 import type { Database, Queryable } from "../database.js";
@@ -30,11 +31,14 @@ export async function addTopUp(db: Database, input: T.TopUpInput): ReturnType<T.
           : ({ kind: "mismatch", topUp } as const);
       }
     }
-    const decision = decideTopUp(toOrganization(current).lifetimeTopUps, input.amount);
+    const org = toOrganization(current);
+    const decision = decideTopUp(org.lifetimeTopUps, input.amount);
     if (!decision.ok) return { kind: "rejected", decision } as const;
+    org.balance += input.amount;
+    rearmWallet(org);
     const { rows } = await tx.query(
-      `with o as (update organizations set balance = balance + $2, lifetime_top_ups = $3, tier = $4, concurrency_limit = $5
-           where id = $1 returning *),
+      `with o as (update organizations set balance = balance + $2, lifetime_top_ups = $3, tier = $4, concurrency_limit = $5,
+           last_top_up = $2, balance_alerts_fired = $11 where id = $1 returning *),
          t as (insert into top_ups (id, organization_id, amount, note, created_at, actor, idempotency_key)
            values ($6, $1, $2, $7, $8, $9, $10) returning *),
          l as (insert into ledger_entries (id, organization_id, kind, amount, balance, reserved, top_up_id, actor, created_at)
@@ -51,6 +55,7 @@ export async function addTopUp(db: Database, input: T.TopUpInput): ReturnType<T.
         input.now,
         input.actor?.name ?? null,
         input.idempotencyKey ?? null,
+        JSON.stringify(org.alerts.fired),
       ],
     );
     const row = rows[0] as { organization: Record<string, unknown>; top_up: Record<string, unknown> };

@@ -9,9 +9,11 @@ import {
   type IdempotencyRecord,
   PRIORITY_RANK,
 } from "@refvid/core";
+import { keyAlerts, type NewAlertDelivery, walletAlerts } from "../../alert-deliveries.js";
 import type * as T from "../../types.js";
 import type { Database, Queryable } from "../database.js";
 import { type Row, toApiKey, toIdempotencyRecord, toOrganization, toRun } from "../rows.js";
+import { writeAlerts } from "./alerts.js";
 import { CHANNEL, eventPayload, json, NEXT_LEDGER_ID, RUN_COLUMNS } from "./sql.js";
 
 export type AdmitInput = Parameters<T.Store["admitRun"]>[0];
@@ -55,6 +57,7 @@ export async function admitRuns(
 
     const results: (T.AdmitResult | null)[] = [];
     const admitted: Admitted[] = [];
+    const alerts = new AlertChanges();
     for (const input of inputs) {
       const { run, idempotency, now } = input;
       const org = orgs.get(run.organizationId);
@@ -78,15 +81,21 @@ export async function admitRuns(
       const state = admissionState(org, key, now);
       const decision = decideAdmission(state, run.reserved);
       if (!decision.ok) {
+        if (decision.reason === "budget") alerts.check(org, key, () => keyAlerts(org, key, now, true));
         results.push({ kind: "rejected", decision });
         continue;
       }
       const hold = admissionHold(key.environment, run.reserved);
+      const before = org.balance - org.reserved;
       org.reserved += hold.reserved;
       org.inFlight += hold.orgInFlight.live;
       org.testInFlight += hold.orgInFlight.test;
       key.inFlight += 1;
       key.spend.reserved += hold.budgetReserved;
+      alerts.check(org, key, () => [
+        ...(hold.reserved > 0 ? walletAlerts(org, before, now) : []),
+        ...keyAlerts(org, key, now),
+      ]);
       const remaining = concurrencyRemaining(afterAdmission(state));
       const wallet = { balance: org.balance, reserved: org.reserved, held: hold.reserved };
       admitted.push({ input, index: results.length, environment: key.environment, remaining, wallet });
@@ -101,8 +110,38 @@ export async function admitRuns(
       const keyed = admitted.flatMap(({ input }) => (input.idempotency ? [input] : []));
       if (keyed.length > 0) await keepIdempotencyRecords(tx, keyed);
     }
+    if (alerts.moved()) await writeAlerts(tx, alerts.change());
     return results as T.AdmitResult[];
   });
+}
+
+/** The organizations and keys whose alert state an admission moved, and the alerts raised. */
+class AlertChanges {
+  private readonly organizations = new Map<string, T.OrganizationRecord>();
+  private readonly keys = new Map<string, T.ApiKeyRecord>();
+  private readonly deliveries: NewAlertDelivery[] = [];
+
+  /** Runs a check that may move the organization's or the key's alert state and raise alerts. */
+  check(org: T.OrganizationRecord, key: T.ApiKeyRecord, raise: () => NewAlertDelivery[]): void {
+    const fired = JSON.stringify(org.alerts.fired);
+    const { level, periodStart } = key.budgetAlert;
+    this.deliveries.push(...raise());
+    if (JSON.stringify(org.alerts.fired) !== fired) this.organizations.set(org.id, org);
+    if (key.budgetAlert.level !== level || key.budgetAlert.periodStart?.getTime() !== periodStart?.getTime())
+      this.keys.set(key.id, key);
+  }
+
+  moved(): boolean {
+    return this.organizations.size + this.keys.size + this.deliveries.length > 0;
+  }
+
+  change() {
+    return {
+      organizations: [...this.organizations.values()],
+      keys: [...this.keys.values()],
+      deliveries: this.deliveries,
+    };
+  }
 }
 
 interface Admitted {

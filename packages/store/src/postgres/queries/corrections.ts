@@ -1,9 +1,11 @@
 import { decideCorrection, tierFor } from "@refvid/core";
+import { rearmWallet, walletAlerts } from "../../alert-deliveries.js";
 import { auditOf } from "../../ledger-types.js";
 import type * as T from "../../types.js";
-import type { Database } from "../database.js";
+import type { Database, Queryable } from "../database.js";
 import { type Row, toLedgerEntry, toOrganization, toTopUp } from "../rows.js";
 import { audit } from "./add-top-up.js";
+import { writeAlerts } from "./alerts.js";
 import { NEXT_LEDGER_ID } from "./sql.js";
 
 /** Moves the wallet's balance and lifetime top-ups, and writes the ledger entry, in one statement. */
@@ -60,6 +62,7 @@ export async function reverseTopUp(
       input.now,
     ]);
     await tx.query("update top_ups set reversed_at = $2 where id = $1", [topUp.id, input.now]);
+    await correctionAlerts(tx, org, -topUp.amount, input.now);
     const entry = toLedgerEntry((made.rows[0] as { entry: Row }).entry);
     await audit(
       tx,
@@ -95,6 +98,7 @@ export async function adjustBalance(
     const org = toOrganization(rows[0]);
     const decision = decideCorrection(org, input.amount);
     if (!decision.ok) return { kind: "rejected", decision } as const;
+    await correctionAlerts(tx, org, input.amount, input.now);
     const made = await tx.query<{ organization: Row; entry: Row }>(CORRECT, [
       org.id,
       input.amount,
@@ -127,4 +131,18 @@ export async function adjustBalance(
       organization: toOrganization((made.rows[0] as { organization: Row }).organization),
     } as const;
   });
+}
+
+/**
+ * A correction's alerts: money taken away may cross wallet thresholds, money added arms them
+ * again. `org` is the organization before the correction.
+ */
+async function correctionAlerts(tx: Queryable, org: T.OrganizationRecord, amount: number, now: Date) {
+  const before = org.balance - org.reserved;
+  const fired = JSON.stringify(org.alerts.fired);
+  const after = { ...org, balance: org.balance + amount, alerts: { ...org.alerts } };
+  const deliveries = amount < 0 ? walletAlerts(after, before, now) : [];
+  if (amount > 0) rearmWallet(after);
+  if (deliveries.length > 0 || JSON.stringify(after.alerts.fired) !== fired)
+    await writeAlerts(tx, { organizations: [after], keys: [], deliveries });
 }

@@ -3,6 +3,7 @@ export { acquireProvider } from "./acquire-provider.js";
 
 export { addTopUp } from "./add-top-up.js";
 export { type AdmitInput, admitRuns } from "./admit-run.js";
+export { writeAlerts } from "./alerts.js";
 export { claimRuns } from "./claim-runs.js";
 export { claimWebhookDeliveries } from "./claim-webhook-deliveries.js";
 export { completeIdempotency } from "./complete-idempotency.js";

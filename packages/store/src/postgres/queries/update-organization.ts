@@ -13,7 +13,9 @@ export async function updateOrganization(
     `update organizations set
        upload_quota_bytes = case when $2 then $3::bigint else upload_quota_bytes end,
        upload_quota_count = case when $4 then $5::integer else upload_quota_count end,
-       queue_weight = coalesce($6, queue_weight)
+       queue_weight = coalesce($6, queue_weight),
+       alert_webhook_url = case when $7 then $8::text else alert_webhook_url end,
+       balance_alert_thresholds = case when $9 then $10::jsonb else balance_alert_thresholds end
      where id = $1 returning *`,
     [
       id,
@@ -22,6 +24,10 @@ export async function updateOrganization(
       quota.count !== undefined,
       quota.count ?? null,
       patch.queueWeight ?? null,
+      patch.alertWebhookUrl !== undefined,
+      patch.alertWebhookUrl ?? null,
+      patch.balanceAlertThresholds !== undefined,
+      patch.balanceAlertThresholds ? JSON.stringify(patch.balanceAlertThresholds) : null,
     ],
   );
   return rows[0] ? toOrganization(rows[0]) : null;
