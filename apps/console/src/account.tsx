@@ -152,9 +152,13 @@ export function AccountPage({ client, active }: { client: RefvidClient; active: 
                 <tr key={d.id}>
                   <td data-label="Event">{d.event_type}</td>
                   <td data-label="Run">
-                    <a href={runHash(d.run_id)} title={d.run_id}>
-                      <code>{d.run_id.slice(0, 12)}…</code>
-                    </a>
+                    {d.run_id === null ? (
+                      "spend alert"
+                    ) : (
+                      <a href={runHash(d.run_id)} title={d.run_id}>
+                        <code>{d.run_id.slice(0, 12)}…</code>
+                      </a>
+                    )}
                   </td>
                   <td data-label="State">{d.state}</td>
                   <td data-label="Attempts">{d.attempts.length}</td>

@@ -109,7 +109,7 @@ export class NotFoundError extends RefvidError {
 export class ForbiddenError extends RefvidError {
   readonly status = 403;
   constructor(
-    readonly type: "admin_api_disabled" | "invalid_file_signature" | "file_url_expired",
+    readonly type: "admin_api_disabled" | "invalid_file_signature" | "file_url_expired" | "live_key_required",
     message: string,
   ) {
     super(message);

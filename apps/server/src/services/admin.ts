@@ -20,6 +20,7 @@ import type { AppDeps } from "../deps.js";
 import { newApiKeyId, newApiKeySecret, newOrganizationId, newWebhookSecret } from "../ids.js";
 import { budgetView } from "../views/money.js";
 import { walletView } from "./account.js";
+import { alertPatch, alertSettingsView } from "./alert-settings.js";
 
 type Schemas = components["schemas"];
 
@@ -38,6 +39,7 @@ export function organizationView(
     wallet: walletView(org),
     upload_quota: quotaInForce(org.uploadQuota, quotaDefaults),
     queue_weight: org.queueWeight,
+    alerts: alertSettingsView(org),
     created_at: org.createdAt.toISOString(),
   };
 }
@@ -125,6 +127,7 @@ export async function updateOrganization(
   const org = await deps.store.updateOrganization(id, {
     ...(body.upload_quota ? { uploadQuota: body.upload_quota } : {}),
     ...(body.queue_weight !== undefined ? { queueWeight: body.queue_weight } : {}),
+    ...(body.alerts ? alertPatch(deps, body.alerts, "body.alerts") : {}),
   });
   if (!org) throw orgNotFound(id);
   await audit(deps, actor, { action: "organization.update", organizationId: id, targetId: id, detail: body });

@@ -10,14 +10,14 @@ import { blockedHost } from "../net/address-policy.js";
 
 const FIELD = "body.webhook_url";
 
-export function checkWebhookUrl(text: string, allowLocal: boolean): FieldProblem[] {
+export function checkWebhookUrl(text: string, allowLocal: boolean, field = FIELD): FieldProblem[] {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return [{ field: FIELD, message: "must be an absolute URL", rule: "format" }];
+    return [{ field, message: "must be an absolute URL", rule: "format" }];
   }
-  const problem = (message: string) => [{ field: FIELD, message, rule: "webhook_url" }];
+  const problem = (message: string) => [{ field, message, rule: "webhook_url" }];
   if (url.username || url.password)
     return problem("must not carry credentials; deliveries are signed with the webhook secret");
   if (url.protocol !== "https:" && url.protocol !== "http:") return problem("must be an http or https URL");

@@ -1,5 +1,5 @@
 /**
- * Delivers the webhook outbox: Standard Webhooks signatures with each active secret of the run's
+ * Delivers the webhook outbox: Standard Webhooks signatures with each active secret of the delivery's
  * environment (signing.ts), the same `webhook-id` and body on every attempt, retries on non-2xx,
  * timeouts and redirects (never followed) on the configured schedule; a redelivery asked for
  * through the API is tried once. Each attempt is recorded with its time, status and duration.
@@ -95,15 +95,16 @@ export class WebhookDispatcher {
     const log = deps.logger.child({ runId: delivery.runId, webhookId: delivery.id });
     const [org, run] = await Promise.all([
       deps.store.getOrganization(delivery.organizationId),
-      deps.store.getRun(delivery.organizationId, delivery.runId),
+      delivery.runId === null ? null : deps.store.getRun(delivery.organizationId, delivery.runId),
     ]);
-    if (!org || !run) return;
-    const payload = delivery.payload ?? this.render(delivery, run);
+    // A spend alert's body was fixed when it was raised; a run event's is rendered at its first attempt.
+    const payload = delivery.payload ?? (run ? this.render(delivery, run) : null);
+    if (!org || payload === null) return;
     const startedAt = deps.clock.now();
-    // The run's environment picks the secret: a test run's webhook never verifies with the live one.
+    // The delivery's environment (its run's) picks the secret: a test event never verifies with the live one.
     const headers = await signWithEach(
       payload,
-      signingSecrets(org.webhookSecrets[run.environment], startedAt),
+      signingSecrets(org.webhookSecrets[delivery.environment], startedAt),
       {
         id: delivery.id,
         timestamp: startedAt,
@@ -175,7 +176,7 @@ export class WebhookDispatcher {
       this.deps.clock.now(),
     );
     const event: WebhookEvent = {
-      type: delivery.eventType,
+      type: delivery.eventType as WebhookEvent["type"],
       timestamp: runState?.at.toISOString() ?? data.completed_at ?? this.deps.clock.now().toISOString(),
       data,
     };

@@ -470,6 +470,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the organization's spend-alert settings
+         * @description Where spend alerts go and the wallet's thresholds (see AlertSettings).
+         */
+        get: operations["getAlertSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set where spend alerts go and the wallet's thresholds
+         * @description Sets the organization's alert webhook URL and wallet thresholds. Only a live key may change
+         *     them (a test key gets `403`): they are the organization's, for both environments.
+         */
+        patch: operations["updateAlertSettings"];
+        trace?: never;
+    };
     "/v1/webhooks/deliveries": {
         parameters: {
             query?: never;
@@ -1167,6 +1192,29 @@ export interface webhooks {
          *     Signed, acknowledged, retried and ordered as `run.started` describes.
          */
         post: operations["runProgressWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "account.alert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The wallet runs low, or a key's budget is nearly or wholly used
+         * @description refvid extension, sent to the organization's alert webhook URL (`PATCH /v1/webhooks/alerts`,
+         *     or the operator's `PATCH /admin/v1/organizations/{id}`): `account.balance_low`,
+         *     `key.budget_threshold` and `key.budget_exhausted` (see AlertSettings). Signed, acknowledged,
+         *     retried and logged as run events are, with the webhook secret of the alert's environment.
+         */
+        post: operations["accountAlertWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2306,6 +2354,43 @@ export interface components {
             previous_secret_expires_at?: string;
         };
         /**
+         * BalanceThreshold
+         * @description A wallet alert threshold, a share of the last top-up or a fixed amount.
+         */
+        BalanceThreshold: {
+            percent_of_last_top_up: number;
+        } | {
+            amount_usd: string;
+        };
+        /**
+         * AlertSettings
+         * @description Where the organization's spend alerts go (a refvid extension). With a `webhook_url`, refvid
+         *     sends `account.balance_low` when the wallet's available balance falls below a threshold, and
+         *     `key.budget_threshold` / `key.budget_exhausted` when a key's budget is 80 % used / used up (or
+         *     refuses a run). Each fires once per crossing: a wallet threshold again only after a top-up or an
+         *     adjustment lifts the balance back above it, a key's alerts once a budget period. Alerts are
+         *     signed with the organization's webhook secret of their environment (the wallet's are live) and
+         *     appear in the delivery log like run events.
+         */
+        AlertSettings: {
+            /**
+             * Format: uri
+             * @description Where alerts are sent (`http` or `https`); `null`, none are.
+             */
+            webhook_url: string | null;
+            /** @description The wallet's thresholds; by default 20 % and 5 % of the last top-up. */
+            balance_thresholds: components["schemas"]["BalanceThreshold"][];
+        };
+        /**
+         * UpdateAlertSettingsRequest
+         * @description The alert settings to change; `balance_thresholds` `null` returns to the default.
+         */
+        UpdateAlertSettingsRequest: {
+            /** Format: uri */
+            webhook_url?: string | null;
+            balance_thresholds?: components["schemas"]["BalanceThreshold"][] | null;
+        };
+        /**
          * WebhookDeliveryAttempt
          * @description One request sent to the receiver.
          */
@@ -2324,7 +2409,8 @@ export interface components {
         };
         /**
          * WebhookDelivery
-         * @description One webhook event of a run and every attempt to deliver it, newest last. Every attempt, the
+         * @description One webhook event of a run, or one spend alert of the organization (`run_id` null), and every
+         *     attempt to deliver it, newest last. Every attempt, the
          *     automatic retries and redeliveries alike, sends the same `webhook-id` and the same body bytes,
          *     each with a fresh signature. A run has one delivery per event: its terminal event's, and with
          *     `webhook_events` its `run.started` and each `run.progress`.
@@ -2336,16 +2422,16 @@ export interface components {
              * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
              */
             id: string;
-            /** @description The run the event is about. */
-            run_id: string;
+            /** @description The run the event is about; `null` for a spend alert. */
+            run_id: string | null;
             environment: components["schemas"]["Environment"];
-            /** @description Where the event is sent: the run's `webhook_url`. */
+            /** @description Where the event is sent: the run's `webhook_url`, or the organization's alert webhook URL. */
             url: string;
             /**
              * @description The event's `type`.
              * @enum {string}
              */
-            event_type: "run.started" | "run.progress" | "run.succeeded" | "run.failed" | "run.timeout" | "run.cancelled";
+            event_type: "run.started" | "run.progress" | "run.succeeded" | "run.failed" | "run.timeout" | "run.cancelled" | "account.balance_low" | "key.budget_threshold" | "key.budget_exhausted";
             /**
              * @description `pending` while an attempt is due or scheduled; `delivered` once a `2xx` acknowledged the
              *     last attempt; `failed` once the last attempt failed and none is scheduled (the retries were
@@ -2531,6 +2617,7 @@ export interface components {
             concurrency_limit: number;
             wallet: components["schemas"]["Wallet"];
             upload_quota: components["schemas"]["UploadQuota"];
+            alerts: components["schemas"]["AlertSettings"];
             queue_weight: components["schemas"]["QueueWeight"];
             /** Format: date-time */
             created_at: string;
@@ -2556,6 +2643,7 @@ export interface components {
          * @description The settings to change; the others keep their values.
          */
         UpdateOrganizationRequest: {
+            alerts?: components["schemas"]["UpdateAlertSettingsRequest"];
             queue_weight?: components["schemas"]["QueueWeight"];
             /**
              * @description The organization's own upload quota, part by part; a part left out keeps its value, and
@@ -2927,6 +3015,36 @@ export interface components {
              *     `processing` Run as it stood then.
              */
             data: components["schemas"]["Run"];
+        };
+        /**
+         * AccountAlertEvent
+         * @description A spend alert, as sent to the organization's alert webhook URL.
+         */
+        AccountAlertEvent: {
+            /** @enum {string} */
+            type: "account.balance_low" | "key.budget_threshold" | "key.budget_exhausted";
+            /**
+             * Format: date-time
+             * @description When the change that raised it was made.
+             */
+            timestamp: string;
+            data: {
+                organization_id: string;
+                environment: components["schemas"]["Environment"];
+                /** @description `account.balance_low`: the available balance after the change. */
+                available_usd?: components["schemas"]["Money"];
+                /** @description `account.balance_low`: the threshold it fell below. */
+                threshold_usd?: components["schemas"]["Money"];
+                threshold?: components["schemas"]["BalanceThreshold"];
+                /** @description The key of a `key.*` alert. */
+                api_key_id?: string;
+                /**
+                 * @description The share of the budget spent and held: 80 for `key.budget_threshold`, 100 for `key.budget_exhausted`.
+                 * @enum {integer}
+                 */
+                percent?: 80 | 100;
+                budget?: components["schemas"]["BudgetStanding"];
+            };
         };
     };
     responses: {
@@ -3961,6 +4079,67 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAlertSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The alert settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateAlertSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAlertSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description The alert settings as they now stand. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description A test key may read the alert settings but not change them. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5285,6 +5464,45 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    accountAlertWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of this event; the same on every attempt. `msg_` and the run's uuid for a terminal
+                 *     event, followed by `_started` or `_progress_<n>` for the run's other events.
+                 * @example msg_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Unix time (seconds) of this attempt.
+                 * @example 1795000000
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountAlertEvent"];
             };
         };
         responses: {

@@ -5,8 +5,8 @@ import * as z from 'zod';
 
 import { client } from './client.gen.js';
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client/index.js';
-import type { AdminSearchRunsData, AdminSearchRunsErrors, AdminSearchRunsResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateAdjustmentData, CreateAdjustmentErrors, CreateAdjustmentResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, DeleteUploadData, DeleteUploadErrors, DeleteUploadResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetAccountUsageData, GetAccountUsageErrors, GetAccountUsageResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetRunVendorLogData, GetRunVendorLogErrors, GetRunVendorLogResponses, GetUploadContentData, GetUploadContentErrors, GetUploadContentResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListAllLedgerData, ListAllLedgerErrors, ListAllLedgerResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListAuditData, ListAuditErrors, ListAuditResponses, ListLedgerData, ListLedgerErrors, ListLedgerResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListTopUpsData, ListTopUpsErrors, ListTopUpsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, ReceiveVendorHookData, ReceiveVendorHookErrors, ReceiveVendorHookResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, ReloadCatalogData, ReloadCatalogErrors, ReloadCatalogResponses, ReverseTopUpData, ReverseTopUpErrors, ReverseTopUpResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen.js';
-import { zAdminSearchRunsBody, zCancelRunPath, zCreateAdjustmentBody, zCreateAdjustmentPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpHeaders, zCreateTopUpPath, zDeleteUploadPath, zGetAccountUsageQuery, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zGetRunVendorLogPath, zGetUploadContentHeaders, zGetUploadContentPath, zGetUsageQuery, zGetWebhookDeliveryPath, zListAllLedgerQuery, zListApiKeysPath, zListApiKeysQuery, zListAuditQuery, zListLedgerQuery, zListOrganizationsQuery, zListTopUpsPath, zListTopUpsQuery, zListWebhookDeliveriesQuery, zPreviewPriceBody, zReceiveVendorHookBody, zReceiveVendorHookPath, zRedeliverWebhookPath, zReverseTopUpBody, zReverseTopUpPath, zRevokeApiKeyPath, zSearchRunsBody, zStreamRunEventsHeaders, zStreamRunEventsPath, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateApiKeyBody, zUpdateApiKeyPath, zUpdateOrganizationBody, zUpdateOrganizationPath, zUploadFileBody } from './zod.gen.js';
+import type { AdminSearchRunsData, AdminSearchRunsErrors, AdminSearchRunsResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateAdjustmentData, CreateAdjustmentErrors, CreateAdjustmentResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, DeleteUploadData, DeleteUploadErrors, DeleteUploadResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetAccountUsageData, GetAccountUsageErrors, GetAccountUsageResponses, GetAlertSettingsData, GetAlertSettingsErrors, GetAlertSettingsResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetRunVendorLogData, GetRunVendorLogErrors, GetRunVendorLogResponses, GetUploadContentData, GetUploadContentErrors, GetUploadContentResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListAllLedgerData, ListAllLedgerErrors, ListAllLedgerResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListAuditData, ListAuditErrors, ListAuditResponses, ListLedgerData, ListLedgerErrors, ListLedgerResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListTopUpsData, ListTopUpsErrors, ListTopUpsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, ReceiveVendorHookData, ReceiveVendorHookErrors, ReceiveVendorHookResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, ReloadCatalogData, ReloadCatalogErrors, ReloadCatalogResponses, ReverseTopUpData, ReverseTopUpErrors, ReverseTopUpResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateAlertSettingsData, UpdateAlertSettingsErrors, UpdateAlertSettingsResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen.js';
+import { zAdminSearchRunsBody, zCancelRunPath, zCreateAdjustmentBody, zCreateAdjustmentPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpHeaders, zCreateTopUpPath, zDeleteUploadPath, zGetAccountUsageQuery, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zGetRunVendorLogPath, zGetUploadContentHeaders, zGetUploadContentPath, zGetUsageQuery, zGetWebhookDeliveryPath, zListAllLedgerQuery, zListApiKeysPath, zListApiKeysQuery, zListAuditQuery, zListLedgerQuery, zListOrganizationsQuery, zListTopUpsPath, zListTopUpsQuery, zListWebhookDeliveriesQuery, zPreviewPriceBody, zReceiveVendorHookBody, zReceiveVendorHookPath, zRedeliverWebhookPath, zReverseTopUpBody, zReverseTopUpPath, zRevokeApiKeyPath, zSearchRunsBody, zStreamRunEventsHeaders, zStreamRunEventsPath, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateAlertSettingsBody, zUpdateApiKeyBody, zUpdateApiKeyPath, zUpdateOrganizationBody, zUpdateOrganizationPath, zUploadFileBody } from './zod.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -434,6 +434,44 @@ export const rotateWebhookSecret = <ThrowOnError extends boolean = false>(option
     security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
     url: '/v1/webhooks/secret/rotate',
     ...options
+});
+
+/**
+ * Get the organization's spend-alert settings
+ *
+ * Where spend alerts go and the wallet's thresholds (see AlertSettings).
+ */
+export const getAlertSettings = <ThrowOnError extends boolean = false>(options?: Options<GetAlertSettingsData, ThrowOnError>) => (options?.client ?? client).get<GetAlertSettingsResponses, GetAlertSettingsErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: z.never().optional(),
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks/alerts',
+    ...options
+});
+
+/**
+ * Set where spend alerts go and the wallet's thresholds
+ *
+ * Sets the organization's alert webhook URL and wallet thresholds. Only a live key may change
+ * them (a test key gets `403`): they are the organization's, for both environments.
+ *
+ */
+export const updateAlertSettings = <ThrowOnError extends boolean = false>(options: Options<UpdateAlertSettingsData, ThrowOnError>) => (options.client ?? client).patch<UpdateAlertSettingsResponses, UpdateAlertSettingsErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: zUpdateAlertSettingsBody,
+        path: z.never().optional(),
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks/alerts',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

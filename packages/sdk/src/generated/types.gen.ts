@@ -5,7 +5,7 @@ export type ClientOptions = {
     baseUrl: `${string}://{base_url}` | (string & {});
 };
 
-export type Webhooks = RunTerminalWebhookWebhookRequest | RunStartedWebhookWebhookRequest | RunProgressWebhookWebhookRequest;
+export type Webhooks = RunTerminalWebhookWebhookRequest | RunStartedWebhookWebhookRequest | RunProgressWebhookWebhookRequest | AccountAlertWebhookWebhookRequest;
 
 /**
  * An `http` or `https` URL the service downloads the reference from. It must be reachable from
@@ -1328,6 +1328,50 @@ export type ApiWebhookSecret = {
 };
 
 /**
+ * BalanceThreshold
+ *
+ * A wallet alert threshold, a share of the last top-up or a fixed amount.
+ */
+export type ApiBalanceThreshold = {
+    percent_of_last_top_up: number;
+} | {
+    amount_usd: string;
+};
+
+/**
+ * AlertSettings
+ *
+ * Where the organization's spend alerts go (a refvid extension). With a `webhook_url`, refvid
+ * sends `account.balance_low` when the wallet's available balance falls below a threshold, and
+ * `key.budget_threshold` / `key.budget_exhausted` when a key's budget is 80 % used / used up (or
+ * refuses a run). Each fires once per crossing: a wallet threshold again only after a top-up or an
+ * adjustment lifts the balance back above it, a key's alerts once a budget period. Alerts are
+ * signed with the organization's webhook secret of their environment (the wallet's are live) and
+ * appear in the delivery log like run events.
+ *
+ */
+export type ApiAlertSettings = {
+    /**
+     * Where alerts are sent (`http` or `https`); `null`, none are.
+     */
+    webhook_url: string | null;
+    /**
+     * The wallet's thresholds; by default 20 % and 5 % of the last top-up.
+     */
+    balance_thresholds: Array<ApiBalanceThreshold>;
+};
+
+/**
+ * UpdateAlertSettingsRequest
+ *
+ * The alert settings to change; `balance_thresholds` `null` returns to the default.
+ */
+export type ApiUpdateAlertSettingsRequest = {
+    webhook_url?: string | null;
+    balance_thresholds?: Array<ApiBalanceThreshold> | null;
+};
+
+/**
  * WebhookDeliveryAttempt
  *
  * One request sent to the receiver.
@@ -1354,7 +1398,8 @@ export type ApiWebhookDeliveryAttempt = {
 /**
  * WebhookDelivery
  *
- * One webhook event of a run and every attempt to deliver it, newest last. Every attempt, the
+ * One webhook event of a run, or one spend alert of the organization (`run_id` null), and every
+ * attempt to deliver it, newest last. Every attempt, the
  * automatic retries and redeliveries alike, sends the same `webhook-id` and the same body bytes,
  * each with a fresh signature. A run has one delivery per event: its terminal event's, and with
  * `webhook_events` its `run.started` and each `run.progress`.
@@ -1368,18 +1413,18 @@ export type ApiWebhookDelivery = {
      */
     id: string;
     /**
-     * The run the event is about.
+     * The run the event is about; `null` for a spend alert.
      */
-    run_id: string;
+    run_id: string | null;
     environment: ApiEnvironment;
     /**
-     * Where the event is sent: the run's `webhook_url`.
+     * Where the event is sent: the run's `webhook_url`, or the organization's alert webhook URL.
      */
     url: string;
     /**
      * The event's `type`.
      */
-    event_type: 'run.started' | 'run.progress' | 'run.succeeded' | 'run.failed' | 'run.timeout' | 'run.cancelled';
+    event_type: 'run.started' | 'run.progress' | 'run.succeeded' | 'run.failed' | 'run.timeout' | 'run.cancelled' | 'account.balance_low' | 'key.budget_threshold' | 'key.budget_exhausted';
     /**
      * `pending` while an attempt is due or scheduled; `delivered` once a `2xx` acknowledged the
      * last attempt; `failed` once the last attempt failed and none is scheduled (the retries were
@@ -1585,6 +1630,7 @@ export type ApiOrganization = {
     concurrency_limit: number;
     wallet: ApiWallet;
     upload_quota: ApiUploadQuota;
+    alerts: ApiAlertSettings;
     queue_weight: ApiQueueWeight;
     created_at: string;
 };
@@ -1622,6 +1668,7 @@ export type ApiCreateOrganizationRequest = {
  * The settings to change; the others keep their values.
  */
 export type ApiUpdateOrganizationRequest = {
+    alerts?: ApiUpdateAlertSettingsRequest;
     queue_weight?: ApiQueueWeight;
     /**
      * The organization's own upload quota, part by part; a part left out keeps its value, and
@@ -2070,6 +2117,41 @@ export type ApiWebhookEvent = {
      *
      */
     data: ApiRun;
+};
+
+/**
+ * AccountAlertEvent
+ *
+ * A spend alert, as sent to the organization's alert webhook URL.
+ */
+export type ApiAccountAlertEvent = {
+    type: 'account.balance_low' | 'key.budget_threshold' | 'key.budget_exhausted';
+    /**
+     * When the change that raised it was made.
+     */
+    timestamp: string;
+    data: {
+        organization_id: string;
+        environment: ApiEnvironment;
+        /**
+         * `account.balance_low`: the available balance after the change.
+         */
+        available_usd?: ApiMoney;
+        /**
+         * `account.balance_low`: the threshold it fell below.
+         */
+        threshold_usd?: ApiMoney;
+        threshold?: ApiBalanceThreshold;
+        /**
+         * The key of a `key.*` alert.
+         */
+        api_key_id?: string;
+        /**
+         * The share of the budget spent and held: 80 for `key.budget_threshold`, 100 for `key.budget_exhausted`.
+         */
+        percent?: 80 | 100;
+        budget?: ApiBudgetStanding;
+    };
 };
 
 /**
@@ -3165,6 +3247,100 @@ export type RotateWebhookSecretResponses = {
 };
 
 export type RotateWebhookSecretResponse = RotateWebhookSecretResponses[keyof RotateWebhookSecretResponses];
+
+export type GetAlertSettingsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/webhooks/alerts';
+};
+
+export type GetAlertSettingsErrors = {
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
+     */
+    429: ApiRateLimitError | ApiError;
+    /**
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type GetAlertSettingsError = GetAlertSettingsErrors[keyof GetAlertSettingsErrors];
+
+export type GetAlertSettingsResponses = {
+    /**
+     * The alert settings.
+     */
+    200: ApiAlertSettings;
+};
+
+export type GetAlertSettingsResponse = GetAlertSettingsResponses[keyof GetAlertSettingsResponses];
+
+export type UpdateAlertSettingsData = {
+    body: ApiUpdateAlertSettingsRequest;
+    path?: never;
+    query?: never;
+    url: '/v1/webhooks/alerts';
+};
+
+export type UpdateAlertSettingsErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * A test key may read the alert settings but not change them.
+     */
+    403: ApiError;
+    /**
+     * The request body is larger than refvid reads (512 KiB) (`payload_too_large`).
+     */
+    413: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
+     */
+    429: ApiRateLimitError | ApiError;
+    /**
+     * The service lost its database connection for a moment, or this server process is stopping and
+     * the request reached it on a connection opened before (`service_unavailable`). Retry after
+     * `Retry-After` seconds. A submit that sent an `Idempotency-Key` is safe to retry; other writes may
+     * have been saved, as the message says.
+     *
+     */
+    503: ApiError;
+};
+
+export type UpdateAlertSettingsError = UpdateAlertSettingsErrors[keyof UpdateAlertSettingsErrors];
+
+export type UpdateAlertSettingsResponses = {
+    /**
+     * The alert settings as they now stand.
+     */
+    200: ApiAlertSettings;
+};
+
+export type UpdateAlertSettingsResponse = UpdateAlertSettingsResponses[keyof UpdateAlertSettingsResponses];
 
 export type ListWebhookDeliveriesData = {
     body?: never;
@@ -4650,6 +4826,15 @@ export type RunProgressWebhookWebhookPayload = ApiWebhookEvent;
 export type RunProgressWebhookWebhookRequest = {
     body: RunProgressWebhookWebhookPayload;
     key: 'run.progress';
+    path?: never;
+    query?: never;
+};
+
+export type AccountAlertWebhookWebhookPayload = ApiAccountAlertEvent;
+
+export type AccountAlertWebhookWebhookRequest = {
+    body: AccountAlertWebhookWebhookPayload;
+    key: 'account.alert';
     path?: never;
     query?: never;
 };

@@ -892,6 +892,47 @@ export const zWebhookSecret = z.object({
 });
 
 /**
+ * BalanceThreshold
+ *
+ * A wallet alert threshold, a share of the last top-up or a fixed amount.
+ */
+export const zBalanceThreshold = z.union([
+    z.object({
+        percent_of_last_top_up: z.int().gte(1).lte(100)
+    }),
+    z.object({
+        amount_usd: z.string().regex(/^[0-9]{1,9}(\.[0-9]{1,6})?$/)
+    })
+]);
+
+/**
+ * AlertSettings
+ *
+ * Where the organization's spend alerts go (a refvid extension). With a `webhook_url`, refvid
+ * sends `account.balance_low` when the wallet's available balance falls below a threshold, and
+ * `key.budget_threshold` / `key.budget_exhausted` when a key's budget is 80 % used / used up (or
+ * refuses a run). Each fires once per crossing: a wallet threshold again only after a top-up or an
+ * adjustment lifts the balance back above it, a key's alerts once a budget period. Alerts are
+ * signed with the organization's webhook secret of their environment (the wallet's are live) and
+ * appear in the delivery log like run events.
+ *
+ */
+export const zAlertSettings = z.object({
+    webhook_url: z.url().max(2048).nullable(),
+    balance_thresholds: z.array(zBalanceThreshold).max(10)
+});
+
+/**
+ * UpdateAlertSettingsRequest
+ *
+ * The alert settings to change; `balance_thresholds` `null` returns to the default.
+ */
+export const zUpdateAlertSettingsRequest = z.object({
+    webhook_url: z.url().max(2048).nullish(),
+    balance_thresholds: z.array(zBalanceThreshold).max(10).nullish()
+});
+
+/**
  * WebhookDeliveryAttempt
  *
  * One request sent to the receiver.
@@ -906,7 +947,8 @@ export const zWebhookDeliveryAttempt = z.object({
 /**
  * WebhookDelivery
  *
- * One webhook event of a run and every attempt to deliver it, newest last. Every attempt, the
+ * One webhook event of a run, or one spend alert of the organization (`run_id` null), and every
+ * attempt to deliver it, newest last. Every attempt, the
  * automatic retries and redeliveries alike, sends the same `webhook-id` and the same body bytes,
  * each with a fresh signature. A run has one delivery per event: its terminal event's, and with
  * `webhook_events` its `run.started` and each `run.progress`.
@@ -914,7 +956,7 @@ export const zWebhookDeliveryAttempt = z.object({
  */
 export const zWebhookDelivery = z.object({
     id: z.string().regex(/^msg_/),
-    run_id: z.string(),
+    run_id: z.string().nullable(),
     environment: zEnvironment,
     url: z.string(),
     event_type: z.enum([
@@ -923,7 +965,10 @@ export const zWebhookDelivery = z.object({
         'run.succeeded',
         'run.failed',
         'run.timeout',
-        'run.cancelled'
+        'run.cancelled',
+        'account.balance_low',
+        'key.budget_threshold',
+        'key.budget_exhausted'
     ]),
     state: z.enum([
         'pending',
@@ -1056,6 +1101,7 @@ export const zOrganization = z.object({
     concurrency_limit: z.int().gte(1),
     wallet: zWallet,
     upload_quota: zUploadQuota,
+    alerts: zAlertSettings,
     queue_weight: zQueueWeight,
     created_at: z.iso.datetime()
 });
@@ -1084,6 +1130,7 @@ export const zCreateOrganizationRequest = z.object({
  * The settings to change; the others keep their values.
  */
 export const zUpdateOrganizationRequest = z.object({
+    alerts: zUpdateAlertSettingsRequest.optional(),
     queue_weight: zQueueWeight.optional(),
     upload_quota: z.object({
         bytes: z.int().gte(0).lte(9007199254740991).nullish(),
@@ -1398,6 +1445,30 @@ export const zWebhookEvent = z.object({
 });
 
 /**
+ * AccountAlertEvent
+ *
+ * A spend alert, as sent to the organization's alert webhook URL.
+ */
+export const zAccountAlertEvent = z.object({
+    type: z.enum([
+        'account.balance_low',
+        'key.budget_threshold',
+        'key.budget_exhausted'
+    ]),
+    timestamp: z.iso.datetime(),
+    data: z.object({
+        organization_id: z.string(),
+        environment: zEnvironment,
+        available_usd: zMoney.optional(),
+        threshold_usd: zMoney.optional(),
+        threshold: zBalanceThreshold.optional(),
+        api_key_id: z.string().optional(),
+        percent: z.union([z.literal(80), z.literal(100)]).optional(),
+        budget: zBudgetStanding.optional()
+    })
+});
+
+/**
  * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
  * within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
  * creating another run; the same key with a different body is `422 idempotency_key_reused`. A
@@ -1649,6 +1720,18 @@ export const zGetWebhookSecretResponse = zWebhookSecret;
  * The new secret, and the one it replaced with when that stops signing.
  */
 export const zRotateWebhookSecretResponse = zWebhookSecret;
+
+/**
+ * The alert settings.
+ */
+export const zGetAlertSettingsResponse = zAlertSettings;
+
+export const zUpdateAlertSettingsBody = zUpdateAlertSettingsRequest;
+
+/**
+ * The alert settings as they now stand.
+ */
+export const zUpdateAlertSettingsResponse = zAlertSettings;
 
 export const zListWebhookDeliveriesQuery = z.object({
     run_id: z.string().min(1).max(100).optional(),
@@ -2011,6 +2094,17 @@ export const zRunStartedWebhookWebhookRequest = z.object({
 
 export const zRunProgressWebhookWebhookRequest = z.object({
     body: zWebhookEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string(),
+        'webhook-timestamp': z.int(),
+        'webhook-signature': z.string()
+    })
+});
+
+export const zAccountAlertWebhookWebhookRequest = z.object({
+    body: zAccountAlertEvent,
     path: z.never().optional(),
     query: z.never().optional(),
     headers: z.object({

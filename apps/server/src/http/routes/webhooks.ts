@@ -1,6 +1,7 @@
 /** Routes of the webhook API: the signing secret and its rotation, the delivery log, redelivery. */
 import type { Request, Router } from "express";
 import type { AppDeps } from "../../deps.js";
+import { getAlertSettings, updateAlertSettings } from "../../services/alert-settings.js";
 import {
   type DeliveryQuery,
   getDelivery,
@@ -17,6 +18,14 @@ export function webhooksRoutes(router: Router, deps: AppDeps): void {
 
   router.post("/v1/webhooks/secret/rotate", async (_req, res) => {
     res.json(await rotateWebhookSecret(deps, callerOf(res)));
+  });
+
+  router.get("/v1/webhooks/alerts", async (_req, res) => {
+    res.json(await getAlertSettings(deps, callerOf(res)));
+  });
+
+  router.patch("/v1/webhooks/alerts", async (req, res) => {
+    res.json(await updateAlertSettings(deps, callerOf(res), req.body));
   });
 
   router.get("/v1/webhooks/deliveries", async (req, res) => {
