@@ -44,7 +44,11 @@ describe("a run's event stream", () => {
     for (let i = 1; i < events.length; i++) {
       expect((events[i] as SseEvent).at - (events[i - 1] as SseEvent).at).toBeGreaterThanOrEqual(200);
     }
-    for (const event of events) expect(event.id).toBe(`${event.data.status}:${event.data.progress ?? ""}`);
+    // Each id is the state it shows; a queued run's names its place too (`queued::0`).
+    for (const { id, data } of events) {
+      const place = data.queue_position === undefined ? "" : `:${data.queue_position}`;
+      expect(id).toBe(`${data.status}:${data.progress ?? ""}${place}`);
+    }
   });
 
   it("ends with done when the run is cancelled", async () => {

@@ -219,16 +219,20 @@ describe("test keys", () => {
 
 describe("readiness", () => {
   it("reports each vendor's reachability without a vendor in trouble making the process unready", async () => {
+    // Vendors are probed at start, then every 30 s: on a loaded machine the first probe of a
+    // healthy vendor may time out, and the next one tells.
+    const healthy = ["fal-main", "replicate", "gpu-box-1"];
     const ready = await eventually(
       async () => {
         const res = await fetch(`${t.url}/readyz`);
         const body = (await res.json()) as { providers?: Record<string, string> };
-        return Object.values(body.providers ?? {}).includes("unknown")
+        const providers = body.providers ?? {};
+        return Object.values(providers).includes("unknown") || healthy.some((p) => providers[p] !== "ok")
           ? undefined
           : { status: res.status, body };
       },
-      15_000,
-      "every vendor probed",
+      75_000,
+      "every vendor probed, the healthy ones reached",
     );
     expect(ready.status).toBe(200);
     expect(ready.body).toMatchObject({
@@ -241,5 +245,5 @@ describe("readiness", () => {
         "replicate-bad-key": "unauthorized",
       },
     });
-  });
+  }, 90_000);
 });
