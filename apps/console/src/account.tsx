@@ -1,13 +1,16 @@
 /**
- * The wallet, concurrency and rate limit as gauges; the webhook secret of the key's environment
- * and the delivery log. With a test key, what its runs were priced at beside the wallet's spend,
- * which they never touch.
+ * The wallet, the key's budget, concurrency and rate limit as gauges; spend over time and the
+ * wallet's ledger; the webhook secret of the key's environment and the delivery log. With a test
+ * key, what its runs were priced at beside the wallet's spend, which they never touch.
  */
 import type { Account, RefvidClient, WebhookDelivery, WebhookSecret } from "@refvid/client";
 import { useCallback, useEffect, useState } from "react";
+import { BudgetMeter } from "./budget-meter.js";
 import { ErrorMessage } from "./errors.js";
+import { Ledger } from "./ledger.js";
 import { sumUsd, usd } from "./money.js";
 import { runHash } from "./route.js";
+import { SpendChart } from "./spend-chart.js";
 
 /** The most test runs added up for their price: ten pages of the runs search. */
 const PRICED_RUNS_MAX = 1000;
@@ -42,6 +45,8 @@ export function AccountPage({ client, active }: { client: RefvidClient; active: 
   const [deliveries, setDeliveries] = useState<WebhookDelivery[]>([]);
   const [priced, setPriced] = useState<Awaited<ReturnType<typeof testRunsPriced>> | null>(null);
   const [error, setError] = useState<unknown>();
+  /** Counts the page's loads: the chart and the ledger load again with each that reached the account. */
+  const [generation, setGeneration] = useState(0);
 
   const refresh = useCallback(async () => {
     setError(undefined);
@@ -54,6 +59,8 @@ export function AccountPage({ client, active }: { client: RefvidClient; active: 
       setAccount(a);
       setSecret(s);
       setDeliveries(d.data);
+      // Not before: a refused request (a 429) is said once, and spends no more of the rate limit.
+      setGeneration((g) => g + 1);
       setPriced(a.environment === "test" ? await testRunsPriced(client) : null);
     } catch (e) {
       setError(e);
@@ -96,6 +103,12 @@ export function AccountPage({ client, active }: { client: RefvidClient; active: 
               ) : null}
             </dl>
           </section>
+          {account.api_key_budget ? (
+            <section aria-labelledby="budget-heading">
+              <h2 id="budget-heading">This key's budget</h2>
+              <BudgetMeter budget={account.api_key_budget} label="This key's budget" />
+            </section>
+          ) : null}
           <section aria-labelledby="limits-heading">
             <h2 id="limits-heading">Limits</h2>
             <Gauge
@@ -122,6 +135,8 @@ export function AccountPage({ client, active }: { client: RefvidClient; active: 
           </section>
         </>
       ) : null}
+      <SpendChart client={client} generation={generation} />
+      <Ledger client={client} generation={generation} />
       <section aria-labelledby="webhooks-heading">
         <h2 id="webhooks-heading">Webhooks</h2>
         <p>

@@ -1,12 +1,15 @@
 /**
- * An organization's API keys: create one (its secret shown once), change a key's caps in place,
- * and revoke one, after a confirm step in its row: a revoked key is refused at once, for good.
+ * An organization's API keys: create one (its secret shown once), change a key's caps and its
+ * spend budget in place, and revoke one, after a confirm step in its row: a revoked key is
+ * refused at once, for good.
  */
 import type { components } from "@refvid/api-types";
 import type { RefvidClient } from "@refvid/client";
 import { type FormEvent, useCallback, useState } from "react";
 import { date, unwrap, useLoaded } from "./admin.js";
+import { ConfirmCell } from "./confirm-cell.js";
 import { ErrorMessage } from "./errors.js";
+import { KeyBudgetCell } from "./key-budget.js";
 import { KeyCapsCells } from "./key-caps.js";
 
 type Organization = components["schemas"]["Organization"];
@@ -37,25 +40,19 @@ function RevokeCell({ apiKey, onRevoke }: { apiKey: ApiKey; onRevoke: () => Prom
     }
   };
   return (
-    <td data-label="State" className="confirm-cell">
-      <p id={`revoke-${apiKey.api_key_id}`}>
-        Revoke <code>{prefix}</code>? Every request with it is refused from now on; this cannot be undone.
-      </p>
-      <div className="row-buttons">
-        <button
-          type="button"
-          className="danger"
-          disabled={busy}
-          onClick={revoke}
-          aria-describedby={`revoke-${apiKey.api_key_id}`}
-        >
-          Yes, revoke {prefix}
-        </button>
-        <button type="button" className="secondary" onClick={() => setConfirming(false)}>
-          Keep it
-        </button>
-      </div>
-    </td>
+    <ConfirmCell
+      label="State"
+      id={`revoke-${apiKey.api_key_id}`}
+      question={
+        <>
+          Revoke <code>{prefix}</code>? Every request with it is refused from now on; this cannot be undone.
+        </>
+      }
+      yes={`Yes, revoke ${prefix}`}
+      busy={busy}
+      onYes={() => void revoke()}
+      onKeep={() => setConfirming(false)}
+    />
   );
 }
 
@@ -133,7 +130,7 @@ export function ApiKeys({ client, org }: { client: RefvidClient; org: Organizati
         <button type="submit">Create key</button>
       </form>
       <div className="table-wrap">
-        <table className="compact">
+        <table className="compact keys">
           <caption className="visually-hidden">API keys</caption>
           <thead>
             <tr>
@@ -143,6 +140,7 @@ export function ApiKeys({ client, org }: { client: RefvidClient; org: Organizati
               <th scope="col">Max in flight</th>
               <th scope="col">Requests / min</th>
               <th scope="col">Caps</th>
+              <th scope="col">Budget</th>
               <th scope="col">State</th>
             </tr>
           </thead>
@@ -159,6 +157,7 @@ export function ApiKeys({ client, org }: { client: RefvidClient; org: Organizati
                 </td>
                 <td data-label="Created">{date(key.created_at)}</td>
                 <KeyCapsCells client={client} apiKey={key} onSaved={load} />
+                <KeyBudgetCell client={client} apiKey={key} onSaved={load} />
                 <RevokeCell apiKey={key} onRevoke={() => revoke(key)} />
               </tr>
             ))}

@@ -20,15 +20,14 @@ type Cap = (typeof CAPS)[number]["name"];
 type Values = Record<Cap, string> & { priority: ApiKey["priority"] };
 const PRIORITIES: ApiKey["priority"][] = ["low", "normal", "high"];
 
-export function KeyCapsCells({
-  client,
-  apiKey,
-  onSaved,
-}: {
+/** What a key's cells that edit it in place are given: the key, and what to do once it is saved. */
+export interface KeyCellProps {
   client: RefvidClient;
   apiKey: ApiKey;
   onSaved: () => Promise<void>;
-}) {
+}
+
+export function KeyCapsCells({ client, apiKey, onSaved }: KeyCellProps) {
   const [values, setValues] = useState<Values | null>(null);
   const [error, setError] = useState<unknown>();
   const formId = `caps-${apiKey.api_key_id}`;

@@ -4,6 +4,7 @@ import { App } from "./app.js";
 import "./styles.css";
 import "./parts.css";
 import "./tables.css";
+import "./spend.css";
 
 const root = document.getElementById("root");
 if (root) {

@@ -94,6 +94,29 @@ export async function createTenant(
   return { key: created.key, organizationId: org.organization_id };
 }
 
+/** Submits a 4 s model-d run with `key` through the API; resolves with its id once admitted. */
+export async function submitRun(url: string, key: string, prompt = "A test"): Promise<string> {
+  const res = await fetch(`${url}/v1/run/lab-d/model-d/reference-to-video`, {
+    method: "POST",
+    headers: { authorization: `Key ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      input: { prompt, image_urls: ["https://example.com/refs/cat.png"], duration: "4s" },
+    }),
+  });
+  if (res.status !== 201) throw new Error(`submit: ${res.status} ${await res.text()}`);
+  return (await res.json()).run_id;
+}
+
+/** Submits a 4 s model-d run with `key` and waits, on its event stream, for it to succeed. */
+export async function runToEnd(url: string, key: string): Promise<string> {
+  const runId = await submitRun(url, key);
+  // The event stream ends with the run.
+  const events = await fetch(`${url}/v1/runs/${runId}/events`, { headers: { authorization: `Key ${key}` } });
+  const text = await events.text();
+  if (!text.includes('"status":"succeeded"')) throw new Error(`run ${runId} did not succeed: ${text}`);
+  return runId;
+}
+
 export interface TestPage {
   browser: Browser;
   page: Page;
@@ -108,7 +131,9 @@ export async function openPage(url: string): Promise<TestPage> {
   const blocked: string[] = [];
   const pageErrors: string[] = [];
   const browser = await launchTestBrowser();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  // A real browser's language is a valid tag; Chromium run with LANG=C says `en-US@posix`, which
+  // Intl refuses (uPlot formats with navigator.language), so the page is given a real one.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US" });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: url });
   await context.route(
     (u) => u.hostname !== "127.0.0.1",

@@ -6,7 +6,15 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { adminCall, createTenant, openPage, signIn, startServer, type TestServer } from "./harness.js";
+import {
+  adminCall,
+  createTenant,
+  openPage,
+  runToEnd,
+  signIn,
+  startServer,
+  type TestServer,
+} from "./harness.js";
 import { isInViewport, overflowOf, saveScreenshot, WIDTHS } from "./layout.js";
 
 let server: TestServer;
@@ -17,29 +25,13 @@ let pageErrors: string[];
 /** A test key that made two runs, each priced $0.284, in an organization with $0.10. */
 let testKey: string;
 
-/** Submits a 4 s model-d run with `key` through the API and waits for its end. */
-async function runToEnd(key: string): Promise<void> {
-  const res = await fetch(`${url}/v1/run/lab-d/model-d/reference-to-video`, {
-    method: "POST",
-    headers: { authorization: `Key ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      input: { prompt: "A test", image_urls: ["https://example.com/refs/cat.png"], duration: "4s" },
-    }),
-  });
-  expect(res.status).toBe(201);
-  const { run_id } = await res.json();
-  // The event stream ends with the run.
-  const events = await fetch(`${url}/v1/runs/${run_id}/events`, { headers: { authorization: `Key ${key}` } });
-  expect(await events.text()).toContain('"status":"succeeded"');
-}
-
 beforeAll(async () => {
   server = await startServer();
   url = server.url;
   const { organizationId } = await createTenant(url, "0.10");
   testKey = (await adminCall(url, `/organizations/${organizationId}/api-keys`, { environment: "test" })).key;
-  await runToEnd(testKey);
-  await runToEnd(testKey);
+  await runToEnd(url, testKey);
+  await runToEnd(url, testKey);
   ({ browser, page, pageErrors } = await openPage(url));
 }, 90_000);
 
