@@ -1636,7 +1636,9 @@ export interface components {
         Error: {
             error: {
                 /**
-                 * @description Machine-readable error code: `invalid_request`, `insufficient_balance`, `unauthorized`,
+                 * @description Machine-readable error code: `invalid_request`, `insufficient_balance`, `budget_exceeded`
+                 *     (BudgetExceededError), `unauthorized`, `live_key_required`, `not_found`,
+                 *     `top_up_already_reversed`, `insufficient_available_balance`,
                  *     `admin_api_disabled`, `model_not_found`, `run_not_found`, `file_not_found`,
                  *     `organization_not_found`, `api_key_not_found`, `delivery_not_found`, `run_not_cancellable`,
                  *     `idempotency_key_reused`, `invalid_file_signature`,
@@ -4131,7 +4133,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            /** @description A test key may read the alert settings but not change them. */
+            /** @description A test key may read the alert settings but not change them (`live_key_required`). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4904,7 +4906,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The top-up was reversed already, or the available balance cannot cover it. */
+            /** @description The top-up was reversed already (`top_up_already_reversed`), or the available balance cannot cover it (`insufficient_available_balance`). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4946,7 +4948,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["AdminDisabled"];
             404: components["responses"]["OrganizationNotFound"];
-            /** @description The available balance cannot cover what would be taken. */
+            /** @description The available balance cannot cover what would be taken (`insufficient_available_balance`). */
             409: {
                 headers: {
                     [name: string]: unknown;

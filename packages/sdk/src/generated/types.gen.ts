@@ -462,7 +462,9 @@ export type ApiBudgetExceededError = {
 export type ApiError = {
     error: {
         /**
-         * Machine-readable error code: `invalid_request`, `insufficient_balance`, `unauthorized`,
+         * Machine-readable error code: `invalid_request`, `insufficient_balance`, `budget_exceeded`
+         * (BudgetExceededError), `unauthorized`, `live_key_required`, `not_found`,
+         * `top_up_already_reversed`, `insufficient_available_balance`,
          * `admin_api_disabled`, `model_not_found`, `run_not_found`, `file_not_found`,
          * `organization_not_found`, `api_key_not_found`, `delivery_not_found`, `run_not_cancellable`,
          * `idempotency_key_reused`, `invalid_file_signature`,
@@ -3306,7 +3308,7 @@ export type UpdateAlertSettingsErrors = {
      */
     401: ApiError;
     /**
-     * A test key may read the alert settings but not change them.
+     * A test key may read the alert settings but not change them (`live_key_required`).
      */
     403: ApiError;
     /**
@@ -4256,7 +4258,7 @@ export type ReverseTopUpErrors = {
      */
     404: ApiError;
     /**
-     * The top-up was reversed already, or the available balance cannot cover it.
+     * The top-up was reversed already (`top_up_already_reversed`), or the available balance cannot cover it (`insufficient_available_balance`).
      */
     409: ApiError;
     /**
@@ -4311,7 +4313,7 @@ export type CreateAdjustmentErrors = {
      */
     404: ApiError;
     /**
-     * The available balance cannot cover what would be taken.
+     * The available balance cannot cover what would be taken (`insufficient_available_balance`).
      */
     409: ApiError;
     /**
