@@ -44,7 +44,9 @@ select 'led_' || lpad(nextval('ledger_entry_seq')::text, 19, '0'), r.organizatio
   o.balance, sum(r.reserved) over (partition by r.organization_id order by r.created_at, r.id),
   r.id, r.api_key_id, now()
 from runs r join organizations o on o.id = r.organization_id
-where r.status in ('queued', 'processing') and r.environment = 'live' and r.reserved > 0;
+where r.status in ('queued', 'processing') and r.environment = 'live' and r.reserved > 0
+-- Ids in the order of the running sums.
+order by r.organization_id, r.created_at, r.id;
 
 -- Top-ups: the admin token that made one, its Idempotency-Key, and whether it was taken back.
 alter table top_ups add column actor text;
