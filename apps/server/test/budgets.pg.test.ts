@@ -139,7 +139,7 @@ describe("per-key budgets on two API processes", () => {
         for (let i = 0; i < spentBefore; i++)
           await spend(f.api[i % 2] as RefvidProcess, key, `spent ${round}.${i}`);
 
-      // The race: both keys' bursts, split over both API f.processes, all in the air at once.
+      // The race: both keys' bursts, split over both API processes, all in the air at once.
       const answers = await Promise.all(
         [live, test].flatMap((key) =>
           Array.from({ length: RACERS }, async (_, i) => ({
