@@ -1,6 +1,6 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { API_KEY, FAST_RETRY, makeRun, sendJson, startServer } from "../test/server.js";
 import { createRefvidClient } from "./client.js";
 import { RequestTimeoutError } from "./errors.js";
@@ -86,17 +86,23 @@ describe("timeoutMs", () => {
       retry: FAST_RETRY,
       timeoutMs: 5000,
     });
+    // Each abort comes once the server holds the request: the call is in flight, however slow the machine.
+    const arrived = (count: number) => vi.waitFor(() => expect(server.requests).toHaveLength(count), 10_000);
     const controller = new AbortController();
     const pending = client.getRun("run_1", { signal: controller.signal });
     const reason = new Error("user navigated away");
-    setTimeout(() => controller.abort(reason), 20);
+    await arrived(1);
+    controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
-    // A caller's deadline is the caller's abort too, even though it is a `TimeoutError` DOMException.
-    const deadline = await client
-      .getRun("run_1", { signal: AbortSignal.timeout(20) })
-      .catch((e: unknown) => e);
-    expect(deadline).not.toBeInstanceOf(RequestTimeoutError);
-    expect(deadline).toMatchObject({ name: "TimeoutError" });
+    // A caller's deadline is the caller's abort too, even though it is a `TimeoutError` DOMException
+    // (the reason `AbortSignal.timeout` aborts with).
+    const deadline = new AbortController();
+    const timedOut = client.getRun("run_1", { signal: deadline.signal }).catch((e: unknown) => e);
+    await arrived(2);
+    deadline.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+    const failure = await timedOut;
+    expect(failure).not.toBeInstanceOf(RequestTimeoutError);
+    expect(failure).toMatchObject({ name: "TimeoutError" });
     expect(server.requests).toHaveLength(2);
   });
 

@@ -7,7 +7,10 @@ import type { CorrectionDecision, LedgerKind, Micros, TopUpDecision } from "@ref
 import type { Keyset, OrganizationRecord, TopUpRecord } from "./types.js";
 
 export interface LedgerEntryRecord {
-  /** `led_` and a zero-padded sequence number: later entries have greater ids. */
+  /**
+   * `led_` and a zero-padded sequence number, taken under the organization's lock: a later change
+   * of a wallet has a greater id. Entries are listed by id.
+   */
   id: string;
   organizationId: string;
   kind: LedgerKind;
@@ -26,6 +29,7 @@ export interface LedgerEntryRecord {
   createdAt: Date;
 }
 
+/** Newest first by id; `after` continues after an entry (only its id counts). */
 export interface LedgerSearch {
   /** One organization's entries; every organization's when absent (the admin API). */
   organizationId?: string;

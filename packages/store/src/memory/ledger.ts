@@ -1,19 +1,19 @@
 /**
- * MemoryStore's ledger and audit log: entries in keyset order, overall and per organization, never
- * changed once added. The wallet's figures after each entry are taken from the organization as the
- * caller has just changed it.
+ * MemoryStore's ledger and audit log, never changed once added. Ledger entries are kept in the order
+ * they were made (their ids), overall and per organization, and listed by it, as Postgres lists them;
+ * the wallet's figures after each entry are taken from the organization as the caller just changed it.
  */
 import type { LedgerKind, Micros } from "@refvid/core";
 import { sequenceId } from "../ledger-types.js";
 import type * as T from "../types.js";
 import { copy } from "./copy.js";
-import { KeysetList, listIn, take } from "./keyset-list.js";
+import { KeysetList, take } from "./keyset-list.js";
 
 type EntryLinks = Partial<Pick<T.LedgerEntryRecord, "runId" | "apiKeyId" | "topUpId" | "reason" | "actor">>;
 
 export class MemoryLedger {
-  private readonly all = new KeysetList<T.LedgerEntryRecord>();
-  private readonly byOrganization = new Map<string, KeysetList<T.LedgerEntryRecord>>();
+  private readonly all: T.LedgerEntryRecord[] = [];
+  private readonly byOrganization = new Map<string, T.LedgerEntryRecord[]>();
   private readonly audit = new KeysetList<T.AuditEntryRecord>();
   private entries = 0;
   private audits = 0;
@@ -40,21 +40,24 @@ export class MemoryLedger {
       actor: links.actor ?? null,
       createdAt: now,
     };
-    this.all.add(entry);
-    listIn(this.byOrganization, entry.organizationId).add(entry);
+    this.all.push(entry);
+    const own = this.byOrganization.get(entry.organizationId);
+    if (own) own.push(entry);
+    else this.byOrganization.set(entry.organizationId, [entry]);
     return copy(entry);
   }
 
   /** The reversal of a top-up, if it has one. */
   reversalOf(organizationId: string, topUpId: string): T.LedgerEntryRecord | undefined {
-    const entries = this.byOrganization.get(organizationId)?.descending() ?? [];
-    return take(entries, 1, (e) => e.kind === "reversal" && e.topUpId === topUpId)[0];
+    return this.byOrganization
+      .get(organizationId)
+      ?.find((e) => e.kind === "reversal" && e.topUpId === topUpId);
   }
 
   readonly listLedger = async (search: T.LedgerSearch): Promise<T.LedgerEntryRecord[]> => {
     const source =
       search.organizationId === undefined ? this.all : this.byOrganization.get(search.organizationId);
-    const entries = source?.descending(search.after) ?? [];
+    const entries = newestBefore(source ?? [], search.after?.id);
     return take(
       entries,
       search.limit,
@@ -84,4 +87,19 @@ export class MemoryLedger {
         (search.organizationId === undefined || e.organizationId === search.organizationId) &&
         (search.actor === undefined || e.actor === search.actor),
     ).map(copy);
+}
+
+/** Entries newest first, from just before the id `after` when given (ids grow with position). */
+function* newestBefore(entries: readonly T.LedgerEntryRecord[], after: string | undefined) {
+  let lo = 0;
+  let hi = entries.length;
+  if (after !== undefined) {
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((entries[mid] as T.LedgerEntryRecord).id < after) lo = mid + 1;
+      else hi = mid;
+    }
+  }
+  for (let i = (after === undefined ? entries.length : lo) - 1; i >= 0; i--)
+    yield entries[i] as T.LedgerEntryRecord;
 }

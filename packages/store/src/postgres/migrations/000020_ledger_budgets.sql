@@ -19,10 +19,11 @@ create table ledger_entries (
   actor text,
   created_at timestamptz not null
 );
-create index ledger_by_organization on ledger_entries (organization_id, created_at desc, id desc);
-create index ledger_by_key on ledger_entries (api_key_id, created_at desc, id desc) where api_key_id is not null;
+-- Listed newest first by id: ids are taken under the organization's lock, in the order the wallet
+-- moved, while `created_at` is each request's own time, read before it waited for that lock.
+create index ledger_by_organization on ledger_entries (organization_id, id desc);
+create index ledger_by_key on ledger_entries (api_key_id, id desc) where api_key_id is not null;
 create index ledger_by_run on ledger_entries (run_id) where run_id is not null;
-create index ledger_all on ledger_entries (created_at desc, id desc);
 
 -- Entries are never changed or taken away.
 create function ledger_entries_append_only() returns trigger language plpgsql as $$

@@ -3,7 +3,10 @@ import type { Database } from "../database.js";
 import { toAuditEntry, toLedgerEntry } from "../rows.js";
 import { audit } from "./add-top-up.js";
 
-/** Ledger entries newest first, through `ledger_by_key` with a key, else `ledger_by_organization` or `ledger_all`. */
+/**
+ * Ledger entries newest first by id (the order the wallet moved in), through `ledger_by_key` with a
+ * key, else `ledger_by_organization` or the primary key. A page continues after its last id.
+ */
 export function listLedgerQuery(search: T.LedgerSearch): { text: string; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
@@ -17,14 +20,11 @@ export function listLedgerQuery(search: T.LedgerSearch): { text: string; params:
   if (search.kinds !== undefined) add((n) => `kind = any(${n}::text[])`, search.kinds);
   if (search.from !== undefined) add((n) => `created_at >= ${n}`, search.from);
   if (search.to !== undefined) add((n) => `created_at < ${n}`, search.to);
-  if (search.after) {
-    params.push(search.after.createdAt, search.after.id);
-    where.push(`(created_at, id) < ($${params.length - 1}, $${params.length})`);
-  }
+  if (search.after) add((n) => `id < ${n}`, search.after.id);
   params.push(search.limit);
   const filter = where.length > 0 ? `where ${where.join(" and ")}` : "";
   return {
-    text: `select * from ledger_entries ${filter} order by created_at desc, id desc limit $${params.length}`,
+    text: `select * from ledger_entries ${filter} order by id desc limit $${params.length}`,
     params,
   };
 }
