@@ -136,7 +136,10 @@ describe("spend alerts", () => {
     expect((await test.call("POST", SUBMIT, submitBody("b3"))).status).toBe(400);
     expect((await test.call("POST", SUBMIT, submitBody("b4"))).status).toBe(400);
     const testSecret = await secretOf(test);
-    const alerts = await received(tenant.organizationId, testSecret, 2);
+    // Alerts are sent side by side, not one after another: they are ordered by their timestamps.
+    const alerts = (await received(tenant.organizationId, testSecret, 2)).sort((a, b) =>
+      a.timestamp === b.timestamp ? a.data.percent - b.data.percent : a.timestamp < b.timestamp ? -1 : 1,
+    );
     expect(alerts.map((a) => [a.type, a.data.percent, a.data.api_key_id, a.data.environment])).toEqual([
       ["key.budget_threshold", 80, test.apiKeyId, "test"],
       ["key.budget_exhausted", 100, test.apiKeyId, "test"],

@@ -1213,6 +1213,7 @@ export interface webhooks {
          *     or the operator's `PATCH /admin/v1/organizations/{id}`): `account.balance_low`,
          *     `key.budget_threshold` and `key.budget_exhausted` (see AlertSettings). Signed, acknowledged,
          *     retried and logged as run events are, with the webhook secret of the alert's environment.
+         *     Alerts are sent side by side, not one after another: order them by `timestamp`.
          */
         post: operations["accountAlertWebhook"];
         delete?: never;
