@@ -10,9 +10,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type TestDatabases, testDatabases } from "@refvid/store/testing";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./harness.js";
+import { sqlPool } from "./pg-fleet.js";
 import { endedRun, type Fleet, fleet, type RefvidProcess } from "./processes.js";
 import { type CogServer, startCogServer } from "./vendors/cog-server.js";
 import { writeCogRoutes } from "./vendors/cog-stack.js";
@@ -35,7 +36,7 @@ beforeAll(async () => {
 
   databases = await testDatabases();
   const url = await databases.create();
-  db = new pg.Pool({ connectionString: url, max: 2 });
+  db = sqlPool(url);
   processes = await fleet({
     DATABASE_URL: url,
     REFVID_PROVIDERS_FILE: file,

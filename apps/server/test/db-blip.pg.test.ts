@@ -7,6 +7,7 @@ import { TEST_SERVER_URL, type TestDatabases, testDatabases } from "@refvid/stor
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./harness.js";
+import { sqlPool } from "./pg-fleet.js";
 import { type Fleet, fleet, type RefvidProcess, walletInSql } from "./processes.js";
 
 const SUBMIT = "/v1/run/lab-d/model-d/reference-to-video";
@@ -33,7 +34,7 @@ beforeAll(async () => {
   const url = await databases.create();
   name = new URL(url).pathname.slice(1);
   // One connection: the one that terminates all the others.
-  db = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0 });
+  db = sqlPool(url, { max: 1, idleTimeoutMillis: 0 });
   server = new pg.Pool({ connectionString: TEST_SERVER_URL, max: 1 });
   processes = await fleet({
     DATABASE_URL: url,

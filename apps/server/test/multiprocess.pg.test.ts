@@ -9,10 +9,11 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { type TestDatabases, testDatabases } from "@refvid/store/testing";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_POLL_MS } from "../src/worker/worker.js";
 import { eventually, startReceiver } from "./harness.js";
+import { sqlPool } from "./pg-fleet.js";
 import { type Fleet, fleet, type RefvidProcess, walletInSql } from "./processes.js";
 import { useS3Server } from "./s3.js";
 import { stream } from "./sse.js";
@@ -34,7 +35,7 @@ const s3 = useS3Server();
 beforeAll(async () => {
   databases = await testDatabases();
   const url = await databases.create();
-  db = new pg.Pool({ connectionString: url, max: 2 });
+  db = sqlPool(url);
   processes = await fleet(
     {
       ...databases.env(url),
