@@ -141,32 +141,42 @@ export async function startTestRefvid(
   env: Record<string, string> = {},
   options: Pick<StartOptions, "providers" | "clock" | "scheduler" | "logger"> = {},
 ): Promise<TestRefvid> {
-  const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), "refvid-e2e-"));
   const adminToken = randomBytes(24).toString("hex");
   // With DATABASE_URL set, the suite runs on a fresh database of that Postgres server.
   const databases = process.env.DATABASE_URL ? await testDatabases(process.env.DATABASE_URL) : null;
   const store = databases ? { DATABASE_URL: await databases.create() } : { REFVID_STORE: "memory" };
-  const config = loadConfig({
-    ...store,
-    PORT: String(port),
-    // The suites use example.com references, which the simulated provider does not fetch.
-    REFVID_PROVIDER: "simulated",
-    REFVID_ADMIN_TOKEN: adminToken,
-    REFVID_SIMULATED_LATENCY_MS: "50",
-    REFVID_DATA_DIR: dataDir,
-    REFVID_SEED_DEMO: "false",
-    REFVID_WEBHOOK_RETRY_DELAYS_MS: "0,200,200",
-    REFVID_WEBHOOK_TIMEOUT_MS: "2000",
-    LOG_LEVEL: "silent",
-    ...env,
-  });
+  const configAt = (port: number) =>
+    loadConfig({
+      ...store,
+      PORT: String(port),
+      // The suites use example.com references, which the simulated provider does not fetch.
+      REFVID_PROVIDER: "simulated",
+      REFVID_ADMIN_TOKEN: adminToken,
+      REFVID_SIMULATED_LATENCY_MS: "50",
+      REFVID_DATA_DIR: dataDir,
+      REFVID_SEED_DEMO: "false",
+      REFVID_WEBHOOK_RETRY_DELAYS_MS: "0,200,200",
+      REFVID_WEBHOOK_TIMEOUT_MS: "2000",
+      LOG_LEVEL: "silent",
+      ...env,
+    });
   const mismatches: Error[] = [];
-  const refvid = await startRefvid(config, {
-    ...options,
-    logger: options.logger ?? pino({ level: env.LOG_LEVEL ?? "silent" }),
-    onResponseMismatch: (error) => mismatches.push(error),
-  }).catch(async (err: unknown) => {
+  const start = async () => {
+    // A free port may be taken by another process before refvid binds it: try another one.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await startRefvid(configAt(await freePort()), {
+          ...options,
+          logger: options.logger ?? pino({ level: env.LOG_LEVEL ?? "silent" }),
+          onResponseMismatch: (error) => mismatches.push(error),
+        });
+      } catch (err) {
+        if (attempt >= 3 || !/already in use/.test((err as Error).message)) throw err;
+      }
+    }
+  };
+  const refvid = await start().catch(async (err: unknown) => {
     await databases?.destroy();
     await rm(dataDir, { recursive: true, force: true });
     throw err;
