@@ -131,9 +131,42 @@ export interface LedgerStore {
 export const sequenceId = (prefix: string, n: number | bigint | string): string =>
   `${prefix}${String(n).padStart(19, "0")}`;
 
-/** The audit entry of a change an admin token made at `now`. */
-export const auditOf = (
+/** The audit entry of a top-up an admin token made (`input.actor`). */
+export const topUpAudit = (input: TopUpInput & { actor: Actor }): NewAuditEntry =>
+  auditOf(input.actor, input.now, {
+    action: "top_up.create",
+    organizationId: input.organizationId,
+    targetId: input.id,
+    detail: { amount: input.amount, note: input.note, idempotency_key: input.idempotencyKey ?? null },
+  });
+
+/** The audit entry of a top-up's reversal, whose ledger entry is `entryId`. */
+export const reversalAudit = (
+  input: { actor: Actor; reason: string; now: Date },
+  topUp: Pick<TopUpRecord, "id" | "organizationId" | "amount">,
+  entryId: string,
+): NewAuditEntry =>
+  auditOf(input.actor, input.now, {
+    action: "top_up.reverse",
+    organizationId: topUp.organizationId,
+    targetId: topUp.id,
+    detail: { reason: input.reason, amount: topUp.amount, ledger_entry_id: entryId },
+  });
+
+/** The audit entry of an adjustment, whose ledger entry is `entryId`. */
+export const adjustmentAudit = (
+  input: { actor: Actor; reason: string; amount: Micros; organizationId: string; now: Date },
+  entryId: string,
+): NewAuditEntry =>
+  auditOf(input.actor, input.now, {
+    action: "balance.adjust",
+    organizationId: input.organizationId,
+    targetId: entryId,
+    detail: { reason: input.reason, amount: input.amount },
+  });
+
+const auditOf = (
   actor: Actor,
-  change: Pick<AuditEntryRecord, "action" | "organizationId" | "targetId" | "detail">,
   now: Date,
+  change: Pick<AuditEntryRecord, "action" | "organizationId" | "targetId" | "detail">,
 ): NewAuditEntry => ({ actor: actor.name, requestId: actor.requestId, createdAt: now, ...change });

@@ -4,7 +4,7 @@
  */
 import { DEFAULT_QUEUE_WEIGHT, decideCorrection, decideTopUp, NO_SPEND, tierFor } from "@refvid/core";
 import { type NewAlertDelivery, rearmWallet, walletAlerts } from "../alert-deliveries.js";
-import { auditOf } from "../ledger-types.js";
+import { adjustmentAudit, reversalAudit, topUpAudit } from "../ledger-types.js";
 import type * as T from "../types.js";
 import type { ApiKeyRecord, OrganizationRecord, TopUpRecord } from "../types.js";
 import { AccountIndex } from "./account-index.js";
@@ -147,18 +147,7 @@ export class MemoryAccounts {
     const links = { topUpId: topUp.id, actor: topUp.actor };
     this.ledger.add(org, "top_up", input.amount, links, input.now);
     if (input.actor) {
-      this.ledger.addAudit(
-        auditOf(
-          input.actor,
-          {
-            action: "top_up.create",
-            organizationId: org.id,
-            targetId: topUp.id,
-            detail: { amount: input.amount, note: input.note, idempotency_key: input.idempotencyKey ?? null },
-          },
-          input.now,
-        ),
-      );
+      this.ledger.addAudit(topUpAudit({ ...input, actor: input.actor }));
     }
     return { kind: "added", topUp: copy(topUp), organization: copy(org) };
   };
@@ -185,18 +174,7 @@ export class MemoryAccounts {
     this.alert(walletAlerts(org, org.balance - org.reserved + topUp.amount, input.now));
     const links = { topUpId: topUp.id, reason: input.reason, actor: input.actor.name };
     const entry = this.ledger.add(org, "reversal", -topUp.amount, links, input.now);
-    this.ledger.addAudit(
-      auditOf(
-        input.actor,
-        {
-          action: "top_up.reverse",
-          organizationId: org.id,
-          targetId: topUp.id,
-          detail: { reason: input.reason, amount: topUp.amount, ledger_entry_id: entry.id },
-        },
-        input.now,
-      ),
-    );
+    this.ledger.addAudit(reversalAudit(input, topUp, entry.id));
     return { kind: "made", entry, organization: copy(org) };
   };
 
@@ -210,18 +188,7 @@ export class MemoryAccounts {
     else this.alert(walletAlerts(org, org.balance - org.reserved - input.amount, input.now));
     const links = { reason: input.reason, actor: input.actor.name };
     const entry = this.ledger.add(org, "adjustment", input.amount, links, input.now);
-    this.ledger.addAudit(
-      auditOf(
-        input.actor,
-        {
-          action: "balance.adjust",
-          organizationId: org.id,
-          targetId: entry.id,
-          detail: { reason: input.reason, amount: input.amount },
-        },
-        input.now,
-      ),
-    );
+    this.ledger.addAudit(adjustmentAudit(input, entry.id));
     return { kind: "made", entry, organization: copy(org) };
   };
 

@@ -1,6 +1,6 @@
 import { decideTopUp } from "@refvid/core";
 import { rearmWallet } from "../../alert-deliveries.js";
-import { auditOf } from "../../ledger-types.js";
+import { topUpAudit } from "../../ledger-types.js";
 import type * as T from "../../types.js";
 import type { Database, Queryable } from "../database.js";
 import { toOrganization, toTopUp } from "../rows.js";
@@ -59,20 +59,7 @@ export async function addTopUp(db: Database, input: T.TopUpInput): ReturnType<T.
       ],
     );
     const row = rows[0] as { organization: Record<string, unknown>; top_up: Record<string, unknown> };
-    if (input.actor) {
-      const detail = {
-        amount: input.amount,
-        note: input.note,
-        idempotency_key: input.idempotencyKey ?? null,
-      };
-      const change = {
-        action: "top_up.create",
-        organizationId: input.organizationId,
-        targetId: input.id,
-        detail,
-      };
-      await audit(tx, auditOf(input.actor, change, input.now));
-    }
+    if (input.actor) await audit(tx, topUpAudit({ ...input, actor: input.actor }));
     return {
       kind: "added",
       topUp: toTopUp(row.top_up),

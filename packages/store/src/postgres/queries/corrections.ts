@@ -1,6 +1,6 @@
 import { decideCorrection, tierFor } from "@refvid/core";
 import { rearmWallet, walletAlerts } from "../../alert-deliveries.js";
-import { auditOf } from "../../ledger-types.js";
+import { adjustmentAudit, reversalAudit } from "../../ledger-types.js";
 import type * as T from "../../types.js";
 import type { Database, Queryable } from "../database.js";
 import { type Row, toLedgerEntry, toOrganization, toTopUp } from "../rows.js";
@@ -64,19 +64,7 @@ export async function reverseTopUp(
     await tx.query("update top_ups set reversed_at = $2 where id = $1", [topUp.id, input.now]);
     await correctionAlerts(tx, org, -topUp.amount, input.now);
     const entry = toLedgerEntry((made.rows[0] as { entry: Row }).entry);
-    await audit(
-      tx,
-      auditOf(
-        input.actor,
-        {
-          action: "top_up.reverse",
-          organizationId: org.id,
-          targetId: topUp.id,
-          detail: { reason: input.reason, amount: topUp.amount, ledger_entry_id: entry.id },
-        },
-        input.now,
-      ),
-    );
+    await audit(tx, reversalAudit(input, topUp, entry.id));
     return {
       kind: "made",
       entry,
@@ -112,19 +100,7 @@ export async function adjustBalance(
       input.now,
     ]);
     const entry = toLedgerEntry((made.rows[0] as { entry: Row }).entry);
-    await audit(
-      tx,
-      auditOf(
-        input.actor,
-        {
-          action: "balance.adjust",
-          organizationId: org.id,
-          targetId: entry.id,
-          detail: { reason: input.reason, amount: input.amount },
-        },
-        input.now,
-      ),
-    );
+    await audit(tx, adjustmentAudit(input, entry.id));
     return {
       kind: "made",
       entry,
