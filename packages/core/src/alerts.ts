@@ -109,11 +109,6 @@ export function budgetAlerts(
 }
 
 export type AlertType = BalanceLowAlert["kind"] | BudgetAlert["kind"];
-export const ALERT_TYPES: readonly AlertType[] = [
-  "account.balance_low",
-  "key.budget_threshold",
-  "key.budget_exhausted",
-];
 
 /**
  * An alert's webhook body (the spec's `AccountAlertEvent`), fixed when the alert is raised so that

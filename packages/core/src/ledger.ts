@@ -17,7 +17,7 @@ export const LEDGER_KINDS = ["top_up", "reversal", "adjustment", "charge", "rese
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
 /** The kinds that move the balance; the others move the reservation. */
-export const BALANCE_KINDS: readonly LedgerKind[] = ["top_up", "reversal", "adjustment", "charge"];
+const BALANCE_KINDS: readonly LedgerKind[] = ["top_up", "reversal", "adjustment", "charge"];
 
 export const movesBalance = (kind: LedgerKind): boolean => BALANCE_KINDS.includes(kind);
 

@@ -144,7 +144,8 @@ function correctionView(deps: AppDeps, result: CorrectionResult): Schemas["Corre
 
 /** The filters of a ledger listing, as the query gives them. */
 export interface LedgerQuery extends PageQuery {
-  kind?: string | undefined;
+  /** Kinds as the query gave them: split by the validator, or one comma-separated text. */
+  kind?: string | string[] | undefined;
   apiKeyId?: string | undefined;
   runId?: string | undefined;
   from?: string | undefined;

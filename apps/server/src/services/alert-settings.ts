@@ -11,6 +11,7 @@ import {
   formatUsd,
   InvalidRequestError,
   parseUsd,
+  UnauthorizedError,
 } from "@refvid/core";
 import type { OrganizationPatch, OrganizationRecord } from "@refvid/store";
 import type { Caller } from "../auth/request-context.js";
@@ -81,6 +82,6 @@ export async function updateAlertSettings(
     );
   }
   const org = await deps.store.updateOrganization(caller.organization.id, alertPatch(deps, body, "body"));
-  if (!org) throw new ForbiddenError("live_key_required", "This key's organization no longer exists.");
+  if (!org) throw new UnauthorizedError("This API key's organization no longer exists.");
   return alertSettingsView(org);
 }

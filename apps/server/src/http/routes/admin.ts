@@ -1,23 +1,17 @@
 /** The admin API. Authenticated by `authenticateAdmin`. */
 
 import type { UsageGroupBy } from "@refvid/store";
-import type { Request, Router } from "express";
+import type { Router } from "express";
 import type { AppDeps } from "../../deps.js";
 import * as admin from "../../services/admin.js";
-import {
-  listApiKeys,
-  listOrganizations,
-  listTopUps,
-  mustExist,
-  type PageQuery,
-} from "../../services/admin-lists.js";
+import { listApiKeys, listOrganizations, listTopUps, mustExist } from "../../services/admin-lists.js";
 import * as money from "../../services/admin-money.js";
 import { adminSearchRuns } from "../../services/admin-runs.js";
 import { getUsage } from "../../services/admin-usage.js";
 import { adminVendorLog } from "../../services/admin-vendor-log.js";
 import { reloadCatalog } from "../../services/catalog.js";
 import { adminActorOf } from "../auth.js";
-import { queryText } from "../query-text.js";
+import { ledgerQuery, pageQuery, queryText } from "../query-text.js";
 
 export function adminRoutes(router: Router, deps: AppDeps): void {
   router.get("/admin/v1/organizations", async (req, res) => {
@@ -105,22 +99,4 @@ export function adminRoutes(router: Router, deps: AppDeps): void {
   router.get("/admin/v1/runs/:run_id/vendor-log", async (req, res) => {
     res.json(await adminVendorLog(deps, req.params.run_id as string));
   });
-}
-
-export function pageQuery(req: Request): PageQuery {
-  const limit = queryText(req, "limit");
-  return { limit: limit === undefined ? undefined : Number(limit), cursor: queryText(req, "cursor") };
-}
-
-/** A ledger listing's filters; `kind` may come as an array (`kind=a,b`, split by the validator). */
-export function ledgerQuery(req: Request): money.LedgerQuery {
-  const kind = req.query.kind;
-  return {
-    ...pageQuery(req),
-    kind: Array.isArray(kind) ? kind.map(String).join(",") : queryText(req, "kind"),
-    apiKeyId: queryText(req, "api_key_id"),
-    runId: queryText(req, "run_id"),
-    from: queryText(req, "from"),
-    to: queryText(req, "to"),
-  };
 }

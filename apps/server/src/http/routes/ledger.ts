@@ -3,7 +3,7 @@ import type { Router } from "express";
 import type { AppDeps } from "../../deps.js";
 import { listLedger } from "../../services/admin-money.js";
 import { callerOf } from "../auth.js";
-import { ledgerQuery } from "./admin.js";
+import { ledgerQuery } from "../query-text.js";
 
 export function ledgerRoutes(router: Router, deps: AppDeps): void {
   router.get("/v1/ledger", async (req, res) => {
