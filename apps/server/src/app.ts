@@ -29,6 +29,7 @@ import { filesRouter } from "./http/routes/files.js";
 import { metricsRoute } from "./http/routes/metrics.js";
 import { uploadRoute } from "./http/routes/uploads.js";
 import { vendorHooksRoute } from "./http/routes/vendor-hooks.js";
+import { openAIErrors, videosRouter } from "./http/routes/videos.js";
 import { refuseUnstorableText } from "./http/text-guard.js";
 import { cacheValidatorRouteLookup } from "./http/validator-route-cache.js";
 import { httpMetrics } from "./metrics/http-metrics.js";
@@ -130,6 +131,15 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   vendorHooksRoute(hooks, deps);
   app.use(hooks);
   app.use("/admin/v1", authenticateAdmin(deps));
+  // The OpenAI-compatible surface: its own body readers, and errors in OpenAI's shape from the
+  // first (authentication's) on.
+  app.use(
+    "/v1/videos",
+    authenticate(deps),
+    limitRequestsPerKey(deps.config.maxRequestsPerKey),
+    videosRouter(deps),
+    openAIErrors(deps.logger),
+  );
   app.use("/v1", authenticate(deps), limitRequestsPerKey(deps.config.maxRequestsPerKey));
   // Streams its body itself, so before the JSON reader; answers in the spec's terms (FileUpload).
   app.post("/v1/files", uploadRoute(deps));

@@ -99,6 +99,8 @@ export class NotFoundError extends RefvidError {
       | "file_not_found"
       | "organization_not_found"
       | "api_key_not_found"
+      | "video_not_found"
+      | "variant_not_found"
       | "not_found",
     message: string,
   ) {
@@ -124,7 +126,11 @@ export class RangeNotSatisfiableError extends RefvidError {
 export class ConflictError extends RefvidError {
   readonly status = 409;
   constructor(
-    readonly type: "run_not_cancellable" | "top_up_already_reversed" | "insufficient_available_balance",
+    readonly type:
+      | "run_not_cancellable"
+      | "top_up_already_reversed"
+      | "insufficient_available_balance"
+      | "video_not_completed",
     message: string,
   ) {
     super(message);

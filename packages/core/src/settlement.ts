@@ -6,7 +6,12 @@
 import { type Environment, type InFlightDelta, inFlightDelta, paysFromWallet } from "./environments.js";
 import { assertMicros, type Micros } from "./money.js";
 import { isInFlight, type RunStatus, type TerminalStatus } from "./run-states.js";
-import { type TerminalWebhookEvent, type WebhookSubscriber, webhookGets } from "./webhook-events.js";
+import {
+  type TerminalWebhookEvent,
+  terminalEvent,
+  type WebhookSubscriber,
+  webhookGets,
+} from "./webhook-events.js";
 
 export interface EndingRun extends WebhookSubscriber {
   organizationId: string;
@@ -96,7 +101,7 @@ export function settleRun(run: EndingRun, outcome: EndOutcome): Settlement {
     inFlightDelta: -1,
     orgInFlight: inFlightDelta(run.environment, -1),
     progress: succeeded ? 1 : null,
-    webhookEvent: webhookGets(run, "completed") ? `run.${outcome.status}` : null,
+    webhookEvent: webhookGets(run, "completed") ? terminalEvent(outcome.status, Boolean(run.video)) : null,
     vendorCost: succeeded ? vendorCostOf(outcome.vendorCost) : null,
   };
 }

@@ -41,6 +41,8 @@ export interface OrganizationRecord {
   queueWeight: number;
   /** Where its spend alerts go, and the wallet's alert state (core's alerts.ts). */
   alerts: OrganizationAlerts;
+  /** Where its `video.completed` and `video.failed` events go; null: nowhere. */
+  videoWebhookUrl: string | null;
 }
 
 export interface OrganizationAlerts {
@@ -61,6 +63,7 @@ export interface OrganizationPatch {
   alertWebhookUrl?: string | null;
   /** null: back to the default thresholds. */
   balanceAlertThresholds?: BalanceThreshold[] | null;
+  videoWebhookUrl?: string | null;
 }
 
 /** The secret that signs one environment's webhooks, and the one its last rotation replaced. */

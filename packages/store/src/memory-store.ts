@@ -25,7 +25,7 @@ import { copy, copyRun } from "./memory/copy.js";
 import { MemoryDurations } from "./memory/durations.js";
 import { MemoryIdempotency } from "./memory/idempotency.js";
 import { MemoryOutbox } from "./memory/outbox.js";
-import { RunIndex } from "./memory/run-index.js";
+import { deleteVideo, RunIndex } from "./memory/run-index.js";
 import { MemoryRunProgress } from "./memory/run-progress.js";
 import { RunQueue } from "./memory/run-queue.js";
 import { serviceStatsOf } from "./memory/stats.js";
@@ -151,6 +151,9 @@ export class MemoryStore implements Store {
   async searchRuns(search: T.RunSearch) {
     return this.index.search(search).map(copyRun);
   }
+
+  readonly deleteVideo: T.Store["deleteVideo"] = async (organizationId, runId, now) =>
+    deleteVideo(this.runs.get(runId), organizationId, now);
 
   readonly listOrganizations = async (s: T.OrganizationSearch) =>
     this.accounts.index.listOrganizations(s).map(copy);
@@ -338,11 +341,10 @@ export class MemoryStore implements Store {
     };
   }
 
-  async ping() {
+  readonly ping = async () => {
     if (this.closed) throw new Error("store is closed");
-  }
-
-  async close() {
+  };
+  readonly close = async () => {
     this.closed = true;
-  }
+  };
 }

@@ -124,6 +124,12 @@ export interface AdmissionStore {
 export interface RunStore {
   getRun(organizationId: string, runId: string): Promise<RunRecord | null>;
   searchRuns(search: RunSearch): Promise<RunRecord[]>;
+  /**
+   * Removes a video (a run made on the `/v1/videos` surface) from that surface: it leaves its
+   * lists and reads there, and stays a run, billed, in the run API. The record as it is then; null
+   * when the organization has no such video. Deleting a deleted video changes nothing.
+   */
+  deleteVideo(organizationId: string, runId: string, now: Date): Promise<RunRecord | null>;
 
   /**
    * Moves up to `limit` queued runs, oldest first, to processing under a lease; runs of

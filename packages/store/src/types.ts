@@ -83,6 +83,8 @@ export interface RunRecord {
   route: string | null;
   /** What the vendor charged for the run, as a success reported it (`settleRun`); null otherwise. */
   vendorCost: Micros | null;
+  /** A run made on the `/v1/videos` surface; absent or null for any other. */
+  video?: VideoRecord | null;
 }
 
 /** A vendor job, as kept on its run. */
@@ -112,6 +114,25 @@ export interface NewRun {
   /** What admission reserves: unitPrice x reservedSeconds per second, unitPrice per run. */
   reserved: Micros;
   createdAt: Date;
+  /** Set for a run made on the `/v1/videos` surface: what the client asked, in its terms. */
+  video?: NewVideo;
+}
+
+/** What a run made on the `/v1/videos` surface keeps in that surface's terms. */
+export interface NewVideo {
+  /** The model as the client named it: a catalog slug or an operator's alias. */
+  model: string;
+  /** The length asked for, as the surface writes it (`"8"`). */
+  seconds: string;
+  /** The frame size asked for (`"1280x720"`), or the model's own when none was. */
+  size: string;
+  /** The video whose references and model this one reused with a new prompt. */
+  remixedFrom: string | null;
+}
+
+export interface VideoRecord extends NewVideo {
+  /** When its `DELETE /v1/videos/{id}` removed it from that surface (the run stays). */
+  deletedAt: Date | null;
 }
 
 export interface IdempotencyRequest {
@@ -173,8 +194,12 @@ export interface RunSearch {
   /** Runs made with this key only. */
   apiKeyId?: string;
   limit: number;
-  /** Keyset position: return runs strictly older than this (createdAt, id). */
+  /** Keyset position: return runs strictly older than this (createdAt, id), or newer when `oldestFirst`. */
   after?: Keyset;
+  /** Oldest first instead of newest first. */
+  oldestFirst?: boolean;
+  /** Only runs made on the `/v1/videos` surface and not deleted there. */
+  videos?: boolean;
 }
 
 /** A keyset position in a newest-first list: return rows strictly older than this (createdAt, id). */

@@ -77,6 +77,7 @@ const fileSchema = z.strictObject({
   providers: z.record(name, providerSchema).default({}),
   models: z.record(z.string(), z.unknown()).default({}),
   routes: z.record(z.string(), routeList).default({}),
+  aliases: z.record(z.string().min(1), z.string().min(1)).default({}),
 });
 
 export interface RouteEntry {
@@ -112,6 +113,8 @@ export interface CatalogFile {
   prices: Partial<Record<BuiltInModelSlug, PriceTier[]>>;
   /** Routes whose cost is above the model's price for some tier. */
   losses: RouteLoss[];
+  /** Other names of models for the `/v1/videos` surface's `model` (`sora-2`), by name. */
+  aliases: Record<string, string>;
 }
 
 export interface CatalogSource {
@@ -152,6 +155,7 @@ export function parseCatalogFile(raw: unknown, source: CatalogSource): CatalogFi
     routes: {},
     prices: {},
     losses: [],
+    aliases: {},
   };
   for (const [slug, spec] of Object.entries(parsed.models)) {
     const where = `models.${slug}`;
@@ -186,6 +190,13 @@ export function parseCatalogFile(raw: unknown, source: CatalogSource): CatalogFi
       continue;
     }
     catalog.routes[slug] = reader.routes(list, providers, where);
+  }
+  const slugs = [...Object.keys(MODELS), ...catalog.models.map(({ model }) => model.slug)];
+  for (const [alias, slug] of Object.entries(parsed.aliases)) {
+    if (slugs.includes(alias)) reader.problem(`aliases.${alias}`, "is a model's slug already");
+    else if (!slugs.includes(slug))
+      reader.problem(`aliases.${alias}`, `${slug} is not a model (models: ${slugs.join(", ")})`);
+    else catalog.aliases[alias] = slug;
   }
   reader.throwIfProblems();
   catalog.losses = routeLosses(catalog.routes, (slug) =>

@@ -158,6 +158,7 @@ export function readFileModel(
     atCitations: spec.citations === "at",
     maxDurationSeconds: spec.max_duration_seconds,
     ...(fields.duration ? { durationField: fields.duration } : {}),
+    fieldNames: fields,
     media,
     outputFileDetails: true,
     normalize: (values) => normalizeFileInput(slug, fields, referenceFields, values),

@@ -24,10 +24,13 @@ export interface ServedModel {
 export class CatalogVersion {
   readonly catalog: Catalog;
   readonly #served: ReadonlyMap<string, ServedModel>;
+  /** The catalog file's other names of models (`aliases`), for the `/v1/videos` surface. */
+  readonly aliases: Readonly<Record<string, string>>;
 
-  constructor(models: readonly ServedModel[]) {
+  constructor(models: readonly ServedModel[], aliases: Readonly<Record<string, string>> = {}) {
     this.catalog = new Catalog(models.map((served) => served.model));
     this.#served = new Map(models.map((served) => [served.model.slug, served]));
+    this.aliases = aliases;
   }
 
   /** The model with this slug, or undefined. */
@@ -77,7 +80,10 @@ export function catalogVersion(
     deps,
     overrides,
   );
-  return new CatalogVersion(models.map((served) => ({ ...served, routes: routes[served.model.slug] ?? [] })));
+  return new CatalogVersion(
+    models.map((served) => ({ ...served, routes: routes[served.model.slug] ?? [] })),
+    file?.aliases,
+  );
 }
 
 export class ServedCatalog {

@@ -18,7 +18,7 @@ import {
   scopedIdempotencyKey,
   UnauthorizedError,
 } from "@refvid/core";
-import { type IdempotencyRequest, type NewRun, queuedRun } from "@refvid/store";
+import { type IdempotencyRequest, type NewRun, type NewVideo, queuedRun } from "@refvid/store";
 import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
 import { newRunId } from "../ids.js";
@@ -45,6 +45,7 @@ export async function submitRun(
   slug: ModelSlug,
   body: SubmitBody,
   idempotencyKey: string | undefined,
+  options: { video?: NewVideo } = {},
 ): Promise<SubmitOutcome> {
   const { served, input, price } = await readRunRequest(deps, slug, body.input, [
     ...(body.webhook_url ? checkWebhookUrl(body.webhook_url, deps.config.allowLocalUrls) : []),
@@ -84,6 +85,7 @@ export async function submitRun(
     reserved: price.amount,
     createdAt: now,
   };
+  if (options.video) run.video = options.video;
   const idempotency: IdempotencyRequest | undefined = scopedKey
     ? {
         key: scopedKey,

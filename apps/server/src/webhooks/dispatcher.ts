@@ -16,6 +16,7 @@ import type { WebhookAttemptResult } from "../metrics/metrics.js";
 import { FetchRefused, guardedFetch } from "../net/guarded-fetch.js";
 import { PeriodicTask } from "../periodic-task.js";
 import { toApiRun } from "../views/run-view.js";
+import { videoEvent, videoOf } from "../views/video-view.js";
 import { signingSecrets, signWithEach } from "./signing.js";
 
 /** A receiver's answer is read (and discarded) up to this size. */
@@ -170,6 +171,15 @@ export class WebhookDispatcher {
 
   private render(delivery: WebhookDelivery, run: RunRecord): string {
     const { runState } = delivery;
+    if (delivery.eventType.startsWith("video.")) {
+      // A video of the `/v1/videos` surface ends in OpenAI's event shape.
+      return videoEvent(
+        delivery.id,
+        delivery.eventType,
+        run.completedAt ?? this.deps.clock.now(),
+        videoOf(this.deps, run),
+      );
+    }
     const data = toApiRun(
       runState ? runAtEvent(run, runState) : run,
       this.deps.signer,

@@ -89,6 +89,11 @@ export interface ModelDefinition<Input = unknown> {
    * `maxDurationSeconds` is refused there (the built-in models' schemas refuse it themselves).
    */
   durationField?: string;
+  /**
+   * The input fields holding the prompt, duration, resolution and aspect ratio, where they are not
+   * those names (a catalog file model's `fields`): how the `/v1/videos` surface fills them in.
+   */
+  fieldNames?: Readonly<Partial<Record<"prompt" | "duration" | "resolution" | "aspect_ratio", string>>>;
   media: Partial<Record<ReferenceKind, MediaLimits>>;
   /** Whether the output video carries `file_name` and `content_type` (not for model-c). */
   outputFileDetails: boolean;

@@ -5,8 +5,8 @@ import * as z from 'zod';
 
 import { client } from './client.gen.js';
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client/index.js';
-import type { AdminSearchRunsData, AdminSearchRunsErrors, AdminSearchRunsResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateAdjustmentData, CreateAdjustmentErrors, CreateAdjustmentResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, DeleteUploadData, DeleteUploadErrors, DeleteUploadResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetAccountUsageData, GetAccountUsageErrors, GetAccountUsageResponses, GetAlertSettingsData, GetAlertSettingsErrors, GetAlertSettingsResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetRunVendorLogData, GetRunVendorLogErrors, GetRunVendorLogResponses, GetUploadContentData, GetUploadContentErrors, GetUploadContentResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListAllLedgerData, ListAllLedgerErrors, ListAllLedgerResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListAuditData, ListAuditErrors, ListAuditResponses, ListLedgerData, ListLedgerErrors, ListLedgerResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListTopUpsData, ListTopUpsErrors, ListTopUpsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, ReceiveVendorHookData, ReceiveVendorHookErrors, ReceiveVendorHookResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, ReloadCatalogData, ReloadCatalogErrors, ReloadCatalogResponses, ReverseTopUpData, ReverseTopUpErrors, ReverseTopUpResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateAlertSettingsData, UpdateAlertSettingsErrors, UpdateAlertSettingsResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen.js';
-import { zAdminSearchRunsBody, zCancelRunPath, zCreateAdjustmentBody, zCreateAdjustmentPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpHeaders, zCreateTopUpPath, zDeleteUploadPath, zGetAccountUsageQuery, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zGetRunVendorLogPath, zGetUploadContentHeaders, zGetUploadContentPath, zGetUsageQuery, zGetWebhookDeliveryPath, zListAllLedgerQuery, zListApiKeysPath, zListApiKeysQuery, zListAuditQuery, zListLedgerQuery, zListOrganizationsQuery, zListTopUpsPath, zListTopUpsQuery, zListWebhookDeliveriesQuery, zPreviewPriceBody, zReceiveVendorHookBody, zReceiveVendorHookPath, zRedeliverWebhookPath, zReverseTopUpBody, zReverseTopUpPath, zRevokeApiKeyPath, zSearchRunsBody, zStreamRunEventsHeaders, zStreamRunEventsPath, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateAlertSettingsBody, zUpdateApiKeyBody, zUpdateApiKeyPath, zUpdateOrganizationBody, zUpdateOrganizationPath, zUploadFileBody } from './zod.gen.js';
+import type { AdminSearchRunsData, AdminSearchRunsErrors, AdminSearchRunsResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateAdjustmentData, CreateAdjustmentErrors, CreateAdjustmentResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateTopUpData, CreateTopUpErrors, CreateTopUpResponses, CreateVideoData, CreateVideoErrors, CreateVideoResponses, DeleteUploadData, DeleteUploadErrors, DeleteUploadResponses, DeleteVideoData, DeleteVideoErrors, DeleteVideoResponses, DownloadVideoContentData, DownloadVideoContentErrors, DownloadVideoContentResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetAccountUsageData, GetAccountUsageErrors, GetAccountUsageResponses, GetAlertSettingsData, GetAlertSettingsErrors, GetAlertSettingsResponses, GetFileData, GetFileErrors, GetFileResponses, GetHealthData, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetModelData, GetModelErrors, GetModelResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRunData, GetRunErrors, GetRunResponses, GetRunVendorLogData, GetRunVendorLogErrors, GetRunVendorLogResponses, GetUploadContentData, GetUploadContentErrors, GetUploadContentResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetVideoWebhookData, GetVideoWebhookErrors, GetVideoWebhookResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GetWebhookSecretData, GetWebhookSecretErrors, GetWebhookSecretResponses, ListAllLedgerData, ListAllLedgerErrors, ListAllLedgerResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListAuditData, ListAuditErrors, ListAuditResponses, ListLedgerData, ListLedgerErrors, ListLedgerResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListTopUpsData, ListTopUpsErrors, ListTopUpsResponses, ListVideosData, ListVideosErrors, ListVideosResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PreviewPriceData, PreviewPriceErrors, PreviewPriceResponses, ReceiveVendorHookData, ReceiveVendorHookErrors, ReceiveVendorHookResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, ReloadCatalogData, ReloadCatalogErrors, ReloadCatalogResponses, RemixVideoData, RemixVideoErrors, RemixVideoResponses, RetrieveVideoData, RetrieveVideoErrors, RetrieveVideoResponses, ReverseTopUpData, ReverseTopUpErrors, ReverseTopUpResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchRunsData, SearchRunsErrors, SearchRunsResponses, StreamRunEventsData, StreamRunEventsErrors, StreamRunEventsResponse, StreamRunEventsResponses, SubmitModelARunData, SubmitModelARunErrors, SubmitModelARunResponses, SubmitModelBRunData, SubmitModelBRunErrors, SubmitModelBRunResponses, SubmitModelCRunData, SubmitModelCRunErrors, SubmitModelCRunResponses, SubmitModelDRunData, SubmitModelDRunErrors, SubmitModelDRunResponses, SubmitRunData, SubmitRunErrors, SubmitRunResponses, UpdateAlertSettingsData, UpdateAlertSettingsErrors, UpdateAlertSettingsResponses, UpdateApiKeyData, UpdateApiKeyErrors, UpdateApiKeyResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateVideoWebhookData, UpdateVideoWebhookErrors, UpdateVideoWebhookResponses, UploadFileData, UploadFileErrors, UploadFileResponses } from './types.gen.js';
+import { zAdminSearchRunsBody, zCancelRunPath, zCreateAdjustmentBody, zCreateAdjustmentPath, zCreateApiKeyBody, zCreateApiKeyPath, zCreateOrganizationBody, zCreateTopUpBody, zCreateTopUpHeaders, zCreateTopUpPath, zCreateVideoBody, zCreateVideoHeaders, zDeleteUploadPath, zDeleteVideoPath, zDownloadVideoContentPath, zDownloadVideoContentQuery, zGetAccountUsageQuery, zGetFileHeaders, zGetFilePath, zGetFileQuery, zGetModelPath, zGetOrganizationPath, zGetRunPath, zGetRunVendorLogPath, zGetUploadContentHeaders, zGetUploadContentPath, zGetUsageQuery, zGetWebhookDeliveryPath, zListAllLedgerQuery, zListApiKeysPath, zListApiKeysQuery, zListAuditQuery, zListLedgerQuery, zListOrganizationsQuery, zListTopUpsPath, zListTopUpsQuery, zListVideosQuery, zListWebhookDeliveriesQuery, zPreviewPriceBody, zReceiveVendorHookBody, zReceiveVendorHookPath, zRedeliverWebhookPath, zRemixVideoBody, zRemixVideoPath, zRetrieveVideoPath, zReverseTopUpBody, zReverseTopUpPath, zRevokeApiKeyPath, zSearchRunsBody, zStreamRunEventsHeaders, zStreamRunEventsPath, zSubmitModelARunBody, zSubmitModelARunHeaders, zSubmitModelBRunBody, zSubmitModelBRunHeaders, zSubmitModelCRunBody, zSubmitModelCRunHeaders, zSubmitModelDRunBody, zSubmitModelDRunHeaders, zSubmitRunBody, zSubmitRunHeaders, zSubmitRunPath, zUpdateAlertSettingsBody, zUpdateApiKeyBody, zUpdateApiKeyPath, zUpdateOrganizationBody, zUpdateOrganizationPath, zUpdateVideoWebhookBody, zUploadFileBody } from './zod.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -21,6 +21,160 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
      */
     meta?: Record<string, unknown>;
 };
+
+/**
+ * List videos (OpenAI's `videos.list`)
+ *
+ * The key's environment's videos made through `/v1/videos`, newest first unless `order=asc`.
+ */
+export const listVideos = <ThrowOnError extends boolean = false>(options?: Options<ListVideosData, ThrowOnError>) => (options?.client ?? client).get<ListVideosResponses, ListVideosErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: z.never().optional(),
+        query: zListVideosQuery.optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/videos',
+    ...options
+});
+
+/**
+ * Create a video (OpenAI's `videos.create`)
+ *
+ * Makes a run of the model `model` names, with `prompt`, the references given and the length
+ * and size mapped onto the model's own fields, and answers with the video object. Keys, rate
+ * limit, concurrency caps, wallet, budgets, test keys and `Idempotency-Key` work as for
+ * `POST /v1/run/…`. A file in `input_reference` is stored as an upload of the caller's
+ * organization, as `POST /v1/files` would.
+ *
+ */
+export const createVideo = <ThrowOnError extends boolean = false>(options: Options<CreateVideoData, ThrowOnError>) => (options.client ?? client).post<CreateVideoResponses, CreateVideoErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: zCreateVideoBody,
+        headers: zCreateVideoHeaders.optional(),
+        path: z.never().optional(),
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/videos',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a video (OpenAI's `videos.delete`)
+ *
+ * Cancels the video's run if it is still in flight (nothing is charged), deletes its files and
+ * removes it from this surface. The run stays in the run API and in usage, billed as it ended.
+ *
+ */
+export const deleteVideo = <ThrowOnError extends boolean = false>(options: Options<DeleteVideoData, ThrowOnError>) => (options.client ?? client).delete<DeleteVideoResponses, DeleteVideoErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: zDeleteVideoPath,
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/videos/{video_id}',
+    ...options
+});
+
+/**
+ * Get a video (OpenAI's `videos.retrieve`)
+ *
+ * The video as it stands; poll it until `status` is `completed` or `failed`.
+ */
+export const retrieveVideo = <ThrowOnError extends boolean = false>(options: Options<RetrieveVideoData, ThrowOnError>) => (options.client ?? client).get<RetrieveVideoResponses, RetrieveVideoErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: zRetrieveVideoPath,
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/videos/{video_id}',
+    ...options
+});
+
+/**
+ * Download a video, its poster or its sprite sheet (OpenAI's `videos.downloadContent`)
+ *
+ * The completed video's MP4 (`variant=video`, the default), its poster frame
+ * (`thumbnail`, JPEG) or its sprite sheet (`spritesheet`, JPEG); single byte ranges are served.
+ *
+ */
+export const downloadVideoContent = <ThrowOnError extends boolean = false>(options: Options<DownloadVideoContentData, ThrowOnError>) => (options.client ?? client).get<DownloadVideoContentResponses, DownloadVideoContentErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: zDownloadVideoContentPath,
+        query: zDownloadVideoContentQuery.optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/videos/{video_id}/content',
+    ...options
+});
+
+/**
+ * Remix a video (OpenAI's `videos.remix`)
+ *
+ * A new video of the same model, length, size and references as `video_id`, with a new prompt;
+ * `remixed_from_video_id` names the source.
+ *
+ */
+export const remixVideo = <ThrowOnError extends boolean = false>(options: Options<RemixVideoData, ThrowOnError>) => (options.client ?? client).post<RemixVideoResponses, RemixVideoErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: zRemixVideoBody,
+        path: zRemixVideoPath,
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/videos/{video_id}/remix',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get where video events go
+ *
+ * The organization's video webhook URL (see VideoWebhookSettings).
+ */
+export const getVideoWebhook = <ThrowOnError extends boolean = false>(options?: Options<GetVideoWebhookData, ThrowOnError>) => (options?.client ?? client).get<GetVideoWebhookResponses, GetVideoWebhookErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: z.never().optional(),
+        path: z.never().optional(),
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks/videos',
+    ...options
+});
+
+/**
+ * Set where video events go
+ *
+ * Sets the URL that gets `video.completed` and `video.failed` for videos created from now on
+ * (`null`: none). Only a live key may change it (a test key gets `403 live_key_required`).
+ *
+ */
+export const updateVideoWebhook = <ThrowOnError extends boolean = false>(options: Options<UpdateVideoWebhookData, ThrowOnError>) => (options.client ?? client).patch<UpdateVideoWebhookResponses, UpdateVideoWebhookErrors, ThrowOnError>({
+    requestValidator: async (data) => await z.object({
+        body: zUpdateVideoWebhookBody,
+        path: z.never().optional(),
+        query: z.never().optional()
+    }).parseAsync(data),
+    security: [{ name: 'Authorization', type: 'apiKey' }, { scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks/videos',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
 
 /**
  * Submit a model-a run

@@ -5,7 +5,296 @@ export type ClientOptions = {
     baseUrl: `${string}://{base_url}` | (string & {});
 };
 
-export type Webhooks = RunTerminalWebhookWebhookRequest | RunStartedWebhookWebhookRequest | RunProgressWebhookWebhookRequest | AccountAlertWebhookWebhookRequest;
+export type Webhooks = RunTerminalWebhookWebhookRequest | RunStartedWebhookWebhookRequest | RunProgressWebhookWebhookRequest | AccountAlertWebhookWebhookRequest | VideoWebhookWebhookRequest;
+
+/**
+ * OpenAIVideoError
+ *
+ * Why a video failed.
+ */
+export type ApiOpenAiVideoError = {
+    /**
+     * The run's error type (`invalid_reference_media`, `provider_error`, …), or `cancelled`
+     * (cancelled or deleted before it ended) or `timeout`.
+     *
+     */
+    code: string;
+    message: string;
+};
+
+/**
+ * OpenAIVideo
+ *
+ * A video of the OpenAI-compatible surface: a run made through `POST /v1/videos`, in the shape
+ * of OpenAI's video object. `id` is the run's id, so the same video is also `GET /v1/runs/{id}`,
+ * in run search, usage and the console, billed as any run.
+ *
+ */
+export type ApiOpenAiVideo = {
+    /**
+     * The video's id, which is its run's id.
+     */
+    id: string;
+    object: 'video';
+    /**
+     * The model as it was named at create time (a model slug or an operator's alias).
+     */
+    model: string;
+    /**
+     * `failed` also for a cancelled or timed-out run, told apart by `error.code`.
+     */
+    status: 'queued' | 'in_progress' | 'completed' | 'failed';
+    /**
+     * Percent done; 100 once completed.
+     */
+    progress: number;
+    /**
+     * When it was created (Unix seconds).
+     */
+    created_at: number;
+    /**
+     * When it completed or failed (Unix seconds).
+     */
+    completed_at: number | null;
+    /**
+     * When its files are deleted (Unix seconds); set once completed.
+     */
+    expires_at: number | null;
+    error: ApiOpenAiVideoError | null;
+    prompt: string | null;
+    /**
+     * The length asked for, in seconds, or the model's default (`auto` lets the model choose).
+     */
+    seconds: string;
+    /**
+     * The frame size asked for (`1280x720`), or the model's default as `720p` and an aspect ratio.
+     */
+    size: string;
+    /**
+     * The video this one remixes.
+     */
+    remixed_from_video_id: string | null;
+};
+
+/**
+ * OpenAIVideoList
+ */
+export type ApiOpenAiVideoList = {
+    object: 'list';
+    data: Array<ApiOpenAiVideo>;
+    first_id: string | null;
+    /**
+     * Pass as `after` for the next page.
+     */
+    last_id: string | null;
+    has_more: boolean;
+};
+
+/**
+ * OpenAIError
+ *
+ * An error of the OpenAI-compatible surface, in OpenAI's shape, so the `openai` SDKs raise their
+ * own error classes (`BadRequestError`, `RateLimitError`, …). `param` names the request field at
+ * fault; `code` is refvid's error type; `request_id` is a refvid extension.
+ *
+ */
+export type ApiOpenAiError = {
+    error: {
+        message: string;
+        type: 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' | 'conflict_error' | 'rate_limit_error' | 'server_error';
+        param: string | null;
+        code: string | null;
+        request_id?: string;
+    };
+};
+
+/**
+ * OpenAIUrl
+ */
+export type ApiOpenAiUrl = {
+    /**
+     * An `http(s)` URL, a `data:` URL, or an upload's URL.
+     */
+    url: string;
+};
+
+/**
+ * OpenAIInputReference
+ *
+ * One reference of `input_references` (OpenRouter's form), an image, a video or an audio clip.
+ */
+export type ApiOpenAiInputReference = {
+    type: 'image_url' | 'video_url' | 'audio_url';
+    image_url?: ApiOpenAiUrl;
+    video_url?: ApiOpenAiUrl;
+    audio_url?: ApiOpenAiUrl;
+};
+
+/**
+ * CreateVideoRequest
+ *
+ * What `client.videos.create` sends, as `multipart/form-data` (nested fields as
+ * `input_reference[image_url]`, arrays as `input_references[]`) or as JSON.
+ *
+ */
+export type ApiCreateVideoRequest = {
+    prompt: string;
+    /**
+     * A model slug (`lab-a/model-a/reference-to-video`) or an alias from the catalog file
+     * (`sora-2`); by default the catalog's first model.
+     *
+     */
+    model?: string;
+    /**
+     * Length in seconds; must be one the model makes (else `400` with `param` `seconds`).
+     */
+    seconds?: string;
+    /**
+     * `WIDTHxHEIGHT`: the shorter side picks the model's resolution (`720` → `720p`), the ratio its
+     * aspect ratio (`1280x720` → `16:9`); a size the model cannot make is `400` with `param` `size`.
+     *
+     */
+    size?: string;
+    /**
+     * An image to start from: an uploaded file, or `{file_id}` (an upload's id from
+     * `POST /v1/files`) or `{image_url}` (an `http(s)` URL or a `data:` URL).
+     *
+     */
+    input_reference?: Blob | File | {
+        file_id?: string;
+        image_url?: string;
+    };
+    /**
+     * refvid extension (OpenRouter's form) for models that take several references.
+     */
+    input_references?: Array<ApiOpenAiInputReference>;
+};
+
+/**
+ * OpenAIVideoDeleted
+ */
+export type ApiOpenAiVideoDeleted = {
+    id: string;
+    object: 'video.deleted';
+    deleted: true;
+};
+
+/**
+ * RemixVideoRequest
+ */
+export type ApiRemixVideoRequest = {
+    /**
+     * The new prompt; the model, length, size and references are the source video's.
+     */
+    prompt: string;
+};
+
+/**
+ * VideoWebhookSettings
+ *
+ * Where `video.completed` and `video.failed` events go for videos made through `/v1/videos`
+ * (a refvid extension; OpenAI sets this in its dashboard). Videos created while a URL is set
+ * deliver their end there, signed like run webhooks (Standard Webhooks) with the secret of the
+ * video's environment.
+ *
+ */
+export type ApiVideoWebhookSettings = {
+    webhook_url: string | null;
+};
+
+/**
+ * Error
+ *
+ * The body of every error response except the two `429`s.
+ */
+export type ApiError = {
+    error: {
+        /**
+         * Machine-readable error code: `invalid_request`, `insufficient_balance`, `budget_exceeded`
+         * (BudgetExceededError), `unauthorized`, `live_key_required`, `not_found`,
+         * `top_up_already_reversed`, `insufficient_available_balance`,
+         * `admin_api_disabled`, `model_not_found`, `run_not_found`, `file_not_found`,
+         * `organization_not_found`, `api_key_not_found`, `delivery_not_found`, `run_not_cancellable`,
+         * `idempotency_key_reused`, `invalid_file_signature`,
+         * `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `unsupported_media_type`,
+         * `request_timeout`, `catalog_invalid`, `upload_quota_exceeded`,
+         * `header_fields_too_large`, `too_many_streams`, `too_many_open_requests`, `internal_error`,
+         * `service_unavailable`.
+         *
+         */
+        type: string;
+        /**
+         * The HTTP status of the response.
+         */
+        code: number;
+        /**
+         * What went wrong and what to do next.
+         */
+        message: string;
+        /**
+         * Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help.
+         */
+        request_id: string;
+    };
+};
+
+/**
+ * RateLimitError
+ *
+ * `429`: the key made more than `rate_limit_per_minute` requests this minute. Here `error` is a
+ * string, so the request id sits beside it, at the top level.
+ *
+ */
+export type ApiRateLimitError = {
+    error: 'rate_limit_exceeded';
+    message: string;
+    /**
+     * Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help.
+     */
+    request_id: string;
+};
+
+/**
+ * FieldProblem
+ */
+export type ApiFieldProblem = {
+    /**
+     * Dotted path of the field in the request: `body.input.duration`, `body.input.image_urls[2]`, `header.idempotency-key`.
+     */
+    field: string;
+    /**
+     * What is wrong with it.
+     */
+    message: string;
+    /**
+     * The rule that failed (`enum`, `maxLength`, `maxItems`, `required`, `total_references`, …).
+     */
+    rule?: string;
+};
+
+/**
+ * ValidationError
+ *
+ * `400 invalid_request`: the request does not match the operation; `fields` lists every problem.
+ */
+export type ApiValidationError = {
+    error: {
+        type: 'invalid_request';
+        code: 400;
+        /**
+         * A summary naming the first problem.
+         */
+        message: string;
+        /**
+         * Every problem found, one entry per field.
+         */
+        fields: Array<ApiFieldProblem>;
+        /**
+         * Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help.
+         */
+        request_id: string;
+    };
+};
 
 /**
  * An `http` or `https` URL the service downloads the reference from. It must be reachable from
@@ -356,48 +645,6 @@ export type ApiRun = {
 };
 
 /**
- * FieldProblem
- */
-export type ApiFieldProblem = {
-    /**
-     * Dotted path of the field in the request: `body.input.duration`, `body.input.image_urls[2]`, `header.idempotency-key`.
-     */
-    field: string;
-    /**
-     * What is wrong with it.
-     */
-    message: string;
-    /**
-     * The rule that failed (`enum`, `maxLength`, `maxItems`, `required`, `total_references`, …).
-     */
-    rule?: string;
-};
-
-/**
- * ValidationError
- *
- * `400 invalid_request`: the request does not match the operation; `fields` lists every problem.
- */
-export type ApiValidationError = {
-    error: {
-        type: 'invalid_request';
-        code: 400;
-        /**
-         * A summary naming the first problem.
-         */
-        message: string;
-        /**
-         * Every problem found, one entry per field.
-         */
-        fields: Array<ApiFieldProblem>;
-        /**
-         * Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help.
-         */
-        request_id: string;
-    };
-};
-
-/**
  * InsufficientBalanceError
  *
  * `400 insufficient_balance`: the wallet cannot cover the price of the run. Nothing was reserved.
@@ -455,42 +702,6 @@ export type ApiBudgetExceededError = {
 };
 
 /**
- * Error
- *
- * The body of every error response except the two `429`s.
- */
-export type ApiError = {
-    error: {
-        /**
-         * Machine-readable error code: `invalid_request`, `insufficient_balance`, `budget_exceeded`
-         * (BudgetExceededError), `unauthorized`, `live_key_required`, `not_found`,
-         * `top_up_already_reversed`, `insufficient_available_balance`,
-         * `admin_api_disabled`, `model_not_found`, `run_not_found`, `file_not_found`,
-         * `organization_not_found`, `api_key_not_found`, `delivery_not_found`, `run_not_cancellable`,
-         * `idempotency_key_reused`, `invalid_file_signature`,
-         * `file_url_expired`, `range_not_satisfiable`, `payload_too_large`, `unsupported_media_type`,
-         * `request_timeout`, `catalog_invalid`, `upload_quota_exceeded`,
-         * `header_fields_too_large`, `too_many_streams`, `too_many_open_requests`, `internal_error`,
-         * `service_unavailable`.
-         *
-         */
-        type: string;
-        /**
-         * The HTTP status of the response.
-         */
-        code: number;
-        /**
-         * What went wrong and what to do next.
-         */
-        message: string;
-        /**
-         * Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help.
-         */
-        request_id: string;
-    };
-};
-
-/**
  * ConcurrencyLimitError
  *
  * `429`: the organization (`scope: organization`) or the API key (`scope: api_key`) already has
@@ -509,22 +720,6 @@ export type ApiConcurrencyLimitError = {
          */
         request_id: string;
     };
-};
-
-/**
- * RateLimitError
- *
- * `429`: the key made more than `rate_limit_per_minute` requests this minute. Here `error` is a
- * string, so the request id sits beside it, at the top level.
- *
- */
-export type ApiRateLimitError = {
-    error: 'rate_limit_exceeded';
-    message: string;
-    /**
-     * Identifier of the request, also in the `X-Request-Id` header; quote it when asking for help.
-     */
-    request_id: string;
 };
 
 /**
@@ -1426,7 +1621,7 @@ export type ApiWebhookDelivery = {
     /**
      * The event's `type`.
      */
-    event_type: 'run.started' | 'run.progress' | 'run.succeeded' | 'run.failed' | 'run.timeout' | 'run.cancelled' | 'account.balance_low' | 'key.budget_threshold' | 'key.budget_exhausted';
+    event_type: 'run.started' | 'run.progress' | 'run.succeeded' | 'run.failed' | 'run.timeout' | 'run.cancelled' | 'account.balance_low' | 'key.budget_threshold' | 'key.budget_exhausted' | 'video.completed' | 'video.failed';
     /**
      * `pending` while an attempt is due or scheduled; `delivered` once a `2xx` acknowledged the
      * last attempt; `failed` once the last attempt failed and none is scheduled (the retries were
@@ -2157,6 +2352,25 @@ export type ApiAccountAlertEvent = {
 };
 
 /**
+ * VideoWebhookEvent
+ *
+ * OpenAI's event shape; `data` is the whole video object.
+ */
+export type ApiVideoWebhookEvent = {
+    /**
+     * The delivery's id, also sent as `webhook-id`.
+     */
+    id: string;
+    object: 'event';
+    /**
+     * Unix seconds.
+     */
+    created_at: number;
+    type: 'video.completed' | 'video.failed';
+    data: ApiOpenAiVideo;
+};
+
+/**
  * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
  * within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
  * creating another run; the same key with a different body is `422 idempotency_key_reused`. A
@@ -2237,6 +2451,277 @@ export type ApiWebhookTimestampHeader = number;
  * Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}`.
  */
 export type ApiWebhookSignatureHeader = string;
+
+export type ListVideosData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * A video id; the page starts after it.
+         */
+        after?: string;
+        limit?: number;
+        order?: 'asc' | 'desc';
+    };
+    url: '/v1/videos';
+};
+
+export type ListVideosErrors = {
+    /**
+     * An error in OpenAI's shape: `400` (`param` names the field), `401`, `404`, `409` (the video
+     * has not completed), `413`, `415`, `429` (rate limit or concurrency caps, with `Retry-After`)
+     * or `503`.
+     *
+     */
+    400: ApiOpenAiError;
+};
+
+export type ListVideosError = ListVideosErrors[keyof ListVideosErrors];
+
+export type ListVideosResponses = {
+    /**
+     * A page of videos.
+     */
+    200: ApiOpenAiVideoList;
+};
+
+export type ListVideosResponse = ListVideosResponses[keyof ListVideosResponses];
+
+export type CreateVideoData = {
+    body: ApiCreateVideoRequest;
+    headers?: {
+        /**
+         * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
+         * within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
+         * creating another run; the same key with a different body is `422 idempotency_key_reused`. A
+         * retry of a `sync` submit whose run has not ended waits for that run and answers with its end,
+         * as the first request does, even if the first request's connection or server is gone. Keys are
+         * scoped to your organization.
+         *
+         */
+        'Idempotency-Key'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/videos';
+};
+
+export type CreateVideoErrors = {
+    /**
+     * An error in OpenAI's shape: `400` (`param` names the field), `401`, `404`, `409` (the video
+     * has not completed), `413`, `415`, `429` (rate limit or concurrency caps, with `Retry-After`)
+     * or `503`.
+     *
+     */
+    400: ApiOpenAiError;
+};
+
+export type CreateVideoError = CreateVideoErrors[keyof CreateVideoErrors];
+
+export type CreateVideoResponses = {
+    /**
+     * The video, queued.
+     */
+    200: ApiOpenAiVideo;
+};
+
+export type CreateVideoResponse = CreateVideoResponses[keyof CreateVideoResponses];
+
+export type DeleteVideoData = {
+    body?: never;
+    path: {
+        video_id: string;
+    };
+    query?: never;
+    url: '/v1/videos/{video_id}';
+};
+
+export type DeleteVideoErrors = {
+    /**
+     * An error in OpenAI's shape: `400` (`param` names the field), `401`, `404`, `409` (the video
+     * has not completed), `413`, `415`, `429` (rate limit or concurrency caps, with `Retry-After`)
+     * or `503`.
+     *
+     */
+    404: ApiOpenAiError;
+};
+
+export type DeleteVideoError = DeleteVideoErrors[keyof DeleteVideoErrors];
+
+export type DeleteVideoResponses = {
+    /**
+     * Deleted.
+     */
+    200: ApiOpenAiVideoDeleted;
+};
+
+export type DeleteVideoResponse = DeleteVideoResponses[keyof DeleteVideoResponses];
+
+export type RetrieveVideoData = {
+    body?: never;
+    path: {
+        video_id: string;
+    };
+    query?: never;
+    url: '/v1/videos/{video_id}';
+};
+
+export type RetrieveVideoErrors = {
+    /**
+     * An error in OpenAI's shape: `400` (`param` names the field), `401`, `404`, `409` (the video
+     * has not completed), `413`, `415`, `429` (rate limit or concurrency caps, with `Retry-After`)
+     * or `503`.
+     *
+     */
+    404: ApiOpenAiError;
+};
+
+export type RetrieveVideoError = RetrieveVideoErrors[keyof RetrieveVideoErrors];
+
+export type RetrieveVideoResponses = {
+    /**
+     * The video.
+     */
+    200: ApiOpenAiVideo;
+};
+
+export type RetrieveVideoResponse = RetrieveVideoResponses[keyof RetrieveVideoResponses];
+
+export type DownloadVideoContentData = {
+    body?: never;
+    path: {
+        video_id: string;
+    };
+    query?: {
+        variant?: 'video' | 'thumbnail' | 'spritesheet';
+    };
+    url: '/v1/videos/{video_id}/content';
+};
+
+export type DownloadVideoContentErrors = {
+    /**
+     * An error in OpenAI's shape: `400` (`param` names the field), `401`, `404`, `409` (the video
+     * has not completed), `413`, `415`, `429` (rate limit or concurrency caps, with `Retry-After`)
+     * or `503`.
+     *
+     */
+    404: ApiOpenAiError;
+};
+
+export type DownloadVideoContentError = DownloadVideoContentErrors[keyof DownloadVideoContentErrors];
+
+export type DownloadVideoContentResponses = {
+    /**
+     * The file.
+     */
+    200: Blob | File;
+};
+
+export type DownloadVideoContentResponse = DownloadVideoContentResponses[keyof DownloadVideoContentResponses];
+
+export type RemixVideoData = {
+    body: ApiRemixVideoRequest;
+    path: {
+        video_id: string;
+    };
+    query?: never;
+    url: '/v1/videos/{video_id}/remix';
+};
+
+export type RemixVideoErrors = {
+    /**
+     * An error in OpenAI's shape: `400` (`param` names the field), `401`, `404`, `409` (the video
+     * has not completed), `413`, `415`, `429` (rate limit or concurrency caps, with `Retry-After`)
+     * or `503`.
+     *
+     */
+    404: ApiOpenAiError;
+};
+
+export type RemixVideoError = RemixVideoErrors[keyof RemixVideoErrors];
+
+export type RemixVideoResponses = {
+    /**
+     * The new video, queued.
+     */
+    200: ApiOpenAiVideo;
+};
+
+export type RemixVideoResponse = RemixVideoResponses[keyof RemixVideoResponses];
+
+export type GetVideoWebhookData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/webhooks/videos';
+};
+
+export type GetVideoWebhookErrors = {
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
+     */
+    429: ApiRateLimitError | ApiError;
+};
+
+export type GetVideoWebhookError = GetVideoWebhookErrors[keyof GetVideoWebhookErrors];
+
+export type GetVideoWebhookResponses = {
+    /**
+     * The video webhook settings.
+     */
+    200: ApiVideoWebhookSettings;
+};
+
+export type GetVideoWebhookResponse = GetVideoWebhookResponses[keyof GetVideoWebhookResponses];
+
+export type UpdateVideoWebhookData = {
+    body: ApiVideoWebhookSettings;
+    path?: never;
+    query?: never;
+    url: '/v1/webhooks/videos';
+};
+
+export type UpdateVideoWebhookErrors = {
+    /**
+     * The request does not match the operation (`invalid_request`); every field problem is listed.
+     */
+    400: ApiValidationError;
+    /**
+     * Missing, malformed, unknown or revoked API key (`unauthorized`).
+     */
+    401: ApiError;
+    /**
+     * A test key may read the setting but not change it (`live_key_required`).
+     */
+    403: ApiError;
+    /**
+     * The key made more than `rate_limit_per_minute` requests in the current minute
+     * (`rate_limit_exceeded`), or already has the most requests in progress on this server
+     * (`too_many_open_requests`, `REFVID_MAX_REQUESTS_PER_KEY`, 100 by default: uploads, held `sync`
+     * submits, downloads). Wait `Retry-After` seconds; nothing was done.
+     *
+     */
+    429: ApiRateLimitError | ApiError;
+};
+
+export type UpdateVideoWebhookError = UpdateVideoWebhookErrors[keyof UpdateVideoWebhookErrors];
+
+export type UpdateVideoWebhookResponses = {
+    /**
+     * The settings as they now stand.
+     */
+    200: ApiVideoWebhookSettings;
+};
+
+export type UpdateVideoWebhookResponse = UpdateVideoWebhookResponses[keyof UpdateVideoWebhookResponses];
 
 export type SubmitModelARunData = {
     body: ApiSubmitModelARunRequest;
@@ -4837,6 +5322,15 @@ export type AccountAlertWebhookWebhookPayload = ApiAccountAlertEvent;
 export type AccountAlertWebhookWebhookRequest = {
     body: AccountAlertWebhookWebhookPayload;
     key: 'account.alert';
+    path?: never;
+    query?: never;
+};
+
+export type VideoWebhookWebhookPayload = ApiVideoWebhookEvent;
+
+export type VideoWebhookWebhookRequest = {
+    body: VideoWebhookWebhookPayload;
+    key: 'video.event';
     path?: never;
     query?: never;
 };

@@ -4,6 +4,207 @@
 import * as z from 'zod';
 
 /**
+ * OpenAIVideoError
+ *
+ * Why a video failed.
+ */
+export const zOpenAiVideoError = z.object({
+    code: z.string(),
+    message: z.string()
+});
+
+/**
+ * OpenAIVideo
+ *
+ * A video of the OpenAI-compatible surface: a run made through `POST /v1/videos`, in the shape
+ * of OpenAI's video object. `id` is the run's id, so the same video is also `GET /v1/runs/{id}`,
+ * in run search, usage and the console, billed as any run.
+ *
+ */
+export const zOpenAiVideo = z.object({
+    id: z.string(),
+    object: z.literal('video'),
+    model: z.string(),
+    status: z.enum([
+        'queued',
+        'in_progress',
+        'completed',
+        'failed'
+    ]),
+    progress: z.int().gte(0).lte(100),
+    created_at: z.int(),
+    completed_at: z.int().nullable(),
+    expires_at: z.int().nullable(),
+    error: zOpenAiVideoError.nullable(),
+    prompt: z.string().nullable(),
+    seconds: z.string(),
+    size: z.string(),
+    remixed_from_video_id: z.string().nullable()
+});
+
+/**
+ * OpenAIVideoList
+ */
+export const zOpenAiVideoList = z.object({
+    object: z.literal('list'),
+    data: z.array(zOpenAiVideo),
+    first_id: z.string().nullable(),
+    last_id: z.string().nullable(),
+    has_more: z.boolean()
+});
+
+/**
+ * OpenAIError
+ *
+ * An error of the OpenAI-compatible surface, in OpenAI's shape, so the `openai` SDKs raise their
+ * own error classes (`BadRequestError`, `RateLimitError`, …). `param` names the request field at
+ * fault; `code` is refvid's error type; `request_id` is a refvid extension.
+ *
+ */
+export const zOpenAiError = z.object({
+    error: z.object({
+        message: z.string(),
+        type: z.enum([
+            'invalid_request_error',
+            'authentication_error',
+            'permission_error',
+            'not_found_error',
+            'conflict_error',
+            'rate_limit_error',
+            'server_error'
+        ]),
+        param: z.string().nullable(),
+        code: z.string().nullable(),
+        request_id: z.string().optional()
+    })
+});
+
+/**
+ * OpenAIUrl
+ */
+export const zOpenAiUrl = z.object({
+    url: z.string()
+});
+
+/**
+ * OpenAIInputReference
+ *
+ * One reference of `input_references` (OpenRouter's form), an image, a video or an audio clip.
+ */
+export const zOpenAiInputReference = z.object({
+    type: z.enum([
+        'image_url',
+        'video_url',
+        'audio_url'
+    ]),
+    image_url: zOpenAiUrl.optional(),
+    video_url: zOpenAiUrl.optional(),
+    audio_url: zOpenAiUrl.optional()
+});
+
+/**
+ * CreateVideoRequest
+ *
+ * What `client.videos.create` sends, as `multipart/form-data` (nested fields as
+ * `input_reference[image_url]`, arrays as `input_references[]`) or as JSON.
+ *
+ */
+export const zCreateVideoRequest = z.object({
+    prompt: z.string().min(1),
+    model: z.string().optional(),
+    seconds: z.string().optional(),
+    size: z.string().optional(),
+    input_reference: z.union([
+        z.string(),
+        z.object({
+            file_id: z.string().optional(),
+            image_url: z.string().optional()
+        })
+    ]).optional(),
+    input_references: z.array(zOpenAiInputReference).optional()
+});
+
+/**
+ * OpenAIVideoDeleted
+ */
+export const zOpenAiVideoDeleted = z.object({
+    id: z.string(),
+    object: z.literal('video.deleted'),
+    deleted: z.literal(true)
+});
+
+/**
+ * RemixVideoRequest
+ */
+export const zRemixVideoRequest = z.object({
+    prompt: z.string().min(1)
+});
+
+/**
+ * VideoWebhookSettings
+ *
+ * Where `video.completed` and `video.failed` events go for videos made through `/v1/videos`
+ * (a refvid extension; OpenAI sets this in its dashboard). Videos created while a URL is set
+ * deliver their end there, signed like run webhooks (Standard Webhooks) with the secret of the
+ * video's environment.
+ *
+ */
+export const zVideoWebhookSettings = z.object({
+    webhook_url: z.url().max(2048).nullable()
+});
+
+/**
+ * Error
+ *
+ * The body of every error response except the two `429`s.
+ */
+export const zError = z.object({
+    error: z.object({
+        type: z.string(),
+        code: z.int(),
+        message: z.string(),
+        request_id: z.string()
+    })
+});
+
+/**
+ * RateLimitError
+ *
+ * `429`: the key made more than `rate_limit_per_minute` requests this minute. Here `error` is a
+ * string, so the request id sits beside it, at the top level.
+ *
+ */
+export const zRateLimitError = z.object({
+    error: z.enum(['rate_limit_exceeded']),
+    message: z.string(),
+    request_id: z.string()
+});
+
+/**
+ * FieldProblem
+ */
+export const zFieldProblem = z.object({
+    field: z.string(),
+    message: z.string(),
+    rule: z.string().optional()
+});
+
+/**
+ * ValidationError
+ *
+ * `400 invalid_request`: the request does not match the operation; `fields` lists every problem.
+ */
+export const zValidationError = z.object({
+    error: z.object({
+        type: z.enum(['invalid_request']),
+        code: z.literal(400),
+        message: z.string(),
+        fields: z.array(zFieldProblem).min(1),
+        request_id: z.string()
+    })
+});
+
+/**
  * An `http` or `https` URL the service downloads the reference from. It must be reachable from
  * the service; loopback, private and cloud-metadata addresses are refused unless the operator
  * allows local URLs. The `url` of a reference upload (`POST /v1/files`) of the same organization
@@ -281,30 +482,6 @@ export const zRun = z.object({
 });
 
 /**
- * FieldProblem
- */
-export const zFieldProblem = z.object({
-    field: z.string(),
-    message: z.string(),
-    rule: z.string().optional()
-});
-
-/**
- * ValidationError
- *
- * `400 invalid_request`: the request does not match the operation; `fields` lists every problem.
- */
-export const zValidationError = z.object({
-    error: z.object({
-        type: z.enum(['invalid_request']),
-        code: z.literal(400),
-        message: z.string(),
-        fields: z.array(zFieldProblem).min(1),
-        request_id: z.string()
-    })
-});
-
-/**
  * InsufficientBalanceError
  *
  * `400 insufficient_balance`: the wallet cannot cover the price of the run. Nothing was reserved.
@@ -357,20 +534,6 @@ export const zBudgetExceededError = z.object({
 });
 
 /**
- * Error
- *
- * The body of every error response except the two `429`s.
- */
-export const zError = z.object({
-    error: z.object({
-        type: z.string(),
-        code: z.int(),
-        message: z.string(),
-        request_id: z.string()
-    })
-});
-
-/**
  * ConcurrencyLimitError
  *
  * `429`: the organization (`scope: organization`) or the API key (`scope: api_key`) already has
@@ -386,19 +549,6 @@ export const zConcurrencyLimitError = z.object({
         in_flight: z.int().gte(0),
         request_id: z.string()
     })
-});
-
-/**
- * RateLimitError
- *
- * `429`: the key made more than `rate_limit_per_minute` requests this minute. Here `error` is a
- * string, so the request id sits beside it, at the top level.
- *
- */
-export const zRateLimitError = z.object({
-    error: z.enum(['rate_limit_exceeded']),
-    message: z.string(),
-    request_id: z.string()
 });
 
 /**
@@ -968,7 +1118,9 @@ export const zWebhookDelivery = z.object({
         'run.cancelled',
         'account.balance_low',
         'key.budget_threshold',
-        'key.budget_exhausted'
+        'key.budget_exhausted',
+        'video.completed',
+        'video.failed'
     ]),
     state: z.enum([
         'pending',
@@ -1469,6 +1621,19 @@ export const zAccountAlertEvent = z.object({
 });
 
 /**
+ * VideoWebhookEvent
+ *
+ * OpenAI's event shape; `data` is the whole video object.
+ */
+export const zVideoWebhookEvent = z.object({
+    id: z.string(),
+    object: z.literal('event'),
+    created_at: z.int(),
+    type: z.enum(['video.completed', 'video.failed']),
+    data: zOpenAiVideo
+});
+
+/**
  * A unique value (a UUID, say) that makes a submit safe to retry. The same key with the same body
  * within 24 hours replays the first response (with `Idempotent-Replayed: true`) instead of
  * creating another run; the same key with a different body is `422 idempotency_key_reused`. A
@@ -1549,6 +1714,86 @@ export const zWebhookTimestampHeader = z.int();
  * Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}`.
  */
 export const zWebhookSignatureHeader = z.string();
+
+export const zListVideosQuery = z.object({
+    after: z.string().optional(),
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    order: z.enum(['asc', 'desc']).optional()
+});
+
+/**
+ * A page of videos.
+ */
+export const zListVideosResponse = zOpenAiVideoList;
+
+export const zCreateVideoBody = zCreateVideoRequest;
+
+export const zCreateVideoHeaders = z.object({
+    'Idempotency-Key': z.string().min(1).max(255).optional()
+});
+
+/**
+ * The video, queued.
+ */
+export const zCreateVideoResponse = zOpenAiVideo;
+
+export const zDeleteVideoPath = z.object({
+    video_id: z.string()
+});
+
+/**
+ * Deleted.
+ */
+export const zDeleteVideoResponse = zOpenAiVideoDeleted;
+
+export const zRetrieveVideoPath = z.object({
+    video_id: z.string()
+});
+
+/**
+ * The video.
+ */
+export const zRetrieveVideoResponse = zOpenAiVideo;
+
+export const zDownloadVideoContentPath = z.object({
+    video_id: z.string()
+});
+
+export const zDownloadVideoContentQuery = z.object({
+    variant: z.enum([
+        'video',
+        'thumbnail',
+        'spritesheet'
+    ]).optional()
+});
+
+/**
+ * The file.
+ */
+export const zDownloadVideoContentResponse = z.string();
+
+export const zRemixVideoBody = zRemixVideoRequest;
+
+export const zRemixVideoPath = z.object({
+    video_id: z.string()
+});
+
+/**
+ * The new video, queued.
+ */
+export const zRemixVideoResponse = zOpenAiVideo;
+
+/**
+ * The video webhook settings.
+ */
+export const zGetVideoWebhookResponse = zVideoWebhookSettings;
+
+export const zUpdateVideoWebhookBody = zVideoWebhookSettings;
+
+/**
+ * The settings as they now stand.
+ */
+export const zUpdateVideoWebhookResponse = zVideoWebhookSettings;
 
 export const zSubmitModelARunBody = zSubmitModelARunRequest;
 
@@ -2105,6 +2350,17 @@ export const zRunProgressWebhookWebhookRequest = z.object({
 
 export const zAccountAlertWebhookWebhookRequest = z.object({
     body: zAccountAlertEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string(),
+        'webhook-timestamp': z.int(),
+        'webhook-signature': z.string()
+    })
+});
+
+export const zVideoWebhookWebhookRequest = z.object({
+    body: zVideoWebhookEvent,
     path: z.never().optional(),
     query: z.never().optional(),
     headers: z.object({

@@ -23,6 +23,7 @@ import { statsContract } from "./stats.contract.js";
 import { uploadsContract } from "./uploads.contract.js";
 import { usageContract } from "./usage.contract.js";
 import { vendorLogContract } from "./vendor-log.contract.js";
+import { videosContract } from "./videos.contract.js";
 import { webhookEventsContract } from "./webhook-events.contract.js";
 import { webhookLogContract } from "./webhook-log.contract.js";
 import { webhooksContract } from "./webhooks.contract.js";
@@ -46,6 +47,7 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
     webhookLogContract(makeStore);
     webhookEventsContract(makeStore);
     vendorLogContract(makeStore);
+    videosContract(makeStore);
     invariantsContract(makeStore);
     ledgerContract(makeStore);
     alertsContract(makeStore);

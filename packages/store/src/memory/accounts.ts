@@ -47,6 +47,7 @@ export class MemoryAccounts {
       uploadQuota: { bytes: null, count: null },
       queueWeight: DEFAULT_QUEUE_WEIGHT,
       alerts: { webhookUrl: null, thresholds: null, lastTopUp: 0, fired: [] },
+      videoWebhookUrl: null,
     };
     this.organizations.set(org.id, org);
     this.index.addOrganization(org);
@@ -65,6 +66,7 @@ export class MemoryAccounts {
     if (patch.queueWeight !== undefined) org.queueWeight = patch.queueWeight;
     if (patch.alertWebhookUrl !== undefined) org.alerts.webhookUrl = patch.alertWebhookUrl;
     if (patch.balanceAlertThresholds !== undefined) org.alerts.thresholds = patch.balanceAlertThresholds;
+    if (patch.videoWebhookUrl !== undefined) org.videoWebhookUrl = patch.videoWebhookUrl;
     return copy(org);
   };
 

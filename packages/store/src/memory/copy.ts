@@ -37,7 +37,7 @@ const copyDate = (date: Date | null) => (date ? new Date(date.getTime()) : null)
  * the generic copy). Nested values still go through `copy`.
  */
 export function copyRun(run: RunRecord): RunRecord {
-  return {
+  const copied: RunRecord = {
     id: run.id,
     organizationId: run.organizationId,
     apiKeyId: run.apiKeyId,
@@ -70,4 +70,7 @@ export function copyRun(run: RunRecord): RunRecord {
     route: run.route,
     vendorCost: run.vendorCost,
   };
+  // Only a video's record has the field: every other run keeps the one shape.
+  if (run.video) copied.video = { ...run.video, deletedAt: copyDate(run.video.deletedAt) };
+  return copied;
 }

@@ -28,6 +28,14 @@ export class KeysetList<T extends Keyset> {
     }
   }
 
+  /** Oldest first, from just newer than `after` when given. */
+  *ascending(after?: Keyset): Generator<T> {
+    let i = after ? this.countOlderThan(after) : 0;
+    const first = this.items[i];
+    if (after && first && newestFirst(first, after) === 0) i++;
+    for (; i < this.items.length; i++) yield this.items[i] as T;
+  }
+
   /** Records created in `[from, to)`, oldest first. */
   *createdBetween(from: Date, to: Date): Generator<T> {
     const end = this.countOlderThan({ createdAt: to, id: "" });

@@ -62,6 +62,7 @@ export class PostgresStore implements T.Store {
   readonly getRun: T.Store["getRun"] = (...args) => this.batched.getRun(...args);
   readonly getRunById: T.Store["getRunById"] = (...args) => this.batched.getRunById(...args);
   readonly searchRuns: T.Store["searchRuns"] = (...args) => q.searchRuns(this.db, ...args);
+  readonly deleteVideo: T.Store["deleteVideo"] = (...args) => q.deleteVideo(this.db, ...args);
   readonly claimRuns: T.Store["claimRuns"] = async (input) => {
     const runs = await q.claimRuns(this.db, this.origin, input);
     if (runs.length > 0) this.events.emit({ kind: "changed", runIds: runs.map((run) => run.id) });

@@ -85,6 +85,7 @@ export function toOrganization(r: Row): OrganizationRecord {
       lastTopUp: micros(r.last_top_up, "last_top_up"),
       fired: ((r.balance_alerts_fired as number[] | undefined) ?? []).map(Number),
     },
+    videoWebhookUrl: (r.video_webhook_url as string | null | undefined) ?? null,
   };
 }
 
@@ -186,7 +187,7 @@ export function toAuditEntry(r: Row): AuditEntryRecord {
 }
 
 export function toRun(r: Row): RunRecord {
-  return {
+  const run: RunRecord = {
     id: String(r.id),
     organizationId: String(r.organization_id),
     apiKeyId: String(r.api_key_id),
@@ -219,6 +220,17 @@ export function toRun(r: Row): RunRecord {
     route: (r.route as string | null) ?? null,
     vendorCost: microsOrNull(r.vendor_cost, "vendor_cost"),
   };
+  if (r.video) {
+    const video = r.video as { model: string; seconds: string; size: string; remixed_from: string | null };
+    run.video = {
+      model: video.model,
+      seconds: video.seconds,
+      size: video.size,
+      remixedFrom: video.remixed_from,
+      deletedAt: dateOrNull(r.video_deleted_at),
+    };
+  }
+  return run;
 }
 
 /**

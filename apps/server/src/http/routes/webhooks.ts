@@ -2,6 +2,7 @@
 import type { Request, Router } from "express";
 import type { AppDeps } from "../../deps.js";
 import { getAlertSettings, updateAlertSettings } from "../../services/alert-settings.js";
+import { getVideoWebhook, updateVideoWebhook } from "../../services/video-webhook.js";
 import {
   type DeliveryQuery,
   getDelivery,
@@ -26,6 +27,14 @@ export function webhooksRoutes(router: Router, deps: AppDeps): void {
 
   router.patch("/v1/webhooks/alerts", async (req, res) => {
     res.json(await updateAlertSettings(deps, callerOf(res), req.body));
+  });
+
+  router.get("/v1/webhooks/videos", async (_req, res) => {
+    res.json(await getVideoWebhook(deps, callerOf(res)));
+  });
+
+  router.patch("/v1/webhooks/videos", async (req, res) => {
+    res.json(await updateVideoWebhook(deps, callerOf(res), req.body));
   });
 
   router.get("/v1/webhooks/deliveries", async (req, res) => {

@@ -204,13 +204,14 @@ async function insertRuns(
              with ordinality as e (organization_id, amount, balance, reserved, run_id, api_key_id, created_at, ord)
            order by ord),
          r as (insert into runs (id, organization_id, api_key_id, environment, endpoint, input, status, webhook_url, metadata,
-             reserved, price_unit, unit_price, reserved_seconds, created_at, webhook_events, priority)
+             reserved, price_unit, unit_price, reserved_seconds, created_at, webhook_events, priority, video)
            select id, organization_id, api_key_id, environment, endpoint, input, 'queued', webhook_url, metadata, reserved,
-             price_unit, unit_price, reserved_seconds, created_at, webhook_events, priority
+             price_unit, unit_price, reserved_seconds, created_at, webhook_events, priority, video
            from unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::jsonb[], $13::text[], $14::jsonb[],
-             $15::bigint[], $16::text[], $17::bigint[], $18::int[], $19::timestamptz[], $22::jsonb[], $23::smallint[])
+             $15::bigint[], $16::text[], $17::bigint[], $18::int[], $19::timestamptz[], $22::jsonb[], $23::smallint[],
+             $32::jsonb[])
              as n (id, organization_id, api_key_id, environment, endpoint, input, webhook_url, metadata, reserved, price_unit,
-               unit_price, reserved_seconds, created_at, webhook_events, priority)
+               unit_price, reserved_seconds, created_at, webhook_events, priority, video)
            returning ${RUN_COLUMNS}),
          notified as (select pg_notify($20, $21))
      select r.*, (select count(*) from notified) as notified from r`,
@@ -246,6 +247,7 @@ async function insertRuns(
       held.map((a) => a.input.run.id),
       held.map((a) => a.input.run.apiKeyId),
       held.map((a) => a.input.now),
+      runs.map((r) => (r.video ? json(videoColumn(r.video)) : null)),
     ],
     "refvid_admit_runs",
   );
@@ -272,3 +274,11 @@ async function keepIdempotencyRecords(tx: Queryable, admitted: readonly AdmitInp
     "refvid_keep_idempotency_keys",
   );
 }
+
+/** A video's `video` column, in the column's snake_case. */
+const videoColumn = (video: T.NewVideo) => ({
+  model: video.model,
+  seconds: video.seconds,
+  size: video.size,
+  remixed_from: video.remixedFrom,
+});

@@ -12,6 +12,7 @@ export { adjustBalance, reverseTopUp } from "./corrections.js";
 export { type CountedRequest, countRequests } from "./count-request.js";
 export { createApiKey } from "./create-api-key.js";
 export { createOrganization } from "./create-organization.js";
+export { deleteVideo } from "./delete-video.js";
 export { findApiKeysByHash } from "./find-api-key-by-hash.js";
 export { findOverdueRuns } from "./find-overdue-runs.js";
 export { getApiKey } from "./get-api-key.js";

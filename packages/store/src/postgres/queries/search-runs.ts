@@ -21,12 +21,16 @@ export function searchRunsQuery(search: T.RunSearch): { text: string; params: un
   if (search.createdAfter) add((p) => `created_at >= ${p}`, search.createdAfter);
   if (search.createdBefore) add((p) => `created_at < ${p}`, search.createdBefore);
   if (search.metadata) add((p) => `metadata @> ${p}::jsonb`, json(search.metadata));
+  // Through `runs_videos`, whose predicate this repeats.
+  if (search.videos) where.push("video is not null and video_deleted_at is null");
   if (search.after) {
     params.push(search.after.createdAt, search.after.id);
-    where.push(`(created_at, id) < ($${params.length - 1}, $${params.length})`);
+    const beyond = search.oldestFirst ? ">" : "<";
+    where.push(`(created_at, id) ${beyond} ($${params.length - 1}, $${params.length})`);
   }
   params.push(search.limit);
-  const text = `select * from runs where ${where.join(" and ")} order by created_at desc, id desc limit $${params.length}`;
+  const order = search.oldestFirst ? "created_at, id" : "created_at desc, id desc";
+  const text = `select * from runs where ${where.join(" and ")} order by ${order} limit $${params.length}`;
   return { text, params };
 }
 

@@ -32,7 +32,7 @@ export const DELIVERY_HISTORY = `coalesce((select jsonb_agg(jsonb_build_object('
 export const RUN_COLUMNS = `id, organization_id, api_key_id, environment, endpoint, input, status, webhook_url,
   webhook_events, metadata, reserved, unit_price, reserved_seconds, charged, billable_seconds, output, error, progress,
   created_at, started_at, completed_at, lease_owner, lease_expires_at, attempts, upstream, provider, route, vendor_cost,
-  price_unit, queue_position, priority`;
+  price_unit, queue_position, priority, video, video_deleted_at`;
 
 /** The next ledger entry's id, `led_` and its sequence number zero-padded (`sequenceId`). */
 export const NEXT_LEDGER_ID = "'led_' || lpad(nextval('ledger_entry_seq')::text, 19, '0')";

@@ -15,7 +15,8 @@ export async function updateOrganization(
        upload_quota_count = case when $4 then $5::integer else upload_quota_count end,
        queue_weight = coalesce($6, queue_weight),
        alert_webhook_url = case when $7 then $8::text else alert_webhook_url end,
-       balance_alert_thresholds = case when $9 then $10::jsonb else balance_alert_thresholds end
+       balance_alert_thresholds = case when $9 then $10::jsonb else balance_alert_thresholds end,
+       video_webhook_url = case when $11 then $12::text else video_webhook_url end
      where id = $1 returning *`,
     [
       id,
@@ -28,6 +29,8 @@ export async function updateOrganization(
       patch.alertWebhookUrl ?? null,
       patch.balanceAlertThresholds !== undefined,
       patch.balanceAlertThresholds ? JSON.stringify(patch.balanceAlertThresholds) : null,
+      patch.videoWebhookUrl !== undefined,
+      patch.videoWebhookUrl ?? null,
     ],
   );
   return rows[0] ? toOrganization(rows[0]) : null;

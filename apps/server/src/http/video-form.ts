@@ -1,0 +1,148 @@
+/**
+ * Reading a `/v1/videos` request body as the `openai` SDKs send it: `multipart/form-data` whose
+ * nested fields are written `input_reference[image_url]` and arrays `input_references[]`, with
+ * an uploaded file in `input_reference`; or JSON. The file streams into the caller's uploads as it
+ * arrives (services/upload-file.ts), so a form whose file comes before its other fields is read in
+ * one pass.
+ */
+
+import type { Readable } from "node:stream";
+import type { FileUpload } from "@refvid/api-types";
+import { InvalidRequestError, RefvidError } from "@refvid/core";
+import busboy from "busboy";
+import type { Request } from "express";
+import { TEXT_RULE, textProblem } from "./text-guard.js";
+
+/** The body as a plain object, with the uploaded file (if any) under `input_reference`. */
+export interface VideoForm {
+  fields: Record<string, unknown>;
+  /** The upload made of a file sent in `input_reference`. */
+  file: FileUpload | null;
+}
+
+/** The longest field a form may hold: a `data:` URL of a 30 MB image, in base64. */
+export const MAX_FIELD_BYTES = 42 * 1024 * 1024;
+
+const unreadable = (reason: string) =>
+  new InvalidRequestError([
+    { field: "body", message: `is not a readable form: ${reason}`, rule: "multipart" },
+  ]);
+
+/**
+ * Reads the form; `store` keeps the file of `input_reference` (any other file field is a 400).
+ * Rejects with the store's own error (a 413, a 415) when the file cannot be kept.
+ */
+export function readVideoForm(
+  req: Request,
+  store: (body: Readable, fileName: string | null) => Promise<FileUpload>,
+): Promise<VideoForm> {
+  return new Promise((resolve, reject) => {
+    let form: busboy.Busboy;
+    try {
+      form = busboy({
+        headers: req.headers,
+        defParamCharset: "utf8",
+        limits: { files: 1, fields: 100, fieldSize: MAX_FIELD_BYTES, parts: 101 },
+      });
+    } catch (err) {
+      reject(unreadable((err as Error).message));
+      return;
+    }
+    const fields: Record<string, unknown> = {};
+    let upload: Promise<FileUpload> | null = null;
+    let failed: unknown = null;
+    const fail = (err: unknown) => {
+      failed ??= err;
+    };
+    form.on("field", (name, value, info) => {
+      const problem = info.valueTruncated ? "is too long" : (textProblem(name) ?? textProblem(value));
+      if (problem) fail(new InvalidRequestError([{ field: name, message: problem, rule: TEXT_RULE }]));
+      else setField(fields, name, value);
+    });
+    form.on("file", (name, stream, info) => {
+      if (name !== "input_reference" || upload) {
+        stream.resume();
+        fail(
+          new InvalidRequestError([
+            { field: name, message: "takes no file here; send one in input_reference", rule: "file" },
+          ]),
+        );
+        return;
+      }
+      upload = store(stream, info.filename ?? null);
+      // Reading the rest of the form must not wait on a file the store refused.
+      upload.catch((err: unknown) => {
+        stream.resume();
+        fail(err);
+      });
+    });
+    form.on("error", (err: Error) => reject(unreadable(err.message)));
+    form.on("close", () => {
+      const pending: Promise<FileUpload | null> = upload ?? Promise.resolve(null);
+      pending.then(
+        (file) => (failed ? reject(failed) : resolve({ fields, file })),
+        (err: unknown) => reject(err instanceof RefvidError ? err : (failed ?? err)),
+      );
+    });
+    req.pipe(form);
+    req.on("error", (err) => form.destroy(err));
+  });
+}
+
+/**
+ * Sets a form field by its bracketed name: `a[b]` is `{a: {b}}`, `a[]` appends to an array, and
+ * `a[][b]` starts a new element of `a` when the last one already has `b`.
+ */
+export function setField(target: Record<string, unknown>, name: string, value: string): void {
+  const match = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(name);
+  if (!match) {
+    target[name] = value;
+    return;
+  }
+  const path = [
+    match[1] as string,
+    ...[...(match[2] ?? "").matchAll(/\[([^[\]]*)\]/g)].map((m) => m[1] as string),
+  ];
+  setPath(target, path, value);
+}
+
+function setPath(container: Record<string, unknown> | unknown[], path: string[], value: string): void {
+  const [head, ...rest] = path as [string, ...string[]];
+  if (Array.isArray(container)) {
+    if (rest.length === 0) {
+      container.push(value);
+      return;
+    }
+    let last = container.at(-1) as Record<string, unknown> | undefined;
+    if (!last || typeof last !== "object" || hasPath(last, rest)) {
+      last = {};
+      container.push(last);
+    }
+    setPath(last, rest, value);
+    return;
+  }
+  if (rest.length === 0) {
+    container[head] = value;
+    return;
+  }
+  const next = rest[0] === "" ? [] : {};
+  const existing = container[head];
+  const child = existing && typeof existing === "object" ? existing : next;
+  container[head] = child;
+  if (rest[0] === "") setPath(child as unknown[], rest, value);
+  else setPath(child as Record<string, unknown>, rest, value);
+}
+
+function hasPath(object: Record<string, unknown>, path: string[]): boolean {
+  const [head, ...rest] = path;
+  if (head === undefined || head === "") return false;
+  if (!(head in object)) return false;
+  if (rest.length === 0) return true;
+  const child = object[head];
+  return (
+    typeof child === "object" &&
+    child !== null &&
+    !Array.isArray(child) &&
+    hasPath(child as Record<string, unknown>, rest)
+  );
+}

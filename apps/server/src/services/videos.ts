@@ -1,0 +1,195 @@
+/**
+ * The `/v1/videos` surface (OpenAI's `videos` resource) over runs: create and remix submit a run
+ * as `POST /v1/run/…` does (keys, caps, wallet, budgets, idempotency), marked as a video with the
+ * surface's own terms; retrieve, list, delete and content read and change those runs. A video's
+ * id is its run's id.
+ */
+import { ConflictError, InvalidRequestError, isInFlight, NotFoundError } from "@refvid/core";
+import type { NewVideo, RunOutputFile, RunRecord } from "@refvid/store";
+import type { Caller } from "../auth/request-context.js";
+import type { AppDeps } from "../deps.js";
+import { fieldNamesOf, type OpenAIVideo, videoOf } from "../views/video-view.js";
+import { cancelRun } from "./cancel-run.js";
+import { visibleRun } from "./get-run.js";
+import { submitRun } from "./submit-run.js";
+import {
+  asVideoProblems,
+  checkBuiltInInput,
+  type VideoInput,
+  type VideoParams,
+  videoInput,
+  videoModel,
+} from "./video-request.js";
+
+export const videoNotFound = (id: string) =>
+  new NotFoundError("video_not_found", `No video ${id} in this organization.`);
+
+/** The caller's video (a run made on this surface, not deleted), or a 404. */
+async function findVideo(deps: AppDeps, caller: Caller, id: string): Promise<RunRecord> {
+  const run = visibleRun(caller, await deps.store.getRun(caller.organization.id, id));
+  if (!run?.video || run.video.deletedAt) throw videoNotFound(id);
+  return run;
+}
+
+export async function createVideo(
+  deps: AppDeps,
+  caller: Caller,
+  params: VideoParams,
+  idempotencyKey: string | undefined,
+): Promise<OpenAIVideo> {
+  const { served, model } = videoModel(deps.catalog.current, params.model);
+  const video = videoInput(deps, served, model, params);
+  return submitVideo(deps, caller, video, null, idempotencyKey);
+}
+
+/** A new video with `source`'s model, length, size and references, and a new prompt. */
+export async function remixVideo(
+  deps: AppDeps,
+  caller: Caller,
+  sourceId: string,
+  prompt: unknown,
+  idempotencyKey: string | undefined,
+): Promise<OpenAIVideo> {
+  if (typeof prompt !== "string" || prompt.length === 0) {
+    throw new InvalidRequestError([{ field: "prompt", message: "is required", rule: "required" }]);
+  }
+  const source = await findVideo(deps, caller, sourceId);
+  const served = deps.catalog.current.get(source.endpoint);
+  const fields = fieldNamesOf(served.model);
+  const params = new Map(Object.keys(source.input).map((field) => [field, field]));
+  params.set(fields.prompt, "prompt");
+  const { video } = source as RunRecord & { video: NewVideo };
+  const remix: VideoInput = {
+    served,
+    model: video.model,
+    input: { ...source.input, [fields.prompt]: prompt },
+    seconds: video.seconds,
+    size: video.size,
+    params,
+  };
+  return submitVideo(deps, caller, remix, source.id, idempotencyKey);
+}
+
+async function submitVideo(
+  deps: AppDeps,
+  caller: Caller,
+  video: VideoInput,
+  remixedFrom: string | null,
+  idempotencyKey: string | undefined,
+): Promise<OpenAIVideo> {
+  const input = checkBuiltInInput(deps, video);
+  const org = await deps.store.getOrganization(caller.organization.id);
+  const webhookUrl = org?.videoWebhookUrl ?? null;
+  const outcome = await submitRun(
+    deps,
+    caller,
+    video.served.model.slug,
+    { input, ...(webhookUrl ? { webhook_url: webhookUrl } : {}) },
+    idempotencyKey && `videos:${idempotencyKey}`,
+    { video: { model: video.model, seconds: video.seconds, size: video.size, remixedFrom } },
+  ).catch((err: unknown) => {
+    throw err instanceof InvalidRequestError ? asVideoProblems(err.fields, video.params) : err;
+  });
+  const runId = outcome.kind === "admitted" ? outcome.run.run_id : outcome.runId;
+  const run = await deps.store.getRun(caller.organization.id, runId);
+  if (!run?.video) throw videoNotFound(runId);
+  return videoOf(deps, run);
+}
+
+export async function retrieveVideo(deps: AppDeps, caller: Caller, id: string): Promise<OpenAIVideo> {
+  return videoOf(deps, await findVideo(deps, caller, id));
+}
+
+export interface VideoListQuery {
+  after?: string;
+  limit: number;
+  order: "asc" | "desc";
+}
+
+/** A page of the caller's videos; `after` names the last video of the page before. */
+export async function listVideos(deps: AppDeps, caller: Caller, query: VideoListQuery) {
+  let after: RunRecord | undefined;
+  if (query.after) {
+    const found = visibleRun(caller, await deps.store.getRun(caller.organization.id, query.after));
+    if (!found?.video) {
+      throw new InvalidRequestError([
+        { field: "after", message: `names no video (${query.after})`, rule: "cursor" },
+      ]);
+    }
+    after = found;
+  }
+  const runs = await deps.store.searchRuns({
+    organizationId: caller.organization.id,
+    environment: caller.apiKey.environment,
+    videos: true,
+    oldestFirst: query.order === "asc",
+    limit: query.limit + 1,
+    ...(after ? { after: { createdAt: after.createdAt, id: after.id } } : {}),
+  });
+  const data = runs.slice(0, query.limit).map((run) => videoOf(deps, run));
+  return {
+    object: "list" as const,
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data.at(-1)?.id ?? null,
+    has_more: runs.length > query.limit,
+  };
+}
+
+/**
+ * Deletes a video: its run is cancelled first when still in flight (uncharged), its files are
+ * deleted, and it leaves this surface; the run stays in the run API, billed as it ended.
+ */
+export async function deleteVideo(deps: AppDeps, caller: Caller, id: string) {
+  const run = await findVideo(deps, caller, id);
+  if (isInFlight(run.status)) {
+    await cancelRun(deps, caller, id).catch((err: unknown) => {
+      // It ended meanwhile: delete it as it ended.
+      if (!(err instanceof ConflictError)) throw err;
+    });
+  }
+  const deleted = await deps.store.deleteVideo(caller.organization.id, id, deps.clock.now());
+  if (!deleted) throw videoNotFound(id);
+  for (const fileId of outputFiles(deleted.output)) {
+    await deps.blobs.delete(fileId).catch((err: unknown) => {
+      deps.logger.warn({ err, runId: id, fileId }, "could not delete a deleted video's file; retention will");
+    });
+  }
+  return { id, object: "video.deleted" as const, deleted: true as const };
+}
+
+export type VideoVariant = "video" | "thumbnail" | "spritesheet";
+
+/** The blob of a completed video's variant, or 404/409 saying why there is none. */
+export async function videoContentFile(
+  deps: AppDeps,
+  caller: Caller,
+  id: string,
+  variant: VideoVariant,
+): Promise<string> {
+  const run = await findVideo(deps, caller, id);
+  if (run.status !== "succeeded" || !run.output) {
+    throw new ConflictError(
+      "video_not_completed",
+      `Video ${id} is ${videoOf(deps, run).status}; its content is there once it is completed.`,
+    );
+  }
+  const fileId = variantFile(run.output, variant);
+  if (!fileId) throw new NotFoundError("variant_not_found", `Video ${id} has no ${variant}.`);
+  return fileId;
+}
+
+type OutputFiles = RunOutputFile & { thumbnailFileId?: string; spritesheetFileId?: string };
+
+function variantFile(output: OutputFiles, variant: VideoVariant): string | undefined {
+  if (variant === "thumbnail") return output.thumbnailFileId;
+  if (variant === "spritesheet") return output.spritesheetFileId;
+  return output.fileId;
+}
+
+function outputFiles(output: OutputFiles | null): string[] {
+  if (!output) return [];
+  return [output.fileId, output.thumbnailFileId, output.spritesheetFileId].filter(
+    (fileId): fileId is string => typeof fileId === "string",
+  );
+}
