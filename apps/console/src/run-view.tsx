@@ -51,7 +51,14 @@ export function RunView({ run, link }: { run: Run; link?: ReactNode }) {
       {video ? (
         <>
           {/* biome-ignore lint/a11y/useMediaCaption: generated videos come without captions */}
-          <video controls playsInline preload="auto" src={video.url} data-testid="run-video" />
+          <video
+            controls
+            playsInline
+            preload="auto"
+            src={video.url}
+            poster={video.thumbnail_url}
+            data-testid="run-video"
+          />
           <p>
             <a href={video.url} download={video.file_name ?? `${run.run_id}.mp4`}>
               Download the MP4

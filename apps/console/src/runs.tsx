@@ -1,6 +1,6 @@
 /**
- * Search runs by status, model, creation time and metadata; page through them; each run links to
- * its own page (`#/runs/<run_id>`), shown above the list.
+ * Search runs by status, model, creation time and metadata; page through them, each succeeded one
+ * with its poster frame; each run links to its own page (`#/runs/<run_id>`), shown above the list.
  */
 import type { Model, RefvidClient, Run, RunStatus, SearchRunsRequest } from "@refvid/client";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
@@ -36,6 +36,13 @@ function Cost({ run }: { run: Run }) {
       </span>
     </>
   );
+}
+
+/** A succeeded run's poster frame, small and loaded only when its row scrolls into view. */
+function Poster({ run }: { run: Run }) {
+  const url = run.output?.videos[0]?.thumbnail_url;
+  if (!url) return null;
+  return <img className="poster" src={url} alt={`Poster frame of run ${run.run_id}`} loading="lazy" />;
 }
 
 export function RunsPage(props: {
@@ -187,6 +194,7 @@ export function RunsPage(props: {
           <thead>
             <tr>
               <th scope="col">Run</th>
+              <th scope="col">Poster</th>
               <th scope="col">Model</th>
               <th scope="col">Status</th>
               <th scope="col">Created</th>
@@ -200,6 +208,9 @@ export function RunsPage(props: {
                   <a href={runHash(run.run_id)} title={run.run_id}>
                     {run.run_id.slice(0, 12)}…
                   </a>
+                </td>
+                <td data-label="Poster">
+                  <Poster run={run} />
                 </td>
                 <td data-label="Model">
                   <span className="clip" title={run.endpoint}>
@@ -217,7 +228,7 @@ export function RunsPage(props: {
             ))}
             {runs.length === 0 && !loading ? (
               <tr>
-                <td colSpan={5}>No runs match.</td>
+                <td colSpan={6}>No runs match.</td>
               </tr>
             ) : null}
           </tbody>

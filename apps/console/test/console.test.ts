@@ -131,6 +131,11 @@ describe("the console", () => {
     const row = page.getByRole("row").filter({ hasText: "model-d" });
     await row.first().waitFor();
     expect(await row.count()).toBe(1);
+    // Its poster frame, from the run's signed thumbnail_url, loads (lazily, as the row is shown).
+    const poster = row.getByRole("img", { name: /^Poster frame of run run_/ });
+    await poster.scrollIntoViewIfNeeded();
+    await poster.evaluate((img: HTMLImageElement) => img.decode());
+    expect(await poster.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(320);
     await row.getByRole("link").click();
     await page.waitForURL((u) => /^#\/runs\/run_[0-9a-f-]{36}$/.test(u.hash));
     const detail = page.getByRole("region", { name: "Run detail" });

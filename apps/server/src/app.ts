@@ -14,9 +14,9 @@ import type { ListenHealth } from "@refvid/store";
 import express, { type Express } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import { cogBoxStates } from "./catalog/reachability.js";
-import type { Config } from "./config.js";
 import type { AppDeps } from "./deps.js";
 import { authenticate, authenticateAdmin } from "./http/auth.js";
+import { consoleHeaders } from "./http/console-headers.js";
 import { Drain } from "./http/drain.js";
 import { errorHandler } from "./http/error-handler.js";
 import { ProbePortOnlyError, RouteNotFoundError, WorkerOnlyError } from "./http/http-errors.js";
@@ -169,32 +169,4 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
 /** The built API reference (apps/docs), when it has been built. */
 function docsDirectory(): string | null {
   return existsSync(docsHtmlPath) ? dirname(docsHtmlPath) : null;
-}
-
-/**
- * The console's page may run only its own files and call only this origin; it is never framed
- * (clickjacking) and sends no referrer (its video links are signed bearer URLs). Videos play from
- * this origin, or from the S3 server that presigns them.
- */
-function consoleHeaders(config: Config): Record<string, string> {
-  const store = config.blobStore;
-  const s3 = store.kind === "s3" && store.presign ? (store.location.endpoint ?? "https:") : "";
-  const media = ["'self'", "blob:", ...(s3 ? [s3 === "https:" ? s3 : new URL(s3).origin] : [])].join(" ");
-  return {
-    "Content-Security-Policy": [
-      "default-src 'self'",
-      "script-src 'self'",
-      "style-src 'self'",
-      "img-src 'self' data:",
-      `media-src ${media}`,
-      "connect-src 'self'",
-      "object-src 'none'",
-      "base-uri 'self'",
-      "form-action 'self'",
-      "frame-ancestors 'none'",
-    ].join("; "),
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-  };
 }

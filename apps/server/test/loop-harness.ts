@@ -3,7 +3,7 @@
  * a real blob directory, a ManualClock for all time, a log the test can read, and a provider the
  * test drives by hand.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -22,8 +22,11 @@ export const T0 = new Date("2030-01-01T00:00:00.000Z");
 export interface HeldJob {
   job: ProviderJob;
   signal: AbortSignal;
-  /** Writes a video into the job's directory and returns it, `seconds` long. */
-  finish(seconds?: number): Promise<void>;
+  /**
+   * Writes a video into the job's directory and returns it, `seconds` long: a copy of `video`, or
+   * bytes no player reads.
+   */
+  finish(seconds?: number, video?: string): Promise<void>;
   fail(error: Error): void;
 }
 
@@ -40,9 +43,10 @@ export class HeldProvider implements Provider {
       this.jobs.push({
         job,
         signal: context.signal,
-        async finish(seconds = 4) {
+        async finish(seconds = 4, video?: string) {
           const path = join(job.workDir, "out.mp4");
-          await writeFile(path, "not really a video");
+          if (video) await copyFile(video, path);
+          else await writeFile(path, "not really a video");
           resolve({ path, durationSeconds: seconds });
         },
         fail: reject,

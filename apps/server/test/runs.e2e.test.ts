@@ -101,8 +101,9 @@ describe("submit", () => {
     expect(data?.status).toBe("queued");
     const ended = await tenant.client.waitForRun(data?.run_id ?? "", { pollIntervalMs: 50 });
     expect(ended.status).toBe("succeeded");
-    // model-c outputs carry no file_name/content_type (interface, "Output object").
-    expect(Object.keys(ended.output?.videos[0] ?? {})).toEqual(["url"]);
+    // model-c outputs carry no file_name/content_type (interface, "Output object"); refvid's poster
+    // URL is an extension every model's output has.
+    expect(Object.keys(ended.output?.videos[0] ?? {})).toEqual(["url", "thumbnail_url"]);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * refvid on a real S3-compatible server (Swift with its S3 API, which checks signatures): an
- * upload streams into the bucket, a run reads it back from there and renders from it, its video is
- * stored in the bucket and served from it (whole and by range) at refvid's own signed URLs or, with
+ * upload streams into the bucket, a run reads it back from there and renders from it, its video
+ * (and its poster) is stored in the bucket and served from it (whole and by range) at refvid's own signed URLs or, with
  * REFVID_S3_PRESIGN, at S3 presigned URLs; retention deletes from the bucket.
  */
 import { readdir, readFile } from "node:fs/promises";
@@ -82,6 +82,11 @@ describe.each([
       stretched.searchParams.set("X-Amz-Expires", "604800");
       expect((await fetch(stretched)).status).toBe(403);
     }
+    // Its poster is in the bucket too, a JPEG served at the same kind of URL.
+    const thumbnail = new URL(run.output?.videos[0]?.thumbnail_url as string);
+    expect(thumbnail.origin).toBe(url.origin);
+    const poster = await fetch(thumbnail);
+    expect([poster.status, poster.headers.get("content-type")]).toEqual([200, "image/jpeg"]);
     // Nothing was kept on the local disk.
     const local = await readdir(join(server.refvid.deps.config.dataDir, "files")).catch(() => []);
     expect(local).toEqual([]);

@@ -26,6 +26,10 @@ export interface RunOutputFile {
   fileName: string;
   contentType: string;
   durationSeconds: number;
+  /** The poster frame (a JPEG blob), when it was rendered and stored (docs/decisions.md). */
+  thumbnailFileId?: string;
+  /** The sprite sheet of evenly spaced frames (a JPEG blob), likewise. */
+  spritesheetFileId?: string;
 }
 
 /** Why a run did not succeed: core's closed set of run errors, as stored. */

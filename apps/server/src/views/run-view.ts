@@ -1,9 +1,12 @@
 /** Turns a stored run into the interface's Run object (interface, "Run object"). */
 import type { components, Run } from "@refvid/api-types";
 import { formatUsd, isBuiltInModelSlug, MODELS, type QueueEstimate, type Range } from "@refvid/core";
-import type { RunRecord } from "@refvid/store";
+import type { RunOutputFile, RunRecord } from "@refvid/store";
 import type { FileUrlSigner } from "../files/signed-urls.js";
 import { unitField } from "./price-unit.js";
+import { videoVariantFileId } from "./video-variant.js";
+
+type Video = components["schemas"]["Video"];
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
@@ -18,18 +21,22 @@ export interface QueuePlace {
 
 const range = (r: Range) => ({ p50: r.p50.toISOString(), p90: r.p90.toISOString() });
 
+/** A run's video as the API shows it, its poster's URL included for every model (a refvid extension). */
+function toApiVideo(run: RunRecord, output: RunOutputFile, signer: FileUrlSigner, now: Date): Video {
+  const thumbnail = videoVariantFileId(output, "thumbnail");
+  return {
+    url: signer.url(output.fileId, now),
+    // Only model-c's output leaves them out (interface, "Run object"); catalog models have them.
+    ...(!isBuiltInModelSlug(run.endpoint) || MODELS[run.endpoint].outputFileDetails
+      ? { file_name: output.fileName, content_type: output.contentType }
+      : {}),
+    ...(thumbnail ? { thumbnail_url: signer.url(thumbnail, now) } : {}),
+  };
+}
+
 export function toApiRun(run: RunRecord, signer: FileUrlSigner, now: Date, queue?: QueuePlace | null): Run {
   const terminal = run.completedAt !== null;
-  const video = run.output
-    ? // Only model-c's output leaves them out (interface, "Run object"); catalog models have them.
-      !isBuiltInModelSlug(run.endpoint) || MODELS[run.endpoint].outputFileDetails
-      ? {
-          url: signer.url(run.output.fileId, now),
-          file_name: run.output.fileName,
-          content_type: run.output.contentType,
-        }
-      : { url: signer.url(run.output.fileId, now) }
-    : null;
+  const video = run.output ? toApiVideo(run, run.output, signer, now) : null;
   return {
     run_id: run.id,
     environment: run.environment,

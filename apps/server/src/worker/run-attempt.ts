@@ -17,6 +17,7 @@ import { newFileId } from "../ids.js";
 import { PeriodicTask } from "../periodic-task.js";
 import { ProviderError } from "../providers/types.js";
 import { storageFullOf } from "../storage-full.js";
+import { deletePreviews, renderPreviews, storePreviews } from "./previews.js";
 import { callRoutes } from "./route-plan.js";
 import { type DownloadGate, DownloadsFull } from "./slots.js";
 import {
@@ -125,6 +126,7 @@ export async function attemptRun(
       log.info({ status: result.run.status, charged: result.run.charged }, "run ended");
     } else if (outcome.status === "succeeded") {
       // Cancelled, timed out or taken over meanwhile: this video is not delivered.
+      await deletePreviews(deps.blobs, outcome.output);
       await deps.blobs.delete(outcome.output.fileId);
     }
   } catch (err) {
@@ -156,8 +158,9 @@ async function complete(
 }
 
 /**
- * The run's video from its route plan, stored in the blob store, and its charge: the run's own
- * price and unit for the delivered length, within what it reserved.
+ * The run's video from its route plan, stored in the blob store with its poster and sprite sheet
+ * (previews.ts), and its charge: the run's own price and unit for the delivered length, within
+ * what it reserved.
  */
 async function generate(
   deps: AppDeps,
@@ -189,8 +192,14 @@ async function generate(
       `The provider returned a video without a valid duration (${result.durationSeconds}).`,
     );
   }
+  // Rendered first: storing the video moves its file away.
+  const previews = await renderPreviews(result.path, result.durationSeconds, { workDir, signal, log });
   const fileId = newFileId();
   await deps.blobs.put(fileId, result.path);
+  const previewIds = await storePreviews(deps.blobs, previews, { signal, log }).catch(async (err) => {
+    await deps.blobs.delete(fileId).catch(() => {});
+    throw err;
+  });
   const charge = chargeForRun(run, result.durationSeconds);
   // What the vendor charges at the route's cost for this input: per run as it is, per second for
   // the same seconds the client is billed.
@@ -204,6 +213,7 @@ async function generate(
       fileName: `${run.id}.mp4`,
       contentType: "video/mp4",
       durationSeconds: result.durationSeconds,
+      ...previewIds,
     },
     billableSeconds: charge.billableSeconds,
     charged: charge.amount,

@@ -162,7 +162,7 @@ describe("the worker", () => {
     expect(await reclaimElsewhere(h, clock.now())).toHaveLength(1);
 
     await job.finish(4); // the loser finishes before its next heartbeat
-    await worker.stop(0);
+    await worker.stop(LEASE_MS); // once its attempt is over (the clock stands still)
     expect(blobs.put).toHaveLength(1);
     expect(blobs.deleted).toEqual(blobs.put);
     expect(await deps.blobs.stat(blobs.put[0] as string)).toBeNull();

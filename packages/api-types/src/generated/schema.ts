@@ -1764,7 +1764,7 @@ export interface components {
         RunStatus: "queued" | "processing" | "succeeded" | "failed" | "timeout" | "cancelled";
         /**
          * Video
-         * @description A generated video. model-c outputs carry only `url`.
+         * @description A generated video. model-c outputs carry only `url` (and refvid's `thumbnail_url`).
          */
         Video: {
             /**
@@ -1783,6 +1783,14 @@ export interface components {
              * @example video/mp4
              */
             content_type?: string;
+            /**
+             * Format: uri
+             * @description refvid extension. Signed, expiring URL of the video's poster frame: a JPEG of one frame from
+             *     early in the video (a second in, or half-way through a shorter one), at most 1280 px on its
+             *     long side. Absent when the poster could not be made; the run succeeds without it.
+             * @example http://localhost:8080/v1/files/file_0b7e2d91c4a84f3d?expires=1795000000&signature=9c2e4a
+             */
+            thumbnail_url?: string;
         };
         /**
          * RunOutput

@@ -456,7 +456,7 @@ export type ApiRunStatus = 'queued' | 'processing' | 'succeeded' | 'failed' | 't
 /**
  * Video
  *
- * A generated video. model-c outputs carry only `url`.
+ * A generated video. model-c outputs carry only `url` (and refvid's `thumbnail_url`).
  */
 export type ApiVideo = {
     /**
@@ -471,6 +471,13 @@ export type ApiVideo = {
      * MIME type of the file. Not present for model-c.
      */
     content_type?: string;
+    /**
+     * refvid extension. Signed, expiring URL of the video's poster frame: a JPEG of one frame from
+     * early in the video (a second in, or half-way through a shorter one), at most 1280 px on its
+     * long side. Absent when the poster could not be made; the run succeeds without it.
+     *
+     */
+    thumbnail_url?: string;
 };
 
 /**

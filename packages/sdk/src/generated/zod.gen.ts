@@ -382,12 +382,13 @@ export const zRunStatus = z.enum([
 /**
  * Video
  *
- * A generated video. model-c outputs carry only `url`.
+ * A generated video. model-c outputs carry only `url` (and refvid's `thumbnail_url`).
  */
 export const zVideo = z.object({
     url: z.url(),
     file_name: z.string().optional(),
-    content_type: z.string().optional()
+    content_type: z.string().optional(),
+    thumbnail_url: z.url().optional()
 });
 
 /**

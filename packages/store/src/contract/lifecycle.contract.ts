@@ -99,6 +99,24 @@ export function lifecycleContract(makeStore: StoreFactory): void {
       expect((await store.getApiKey(tenant.apiKeyId))?.inFlight).toBe(0);
     });
 
+    it("keeps a success's output as written, its poster and sprite sheet included", async () => {
+      const store = await makeStore();
+      const tenant = await makeTenant(store, { balance: 10_000_000 });
+      const plain = newRun(tenant);
+      const previewed = newRun(tenant);
+      const outcome = succeeded(500_000);
+      const output = {
+        ...outcome.output,
+        thumbnailFileId: "file_poster01",
+        spritesheetFileId: "file_sprite01",
+      };
+      for (const run of [plain, previewed]) await store.admitRun({ run, now: at(0) });
+      await store.completeRun({ runId: plain.id, outcome, now: at(5) });
+      await store.completeRun({ runId: previewed.id, outcome: { ...outcome, output }, now: at(5) });
+      expect((await store.getRun(tenant.organizationId, plain.id))?.output).toStrictEqual(outcome.output);
+      expect((await store.getRun(tenant.organizationId, previewed.id))?.output).toStrictEqual(output);
+    });
+
     it.each<[string, RunOutcome]>([
       ["failed", failed],
       ["cancelled", cancelled],
