@@ -81,9 +81,17 @@ describe("the openai SDK's videos resource", () => {
     await writeFile(file, Buffer.from(await content.arrayBuffer()));
     expect(await probeDuration(file, { timeoutMs: 10_000 })).toBeCloseTo(4, 0);
 
+    for (const variant of ["thumbnail", "spritesheet"] as const) {
+      const image = await client.videos.downloadContent(created.id, { variant });
+      expect(image.headers.get("content-type")).toBe("image/jpeg");
+      const bytes = Buffer.from(await image.arrayBuffer());
+      expect(bytes.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
+    }
+
     // The video is a run: the same id in the run API, billed for its 4 seconds, its reference the upload.
     const run = await tenant.call("GET", `/v1/runs/${created.id}`);
     expect(run.body).toMatchObject({ status: "succeeded", endpoint: D, billing: { billable_seconds: 4 } });
+    expect(run.body.output.videos[0].thumbnail_url).toMatch(/^http/);
     const search = await tenant.call("POST", "/v1/runs/search", {});
     expect(search.body.data.map((r: { run_id: string }) => r.run_id)).toContain(created.id);
   });
@@ -150,7 +158,7 @@ describe("the openai SDK's videos resource", () => {
     const source = await client.videos.create({
       model: D,
       prompt: fast("first take"),
-      seconds: "6",
+      seconds: "8",
       size: "720x1280",
       input_reference: { image_url: "https://example.com/ref.png" },
     });
@@ -159,7 +167,7 @@ describe("the openai SDK's videos resource", () => {
     expect(remix).toMatchObject({
       remixed_from_video_id: source.id,
       model: D,
-      seconds: "6",
+      seconds: "8",
       size: "720x1280",
     });
     expect((await ended(client, remix.id)).prompt).toBe(fast("second take"));

@@ -8,6 +8,7 @@ import { ConflictError, InvalidRequestError, isInFlight, NotFoundError } from "@
 import type { NewVideo, RunOutputFile, RunRecord } from "@refvid/store";
 import type { Caller } from "../auth/request-context.js";
 import type { AppDeps } from "../deps.js";
+import { type VideoVariant, videoVariantFileId } from "../views/video-variant.js";
 import { fieldNamesOf, type OpenAIVideo, videoOf } from "../views/video-view.js";
 import { cancelRun } from "./cancel-run.js";
 import { visibleRun } from "./get-run.js";
@@ -158,7 +159,7 @@ export async function deleteVideo(deps: AppDeps, caller: Caller, id: string) {
   return { id, object: "video.deleted" as const, deleted: true as const };
 }
 
-export type VideoVariant = "video" | "thumbnail" | "spritesheet";
+export const VARIANTS: readonly VideoVariant[] = ["video", "thumbnail", "spritesheet"];
 
 /** The blob of a completed video's variant, or 404/409 saying why there is none. */
 export async function videoContentFile(
@@ -174,22 +175,14 @@ export async function videoContentFile(
       `Video ${id} is ${videoOf(deps, run).status}; its content is there once it is completed.`,
     );
   }
-  const fileId = variantFile(run.output, variant);
+  const fileId = videoVariantFileId(run.output, variant);
   if (!fileId) throw new NotFoundError("variant_not_found", `Video ${id} has no ${variant}.`);
   return fileId;
 }
 
-type OutputFiles = RunOutputFile & { thumbnailFileId?: string; spritesheetFileId?: string };
-
-function variantFile(output: OutputFiles, variant: VideoVariant): string | undefined {
-  if (variant === "thumbnail") return output.thumbnailFileId;
-  if (variant === "spritesheet") return output.spritesheetFileId;
-  return output.fileId;
-}
-
-function outputFiles(output: OutputFiles | null): string[] {
-  if (!output) return [];
-  return [output.fileId, output.thumbnailFileId, output.spritesheetFileId].filter(
-    (fileId): fileId is string => typeof fileId === "string",
+/** Every file of a run's output: the video, and its poster and sprite sheet when made. */
+function outputFiles(output: RunOutputFile | null): string[] {
+  return VARIANTS.map((variant) => videoVariantFileId(output, variant)).filter(
+    (fileId): fileId is string => fileId !== null,
   );
 }

@@ -16,9 +16,10 @@ import {
   listVideos,
   remixVideo,
   retrieveVideo,
-  type VideoVariant,
+  VARIANTS,
   videoContentFile,
 } from "../../services/videos.js";
+import type { VideoVariant } from "../../views/video-variant.js";
 import { callerOf } from "../auth.js";
 import { errorHandler } from "../error-handler.js";
 import { RouteNotFoundError } from "../http-errors.js";
@@ -27,8 +28,6 @@ import { refuseUnstorableText } from "../text-guard.js";
 import { checkedFileName, isForm } from "../upload-body.js";
 import { MAX_FIELD_BYTES, readVideoForm } from "../video-form.js";
 import { sendBlob } from "./files.js";
-
-const VARIANTS: readonly VideoVariant[] = ["video", "thumbnail", "spritesheet"];
 
 export function videosRouter(deps: AppDeps): Router {
   const router = Router();
