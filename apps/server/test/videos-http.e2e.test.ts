@@ -22,7 +22,11 @@ const postForm = (tenant: Tenant, path: string, form: FormData, headers: Record<
     method: "POST",
     body: form,
     headers: { authorization: `Bearer ${tenant.apiKey}`, ...headers },
-  }).then(async (res) => ({ status: res.status, headers: res.headers, body: (await res.json()) as { id: string } }));
+  }).then(async (res) => ({
+    status: res.status,
+    headers: res.headers,
+    body: (await res.json()) as { id: string },
+  }));
 
 /** OpenAI's error shape, with refvid's request id. */
 function expectOpenAIError(
