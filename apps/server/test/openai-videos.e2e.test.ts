@@ -18,6 +18,7 @@ import { D, fast, slow } from "./api-fixtures.js";
 import { eventually, type Receiver, startReceiver, type Tenant, useTestRefvid } from "./harness.js";
 
 const t = useTestRefvid();
+const IMAGE = "https://example.com/ref.png";
 let dir: string;
 let png: Buffer;
 let receiver: Receiver;
@@ -102,7 +103,7 @@ describe("the openai SDK's videos resource", () => {
     const byUrl = await client.videos.create({
       model: D,
       prompt: fast(),
-      input_reference: { image_url: "https://example.com/ref.png" },
+      input_reference: { image_url: IMAGE },
     });
     expect(await ended(client, byUrl.id)).toMatchObject({
       status: "completed",
@@ -136,7 +137,7 @@ describe("the openai SDK's videos resource", () => {
           await client.videos.create({
             model: D,
             prompt: fast(`take ${n}`),
-            input_reference: { image_url: "https://example.com/ref.png" },
+            input_reference: { image_url: IMAGE },
           })
         ).id,
       );
@@ -160,7 +161,7 @@ describe("the openai SDK's videos resource", () => {
       prompt: fast("first take"),
       seconds: "8",
       size: "720x1280",
-      input_reference: { image_url: "https://example.com/ref.png" },
+      input_reference: { image_url: IMAGE },
     });
     await ended(client, source.id);
     const remix = await client.videos.remix(source.id, { prompt: fast("second take") });
@@ -185,7 +186,7 @@ describe("the openai SDK's videos resource", () => {
 
   it("raises BadRequestError naming the parameter a model cannot take", async () => {
     const client = openai(await t.tenant());
-    const reference = { image_url: "https://example.com/ref.png" };
+    const reference = { image_url: IMAGE };
     const bad = async (params: Partial<OpenAI.Videos.VideoCreateParams>) =>
       client.videos
         .create({
@@ -228,7 +229,7 @@ describe("the openai SDK's videos resource", () => {
     const params = {
       model: D,
       prompt: slow(),
-      input_reference: { image_url: "https://example.com/ref.png" },
+      input_reference: { image_url: IMAGE },
     };
     const holding = await client.videos.create(params);
     attempts.length = 0;
@@ -251,7 +252,7 @@ describe("the openai SDK's videos resource", () => {
     const video = await client.videos.create({
       model: D,
       prompt: fast(),
-      input_reference: { image_url: "https://example.com/ref.png" },
+      input_reference: { image_url: IMAGE },
     });
     expect(await ended(client, video.id)).toMatchObject({ status: "completed" });
     expect((await client.videos.list()).data.map((v) => v.id)).toEqual([video.id]);
@@ -267,7 +268,7 @@ describe("the openai SDK's videos resource", () => {
     const video = await client.videos.create({
       model: D,
       prompt: fast(),
-      input_reference: { image_url: "https://example.com/ref.png" },
+      input_reference: { image_url: IMAGE },
     });
     await ended(client, video.id);
     const secret = (await tenant.call("GET", "/v1/webhooks/secret")).body.secret as string;
@@ -291,6 +292,23 @@ describe("the openai SDK's videos resource", () => {
       run_id: video.id,
       event_type: "video.completed",
       state: "delivered",
+    });
+
+    // A video deleted in flight ends cancelled: video.failed, its code telling why.
+    const held = await client.videos.create({
+      model: D,
+      prompt: slow(),
+      input_reference: { image_url: IMAGE },
+    });
+    await client.videos.delete(held.id);
+    const failed = await eventually(
+      async () => receiver.requests.find((r) => r.body.includes(held.id)),
+      30_000,
+      "the video.failed webhook",
+    );
+    expect(JSON.parse(failed.body)).toMatchObject({
+      type: "video.failed",
+      data: { id: held.id, status: "failed", error: { code: "cancelled" } },
     });
   });
 });
