@@ -7,7 +7,7 @@ import type { ModelDefinition } from "@refvid/core";
 import type { RunRecord } from "@refvid/store";
 import type { AppDeps } from "../deps.js";
 
-export type OpenAIVideo = components["schemas"]["OpenAIVideo"];
+export type OpenAIVideo = components["schemas"]["VideoJob"];
 
 const unix = (date: Date) => Math.floor(date.getTime() / 1000);
 

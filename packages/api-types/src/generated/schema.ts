@@ -1370,10 +1370,10 @@ export interface webhooks {
 export interface components {
     schemas: {
         /**
-         * OpenAIVideoError
+         * VideoJobError
          * @description Why a video failed.
          */
-        OpenAIVideoError: {
+        VideoJobError: {
             /**
              * @description The run's error type (`invalid_reference_media`, `provider_error`, …), or `cancelled`
              *     (cancelled or deleted before it ended) or `timeout`.
@@ -1383,12 +1383,12 @@ export interface components {
             message: string;
         };
         /**
-         * OpenAIVideo
+         * VideoJob
          * @description A video of the OpenAI-compatible surface: a run made through `POST /v1/videos`, in the shape
          *     of OpenAI's video object. `id` is the run's id, so the same video is also `GET /v1/runs/{id}`,
          *     in run search, usage and the console, billed as any run.
          */
-        OpenAIVideo: {
+        VideoJob: {
             /**
              * @description The video's id, which is its run's id.
              * @example run_0f8c3a52-5d0e-4b8e-9d3c-2a7f1e6b9c41
@@ -1414,7 +1414,7 @@ export interface components {
             completed_at: number | null;
             /** @description When its files are deleted (Unix seconds); set once completed. */
             expires_at: number | null;
-            error: components["schemas"]["OpenAIVideoError"] | null;
+            error: components["schemas"]["VideoJobError"] | null;
             prompt: string | null;
             /**
              * @description The length asked for, in seconds, or the model's default (`auto` lets the model choose).
@@ -1429,23 +1429,23 @@ export interface components {
             /** @description The video this one remixes. */
             remixed_from_video_id: string | null;
         };
-        /** OpenAIVideoList */
-        OpenAIVideoList: {
+        /** VideoJobList */
+        VideoJobList: {
             /** @constant */
             object: "list";
-            data: components["schemas"]["OpenAIVideo"][];
+            data: components["schemas"]["VideoJob"][];
             first_id: string | null;
             /** @description Pass as `after` for the next page. */
             last_id: string | null;
             has_more: boolean;
         };
         /**
-         * OpenAIError
+         * VideoApiError
          * @description An error of the OpenAI-compatible surface, in OpenAI's shape, so the `openai` SDKs raise their
          *     own error classes (`BadRequestError`, `RateLimitError`, …). `param` names the request field at
          *     fault; `code` is refvid's error type; `request_id` is a refvid extension.
          */
-        OpenAIError: {
+        VideoApiError: {
             error: {
                 message: string;
                 /** @enum {string} */
@@ -1457,21 +1457,21 @@ export interface components {
                 request_id?: string;
             };
         };
-        /** OpenAIUrl */
-        OpenAIUrl: {
+        /** VideoInputUrl */
+        VideoInputUrl: {
             /** @description An `http(s)` URL, a `data:` URL, or an upload's URL. */
             url: string;
         };
         /**
-         * OpenAIInputReference
+         * VideoInputReference
          * @description One reference of `input_references` (OpenRouter's form), an image, a video or an audio clip.
          */
-        OpenAIInputReference: {
+        VideoInputReference: {
             /** @enum {string} */
             type: "image_url" | "video_url" | "audio_url";
-            image_url?: components["schemas"]["OpenAIUrl"];
-            video_url?: components["schemas"]["OpenAIUrl"];
-            audio_url?: components["schemas"]["OpenAIUrl"];
+            image_url?: components["schemas"]["VideoInputUrl"];
+            video_url?: components["schemas"]["VideoInputUrl"];
+            audio_url?: components["schemas"]["VideoInputUrl"];
         };
         /**
          * CreateVideoRequest
@@ -1505,10 +1505,10 @@ export interface components {
                 image_url?: string;
             };
             /** @description refvid extension (OpenRouter's form) for models that take several references. */
-            input_references?: components["schemas"]["OpenAIInputReference"][];
+            input_references?: components["schemas"]["VideoInputReference"][];
         };
-        /** OpenAIVideoDeleted */
-        OpenAIVideoDeleted: {
+        /** VideoJobDeleted */
+        VideoJobDeleted: {
             id: string;
             /** @constant */
             object: "video.deleted";
@@ -3376,7 +3376,7 @@ export interface components {
             created_at: number;
             /** @enum {string} */
             type: "video.completed" | "video.failed";
-            data: components["schemas"]["OpenAIVideo"];
+            data: components["schemas"]["VideoJob"];
         };
     };
     responses: {
@@ -3385,13 +3385,13 @@ export interface components {
          *     has not completed), `413`, `415`, `429` (rate limit or concurrency caps, with `Retry-After`)
          *     or `503`.
          */
-        OpenAIError: {
+        VideoApiError: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["OpenAIError"];
+                "application/json": components["schemas"]["VideoApiError"];
             };
         };
         /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
@@ -3752,10 +3752,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OpenAIVideoList"];
+                    "application/json": components["schemas"]["VideoJobList"];
                 };
             };
-            400: components["responses"]["OpenAIError"];
+            400: components["responses"]["VideoApiError"];
         };
     };
     createVideo: {
@@ -3789,10 +3789,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OpenAIVideo"];
+                    "application/json": components["schemas"]["VideoJob"];
                 };
             };
-            400: components["responses"]["OpenAIError"];
+            400: components["responses"]["VideoApiError"];
         };
     };
     retrieveVideo: {
@@ -3812,10 +3812,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OpenAIVideo"];
+                    "application/json": components["schemas"]["VideoJob"];
                 };
             };
-            404: components["responses"]["OpenAIError"];
+            404: components["responses"]["VideoApiError"];
         };
     };
     deleteVideo: {
@@ -3835,10 +3835,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OpenAIVideoDeleted"];
+                    "application/json": components["schemas"]["VideoJobDeleted"];
                 };
             };
-            404: components["responses"]["OpenAIError"];
+            404: components["responses"]["VideoApiError"];
         };
     };
     downloadVideoContent: {
@@ -3864,7 +3864,7 @@ export interface operations {
                     "image/jpeg": string;
                 };
             };
-            404: components["responses"]["OpenAIError"];
+            404: components["responses"]["VideoApiError"];
         };
     };
     remixVideo: {
@@ -3889,10 +3889,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OpenAIVideo"];
+                    "application/json": components["schemas"]["VideoJob"];
                 };
             };
-            404: components["responses"]["OpenAIError"];
+            404: components["responses"]["VideoApiError"];
         };
     };
     getVideoWebhook: {

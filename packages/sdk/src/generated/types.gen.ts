@@ -8,11 +8,11 @@ export type ClientOptions = {
 export type Webhooks = RunTerminalWebhookWebhookRequest | RunStartedWebhookWebhookRequest | RunProgressWebhookWebhookRequest | AccountAlertWebhookWebhookRequest | VideoWebhookWebhookRequest;
 
 /**
- * OpenAIVideoError
+ * VideoJobError
  *
  * Why a video failed.
  */
-export type ApiOpenAiVideoError = {
+export type ApiVideoJobError = {
     /**
      * The run's error type (`invalid_reference_media`, `provider_error`, …), or `cancelled`
      * (cancelled or deleted before it ended) or `timeout`.
@@ -23,14 +23,14 @@ export type ApiOpenAiVideoError = {
 };
 
 /**
- * OpenAIVideo
+ * VideoJob
  *
  * A video of the OpenAI-compatible surface: a run made through `POST /v1/videos`, in the shape
  * of OpenAI's video object. `id` is the run's id, so the same video is also `GET /v1/runs/{id}`,
  * in run search, usage and the console, billed as any run.
  *
  */
-export type ApiOpenAiVideo = {
+export type ApiVideoJob = {
     /**
      * The video's id, which is its run's id.
      */
@@ -60,7 +60,7 @@ export type ApiOpenAiVideo = {
      * When its files are deleted (Unix seconds); set once completed.
      */
     expires_at: number | null;
-    error: ApiOpenAiVideoError | null;
+    error: ApiVideoJobError | null;
     prompt: string | null;
     /**
      * The length asked for, in seconds, or the model's default (`auto` lets the model choose).
@@ -77,11 +77,11 @@ export type ApiOpenAiVideo = {
 };
 
 /**
- * OpenAIVideoList
+ * VideoJobList
  */
-export type ApiOpenAiVideoList = {
+export type ApiVideoJobList = {
     object: 'list';
-    data: Array<ApiOpenAiVideo>;
+    data: Array<ApiVideoJob>;
     first_id: string | null;
     /**
      * Pass as `after` for the next page.
@@ -91,14 +91,14 @@ export type ApiOpenAiVideoList = {
 };
 
 /**
- * OpenAIError
+ * VideoApiError
  *
  * An error of the OpenAI-compatible surface, in OpenAI's shape, so the `openai` SDKs raise their
  * own error classes (`BadRequestError`, `RateLimitError`, …). `param` names the request field at
  * fault; `code` is refvid's error type; `request_id` is a refvid extension.
  *
  */
-export type ApiOpenAiError = {
+export type ApiVideoApiError = {
     error: {
         message: string;
         type: 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' | 'conflict_error' | 'rate_limit_error' | 'server_error';
@@ -109,9 +109,9 @@ export type ApiOpenAiError = {
 };
 
 /**
- * OpenAIUrl
+ * VideoInputUrl
  */
-export type ApiOpenAiUrl = {
+export type ApiVideoInputUrl = {
     /**
      * An `http(s)` URL, a `data:` URL, or an upload's URL.
      */
@@ -119,15 +119,15 @@ export type ApiOpenAiUrl = {
 };
 
 /**
- * OpenAIInputReference
+ * VideoInputReference
  *
  * One reference of `input_references` (OpenRouter's form), an image, a video or an audio clip.
  */
-export type ApiOpenAiInputReference = {
+export type ApiVideoInputReference = {
     type: 'image_url' | 'video_url' | 'audio_url';
-    image_url?: ApiOpenAiUrl;
-    video_url?: ApiOpenAiUrl;
-    audio_url?: ApiOpenAiUrl;
+    image_url?: ApiVideoInputUrl;
+    video_url?: ApiVideoInputUrl;
+    audio_url?: ApiVideoInputUrl;
 };
 
 /**
@@ -167,13 +167,13 @@ export type ApiCreateVideoRequest = {
     /**
      * refvid extension (OpenRouter's form) for models that take several references.
      */
-    input_references?: Array<ApiOpenAiInputReference>;
+    input_references?: Array<ApiVideoInputReference>;
 };
 
 /**
- * OpenAIVideoDeleted
+ * VideoJobDeleted
  */
-export type ApiOpenAiVideoDeleted = {
+export type ApiVideoJobDeleted = {
     id: string;
     object: 'video.deleted';
     deleted: true;
@@ -2374,7 +2374,7 @@ export type ApiVideoWebhookEvent = {
      */
     created_at: number;
     type: 'video.completed' | 'video.failed';
-    data: ApiOpenAiVideo;
+    data: ApiVideoJob;
 };
 
 /**
@@ -2480,7 +2480,7 @@ export type ListVideosErrors = {
      * or `503`.
      *
      */
-    400: ApiOpenAiError;
+    400: ApiVideoApiError;
 };
 
 export type ListVideosError = ListVideosErrors[keyof ListVideosErrors];
@@ -2489,7 +2489,7 @@ export type ListVideosResponses = {
     /**
      * A page of videos.
      */
-    200: ApiOpenAiVideoList;
+    200: ApiVideoJobList;
 };
 
 export type ListVideosResponse = ListVideosResponses[keyof ListVideosResponses];
@@ -2520,7 +2520,7 @@ export type CreateVideoErrors = {
      * or `503`.
      *
      */
-    400: ApiOpenAiError;
+    400: ApiVideoApiError;
 };
 
 export type CreateVideoError = CreateVideoErrors[keyof CreateVideoErrors];
@@ -2529,7 +2529,7 @@ export type CreateVideoResponses = {
     /**
      * The video, queued.
      */
-    200: ApiOpenAiVideo;
+    200: ApiVideoJob;
 };
 
 export type CreateVideoResponse = CreateVideoResponses[keyof CreateVideoResponses];
@@ -2550,7 +2550,7 @@ export type DeleteVideoErrors = {
      * or `503`.
      *
      */
-    404: ApiOpenAiError;
+    404: ApiVideoApiError;
 };
 
 export type DeleteVideoError = DeleteVideoErrors[keyof DeleteVideoErrors];
@@ -2559,7 +2559,7 @@ export type DeleteVideoResponses = {
     /**
      * Deleted.
      */
-    200: ApiOpenAiVideoDeleted;
+    200: ApiVideoJobDeleted;
 };
 
 export type DeleteVideoResponse = DeleteVideoResponses[keyof DeleteVideoResponses];
@@ -2580,7 +2580,7 @@ export type RetrieveVideoErrors = {
      * or `503`.
      *
      */
-    404: ApiOpenAiError;
+    404: ApiVideoApiError;
 };
 
 export type RetrieveVideoError = RetrieveVideoErrors[keyof RetrieveVideoErrors];
@@ -2589,7 +2589,7 @@ export type RetrieveVideoResponses = {
     /**
      * The video.
      */
-    200: ApiOpenAiVideo;
+    200: ApiVideoJob;
 };
 
 export type RetrieveVideoResponse = RetrieveVideoResponses[keyof RetrieveVideoResponses];
@@ -2612,7 +2612,7 @@ export type DownloadVideoContentErrors = {
      * or `503`.
      *
      */
-    404: ApiOpenAiError;
+    404: ApiVideoApiError;
 };
 
 export type DownloadVideoContentError = DownloadVideoContentErrors[keyof DownloadVideoContentErrors];
@@ -2642,7 +2642,7 @@ export type RemixVideoErrors = {
      * or `503`.
      *
      */
-    404: ApiOpenAiError;
+    404: ApiVideoApiError;
 };
 
 export type RemixVideoError = RemixVideoErrors[keyof RemixVideoErrors];
@@ -2651,7 +2651,7 @@ export type RemixVideoResponses = {
     /**
      * The new video, queued.
      */
-    200: ApiOpenAiVideo;
+    200: ApiVideoJob;
 };
 
 export type RemixVideoResponse = RemixVideoResponses[keyof RemixVideoResponses];

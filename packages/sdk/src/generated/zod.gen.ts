@@ -4,24 +4,24 @@
 import * as z from 'zod';
 
 /**
- * OpenAIVideoError
+ * VideoJobError
  *
  * Why a video failed.
  */
-export const zOpenAiVideoError = z.object({
+export const zVideoJobError = z.object({
     code: z.string(),
     message: z.string()
 });
 
 /**
- * OpenAIVideo
+ * VideoJob
  *
  * A video of the OpenAI-compatible surface: a run made through `POST /v1/videos`, in the shape
  * of OpenAI's video object. `id` is the run's id, so the same video is also `GET /v1/runs/{id}`,
  * in run search, usage and the console, billed as any run.
  *
  */
-export const zOpenAiVideo = z.object({
+export const zVideoJob = z.object({
     id: z.string(),
     object: z.literal('video'),
     model: z.string(),
@@ -35,7 +35,7 @@ export const zOpenAiVideo = z.object({
     created_at: z.int(),
     completed_at: z.int().nullable(),
     expires_at: z.int().nullable(),
-    error: zOpenAiVideoError.nullable(),
+    error: zVideoJobError.nullable(),
     prompt: z.string().nullable(),
     seconds: z.string(),
     size: z.string(),
@@ -43,25 +43,25 @@ export const zOpenAiVideo = z.object({
 });
 
 /**
- * OpenAIVideoList
+ * VideoJobList
  */
-export const zOpenAiVideoList = z.object({
+export const zVideoJobList = z.object({
     object: z.literal('list'),
-    data: z.array(zOpenAiVideo),
+    data: z.array(zVideoJob),
     first_id: z.string().nullable(),
     last_id: z.string().nullable(),
     has_more: z.boolean()
 });
 
 /**
- * OpenAIError
+ * VideoApiError
  *
  * An error of the OpenAI-compatible surface, in OpenAI's shape, so the `openai` SDKs raise their
  * own error classes (`BadRequestError`, `RateLimitError`, …). `param` names the request field at
  * fault; `code` is refvid's error type; `request_id` is a refvid extension.
  *
  */
-export const zOpenAiError = z.object({
+export const zVideoApiError = z.object({
     error: z.object({
         message: z.string(),
         type: z.enum([
@@ -80,26 +80,26 @@ export const zOpenAiError = z.object({
 });
 
 /**
- * OpenAIUrl
+ * VideoInputUrl
  */
-export const zOpenAiUrl = z.object({
+export const zVideoInputUrl = z.object({
     url: z.string()
 });
 
 /**
- * OpenAIInputReference
+ * VideoInputReference
  *
  * One reference of `input_references` (OpenRouter's form), an image, a video or an audio clip.
  */
-export const zOpenAiInputReference = z.object({
+export const zVideoInputReference = z.object({
     type: z.enum([
         'image_url',
         'video_url',
         'audio_url'
     ]),
-    image_url: zOpenAiUrl.optional(),
-    video_url: zOpenAiUrl.optional(),
-    audio_url: zOpenAiUrl.optional()
+    image_url: zVideoInputUrl.optional(),
+    video_url: zVideoInputUrl.optional(),
+    audio_url: zVideoInputUrl.optional()
 });
 
 /**
@@ -121,13 +121,13 @@ export const zCreateVideoRequest = z.object({
             image_url: z.string().optional()
         })
     ]).optional(),
-    input_references: z.array(zOpenAiInputReference).optional()
+    input_references: z.array(zVideoInputReference).optional()
 });
 
 /**
- * OpenAIVideoDeleted
+ * VideoJobDeleted
  */
-export const zOpenAiVideoDeleted = z.object({
+export const zVideoJobDeleted = z.object({
     id: z.string(),
     object: z.literal('video.deleted'),
     deleted: z.literal(true)
@@ -1631,7 +1631,7 @@ export const zVideoWebhookEvent = z.object({
     object: z.literal('event'),
     created_at: z.int(),
     type: z.enum(['video.completed', 'video.failed']),
-    data: zOpenAiVideo
+    data: zVideoJob
 });
 
 /**
@@ -1725,7 +1725,7 @@ export const zListVideosQuery = z.object({
 /**
  * A page of videos.
  */
-export const zListVideosResponse = zOpenAiVideoList;
+export const zListVideosResponse = zVideoJobList;
 
 export const zCreateVideoBody = zCreateVideoRequest;
 
@@ -1736,7 +1736,7 @@ export const zCreateVideoHeaders = z.object({
 /**
  * The video, queued.
  */
-export const zCreateVideoResponse = zOpenAiVideo;
+export const zCreateVideoResponse = zVideoJob;
 
 export const zDeleteVideoPath = z.object({
     video_id: z.string()
@@ -1745,7 +1745,7 @@ export const zDeleteVideoPath = z.object({
 /**
  * Deleted.
  */
-export const zDeleteVideoResponse = zOpenAiVideoDeleted;
+export const zDeleteVideoResponse = zVideoJobDeleted;
 
 export const zRetrieveVideoPath = z.object({
     video_id: z.string()
@@ -1754,7 +1754,7 @@ export const zRetrieveVideoPath = z.object({
 /**
  * The video.
  */
-export const zRetrieveVideoResponse = zOpenAiVideo;
+export const zRetrieveVideoResponse = zVideoJob;
 
 export const zDownloadVideoContentPath = z.object({
     video_id: z.string()
@@ -1782,7 +1782,7 @@ export const zRemixVideoPath = z.object({
 /**
  * The new video, queued.
  */
-export const zRemixVideoResponse = zOpenAiVideo;
+export const zRemixVideoResponse = zVideoJob;
 
 /**
  * The video webhook settings.
