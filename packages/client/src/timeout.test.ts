@@ -37,12 +37,14 @@ describe("timeoutMs", () => {
       baseUrl: server.baseUrl,
       apiKey: API_KEY,
       retry: { ...FAST_RETRY, onRetry: (event) => retried.push(event) },
-      timeoutMs: 50,
+      timeoutMs: 200,
     });
     await expect(client.getRun("run_1")).resolves.toMatchObject({ status: "processing" });
-    expect(server.requests).toHaveLength(2);
-    expect(retried).toHaveLength(1);
-    expect(retried[0]?.error).toBeInstanceOf(RequestTimeoutError);
+    // The first attempt is never answered; the next ones are at once, though on a busy machine an
+    // answer can still come after its attempt's 200 ms: each attempt that timed out was retried.
+    expect(server.requests.length).toBeGreaterThanOrEqual(2);
+    expect(retried).toHaveLength(server.requests.length - 1);
+    for (const event of retried) expect(event.error).toBeInstanceOf(RequestTimeoutError);
   });
 
   it("covers the response body too", async () => {
