@@ -88,6 +88,8 @@ describe("the videos surface over HTTP", () => {
       { "idempotency-key": "video-1" },
     );
     expectOpenAIError(other, 422, null, "idempotency_key_reused");
+    const long = await tenant.call("POST", "/v1/videos", body, { "idempotency-key": "k".repeat(256) });
+    expectOpenAIError(long, 400, "Idempotency-Key", "invalid_request");
   });
 
   it("answers every error in OpenAI's shape: a bad key, an unknown path, a bad page, content not ready", async () => {

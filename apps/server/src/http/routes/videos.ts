@@ -49,7 +49,7 @@ export function videosRouter(deps: AppDeps): Router {
     const caller = callerOf(res);
     const { fields, file } = await readBody(req, res);
     const params = await videoParams(deps, caller, fields, file);
-    res.json(await createVideo(deps, caller, params, req.get("idempotency-key")));
+    res.json(await createVideo(deps, caller, params, idempotencyKeyOf(req)));
   });
 
   router.get("/", guard, async (req, res) => {
@@ -87,7 +87,7 @@ export function videosRouter(deps: AppDeps): Router {
       callerOf(res),
       req.params.video_id as string,
       fields.prompt,
-      req.get("idempotency-key"),
+      idempotencyKeyOf(req),
     );
     res.json(video);
   });
@@ -95,6 +95,17 @@ export function videosRouter(deps: AppDeps): Router {
   router.use((req, _res, next) => next(new RouteNotFoundError(req.method, req.baseUrl + req.path)));
   router.use(openAIErrors(deps.logger));
   return router;
+}
+
+/** The request's Idempotency-Key, held to the run API's limits (1 to 255 characters). */
+function idempotencyKeyOf(req: Request): string | undefined {
+  const key = req.get("idempotency-key");
+  if (key !== undefined && (key.length === 0 || key.length > 255)) {
+    throw new InvalidRequestError([
+      { field: "Idempotency-Key", message: "must be 1 to 255 characters", rule: "maxLength" },
+    ]);
+  }
+  return key;
 }
 
 function listQuery(req: Request) {
