@@ -166,4 +166,64 @@ describe("the videos surface over HTTP", () => {
     expect(refused.status).toBe(403);
     expect(refused.body.error.type).toBe("live_key_required");
   });
+
+  it("refuses hostile forms with a 4xx and keeps serving: prototype names, a file name no store keeps, broken data: URLs", async () => {
+    const tenant = await t.tenant();
+    const polluting = new FormData();
+    polluting.append("prompt", fast());
+    polluting.append("__proto__[polluted]", "yes");
+    const refused = await postForm(tenant, "/v1/videos", polluting);
+    expect(refused.status).toBe(400);
+    expect((refused.body as unknown as { error: { param: string } }).error.param).toBe("__proto__[polluted]");
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+
+    // A file name with a NUL, as RFC 5987 allows it to be written: a 400, not a thrown listener.
+    const boundary = "refvid-test-boundary";
+    const body = [
+      `--${boundary}\r\nContent-Disposition: form-data; name="prompt"\r\n\r\n${fast()}\r\n`,
+      `--${boundary}\r\nContent-Disposition: form-data; name="input_reference"; filename*=utf-8''a%00.png\r\nContent-Type: image/png\r\n\r\n`,
+      "not a png\r\n",
+      `--${boundary}--\r\n`,
+    ].join("");
+    const nul = await tenant.call("POST", "/v1/videos", body, {
+      "content-type": `multipart/form-data; boundary=${boundary}`,
+    });
+    expect(nul.status).toBe(400);
+    expect((await tenant.call("GET", "/v1/videos")).status).toBe(200);
+
+    const broken = await tenant.call("POST", "/v1/videos", {
+      model: D,
+      prompt: fast(),
+      input_reference: { image_url: "data:image/png,%E0%A4%A" },
+    });
+    expectOpenAIError(broken, 400, "input_reference", "invalid_request");
+  });
+
+  it("deletes the uploads of a create it refuses, and remixes only a completed video", async () => {
+    const tenant = await t.tenant();
+    const usage = async () =>
+      (await tenant.call("GET", "/v1/account")).body.upload_quota.count_used as number;
+    const before = await usage();
+    const tiny = Buffer.from(
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+      "base64",
+    );
+    const refused = await tenant.call("POST", "/v1/videos", {
+      model: D,
+      prompt: fast(),
+      seconds: "5",
+      input_reference: { image_url: `data:image/png;base64,${tiny.toString("base64")}` },
+    });
+    expectOpenAIError(refused, 400, "seconds", "invalid_request");
+    expect(await usage()).toBe(before);
+
+    const held = await tenant.call("POST", "/v1/videos", {
+      model: D,
+      prompt: slow(),
+      input_reference: { image_url: IMAGE },
+    });
+    const remix = await tenant.call("POST", `/v1/videos/${held.body.id}/remix`, { prompt: fast() });
+    expectOpenAIError(remix, 409, null, "video_not_completed");
+    await tenant.call("DELETE", `/v1/videos/${held.body.id}`);
+  });
 });

@@ -32,4 +32,13 @@ describe("a videos form's bracketed field names", () => {
     setField(fields, "a]b[", "x");
     expect(fields).toEqual({ "a]b[": "x" });
   });
+
+  it("never reaches an object's prototype: such names are left out", () => {
+    const fields: Record<string, unknown> = Object.create(null);
+    setField(fields, "__proto__[polluted]", "yes");
+    setField(fields, "input_reference[constructor][prototype][polluted]", "yes");
+    setField(fields, "a[][__proto__]", "yes");
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.keys(fields)).toEqual([]);
+  });
 });

@@ -11,6 +11,7 @@ import type { FileUpload } from "@refvid/api-types";
 import { InvalidRequestError, RefvidError } from "@refvid/core";
 import busboy from "busboy";
 import type { Request } from "express";
+import { UploadTooLargeError } from "../services/upload-file.js";
 import { TEXT_RULE, textProblem } from "./text-guard.js";
 
 /** The body as a plain object, with the uploaded file (if any) under `input_reference`. */
@@ -22,6 +23,10 @@ export interface VideoForm {
 
 /** The longest field a form may hold: a `data:` URL of a 30 MB image, in base64. */
 export const MAX_FIELD_BYTES = 42 * 1024 * 1024;
+/** All of a form's fields together: one such `data:` URL and the rest. */
+export const MAX_FORM_TEXT_BYTES = MAX_FIELD_BYTES + 1024 * 1024;
+/** Names that would reach an object's prototype: refused in any part of a field's name. */
+const UNSAFE_NAMES = new Set(["__proto__", "constructor", "prototype"]);
 
 const unreadable = (reason: string) =>
   new InvalidRequestError([
@@ -48,14 +53,22 @@ export function readVideoForm(
       reject(unreadable((err as Error).message));
       return;
     }
-    const fields: Record<string, unknown> = {};
+    const fields: Record<string, unknown> = Object.create(null);
     let upload: Promise<FileUpload> | null = null;
     let failed: unknown = null;
+    let textBytes = 0;
     const fail = (err: unknown) => {
       failed ??= err;
     };
     form.on("field", (name, value, info) => {
-      const problem = info.valueTruncated ? "is too long" : (textProblem(name) ?? textProblem(value));
+      textBytes += name.length + value.length;
+      if (textBytes > MAX_FORM_TEXT_BYTES) {
+        fail(new UploadTooLargeError(`body: the form's fields pass ${MAX_FORM_TEXT_BYTES} bytes together.`));
+        return;
+      }
+      const problem = info.valueTruncated
+        ? `is longer than ${MAX_FIELD_BYTES} bytes`
+        : (textProblem(name) ?? textProblem(value) ?? unsafeName(name));
       if (problem) fail(new InvalidRequestError([{ field: name, message: problem, rule: TEXT_RULE }]));
       else setField(fields, name, value);
     });
@@ -69,13 +82,20 @@ export function readVideoForm(
         );
         return;
       }
-      upload = store(stream, info.filename ?? null);
+      // The store may refuse at once (a file name no store keeps): a rejection, never a throw out
+      // of this listener, which would end the process.
+      upload = Promise.resolve().then(() => store(stream, info.filename ?? null));
       // Reading the rest of the form must not wait on a file the store refused.
       upload.catch((err: unknown) => {
         stream.resume();
         fail(err);
       });
     });
+    const tooMany = (what: string) => () =>
+      fail(new InvalidRequestError([{ field: "body", message: `has too many ${what}`, rule: "multipart" }]));
+    form.on("partsLimit", tooMany("parts"));
+    form.on("filesLimit", tooMany("files: send one, in input_reference"));
+    form.on("fieldsLimit", tooMany("fields"));
     form.on("error", (err: Error) => reject(unreadable(err.message)));
     form.on("close", () => {
       const pending: Promise<FileUpload | null> = upload ?? Promise.resolve(null);
@@ -94,16 +114,22 @@ export function readVideoForm(
  * `a[][b]` starts a new element of `a` when the last one already has `b`.
  */
 export function setField(target: Record<string, unknown>, name: string, value: string): void {
-  const match = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(name);
-  if (!match) {
-    target[name] = value;
-    return;
-  }
-  const path = [
-    match[1] as string,
-    ...[...(match[2] ?? "").matchAll(/\[([^[\]]*)\]/g)].map((m) => m[1] as string),
-  ];
+  const path = pathOf(name);
+  if (path.some((part) => UNSAFE_NAMES.has(part))) return;
   setPath(target, path, value);
+}
+
+/** A field name's parts: `a[b][]` is `a`, `b` and `` (append). */
+function pathOf(name: string): string[] {
+  const match = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(name);
+  if (!match) return [name];
+  return [match[1] as string, ...[...(match[2] ?? "").matchAll(/\[([^[\]]*)\]/g)].map((m) => m[1] as string)];
+}
+
+/** Why a field's name is refused: a part of it would reach an object's prototype. */
+function unsafeName(name: string): string | null {
+  const part = pathOf(name).find((p) => UNSAFE_NAMES.has(p));
+  return part === undefined ? null : `names ${part}, which no field of this request is`;
 }
 
 function setPath(container: Record<string, unknown> | unknown[], path: string[], value: string): void {
@@ -115,7 +141,7 @@ function setPath(container: Record<string, unknown> | unknown[], path: string[],
     }
     let last = container.at(-1) as Record<string, unknown> | undefined;
     if (!last || typeof last !== "object" || hasPath(last, rest)) {
-      last = {};
+      last = Object.create(null) as Record<string, unknown>;
       container.push(last);
     }
     setPath(last, rest, value);
@@ -125,8 +151,8 @@ function setPath(container: Record<string, unknown> | unknown[], path: string[],
     container[head] = value;
     return;
   }
-  const next = rest[0] === "" ? [] : {};
-  const existing = container[head];
+  const next = rest[0] === "" ? [] : Object.create(null);
+  const existing = Object.hasOwn(container, head) ? container[head] : undefined;
   const child = existing && typeof existing === "object" ? existing : next;
   container[head] = child;
   if (rest[0] === "") setPath(child as unknown[], rest, value);
@@ -136,7 +162,7 @@ function setPath(container: Record<string, unknown> | unknown[], path: string[],
 function hasPath(object: Record<string, unknown>, path: string[]): boolean {
   const [head, ...rest] = path;
   if (head === undefined || head === "") return false;
-  if (!(head in object)) return false;
+  if (!Object.hasOwn(object, head)) return false;
   if (rest.length === 0) return true;
   const child = object[head];
   return (

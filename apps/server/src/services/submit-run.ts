@@ -89,7 +89,8 @@ export async function submitRun(
   const idempotency: IdempotencyRequest | undefined = scopedKey
     ? {
         key: scopedKey,
-        requestHash: hashRequest(slug, body),
+        // A video's terms are part of the request: a remix never replays a create.
+        requestHash: hashRequest(slug, options.video ? { ...body, video: options.video } : body),
         expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
         // An async submit's answer is the run as admitted: stored with the admission, so a retry
         // replays it even if this process dies before answering. A sync submit's is its end.

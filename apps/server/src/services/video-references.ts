@@ -30,7 +30,9 @@ export async function videoParams(
   caller: Caller,
   fields: Record<string, unknown>,
   file: FileUpload | null,
+  made: string[],
 ): Promise<VideoParams> {
+  const ctx = { deps, caller, made };
   const prompt = fields.prompt;
   if (typeof prompt !== "string" || prompt.length === 0)
     throw problem("prompt", "is required: a non-empty string");
@@ -44,12 +46,12 @@ export async function videoParams(
   const references: VideoReference[] = [];
   if (file) references.push({ kind: kindOf(file.content_type), url: file.url, param: "input_reference" });
   else if (fields.input_reference !== undefined) {
-    references.push(await inputReference(deps, caller, fields.input_reference));
+    references.push(await inputReference(ctx, fields.input_reference));
   }
   const list = fields.input_references;
   if (list !== undefined) {
     if (!Array.isArray(list)) throw problem("input_references", "must be an array");
-    for (const [i, item] of list.entries()) references.push(await listedReference(deps, caller, item, i));
+    for (const [i, item] of list.entries()) references.push(await listedReference(ctx, item, i));
   }
   const model = text("model");
   const seconds = text("seconds");
@@ -63,10 +65,17 @@ export async function videoParams(
   };
 }
 
-async function inputReference(deps: AppDeps, caller: Caller, value: unknown): Promise<VideoReference> {
+/** What reading the references needs, and the uploads this request made (deleted if it fails). */
+interface ReferenceContext {
+  deps: AppDeps;
+  caller: Caller;
+  made: string[];
+}
+
+async function inputReference(ctx: ReferenceContext, value: unknown): Promise<VideoReference> {
+  const { deps, caller } = ctx;
   const param = "input_reference";
-  if (typeof value === "string")
-    return { kind: "image", url: await urlOf(deps, caller, value, param), param };
+  if (typeof value === "string") return { kind: "image", url: await urlOf(ctx, value, param), param };
   if (typeof value !== "object" || value === null)
     throw problem(param, "must be a file, {file_id} or {image_url}");
   const { file_id: fileId, image_url: imageUrl } = value as Record<string, unknown>;
@@ -83,36 +92,57 @@ async function inputReference(deps: AppDeps, caller: Caller, value: unknown): Pr
       );
     return { kind: kindOf(upload.contentType), url: uploadUrl(deps.config.publicUrl, upload.id), param };
   }
-  if (typeof imageUrl === "string")
-    return { kind: "image", url: await urlOf(deps, caller, imageUrl, param), param };
+  if (typeof imageUrl === "string") return { kind: "image", url: await urlOf(ctx, imageUrl, param), param };
   throw problem(param, "must be a file, {file_id} or {image_url}");
 }
 
-async function listedReference(
-  deps: AppDeps,
-  caller: Caller,
-  item: unknown,
-  i: number,
-): Promise<VideoReference> {
+async function listedReference(ctx: ReferenceContext, item: unknown, i: number): Promise<VideoReference> {
   const param = "input_references";
   const at = `${param}.${i}`;
   const type = (item as { type?: unknown } | null)?.type;
-  const kind = typeof type === "string" ? KINDS[type] : undefined;
+  const kind = typeof type === "string" && Object.hasOwn(KINDS, type) ? KINDS[type] : undefined;
   if (!kind) throw problem(`${at}.type`, "must be image_url, video_url or audio_url");
   const holder = (item as Record<string, unknown>)[type as string];
   const url = typeof holder === "string" ? holder : (holder as { url?: unknown } | null)?.url;
   if (typeof url !== "string") throw problem(`${at}.${type as string}.url`, "is required");
-  return { kind, url: await urlOf(deps, caller, url, param), param };
+  return { kind, url: await urlOf(ctx, url, param), param };
 }
 
 /** The URL a reference is read from: a `data:` URL becomes an upload of the caller's. */
-async function urlOf(deps: AppDeps, caller: Caller, url: string, param: string): Promise<string> {
+async function urlOf({ deps, caller, made }: ReferenceContext, url: string, param: string): Promise<string> {
   if (!url.startsWith("data:")) return url;
   const match = /^data:([^,;]*)((?:;[^,;]*)*?)(;base64)?,(.*)$/s.exec(url);
   if (!match) throw problem(param, "is not a valid data: URL");
-  const data = match[4] ?? "";
-  const bytes = match[3] ? Buffer.from(data, "base64") : Buffer.from(decodeURIComponent(data), "latin1");
+  const bytes = dataBytes(match[4] ?? "", match[3] !== undefined);
+  if (!bytes) throw problem(param, "is not a valid data: URL (its percent-encoding is broken)");
   const room = await uploadRoom(deps, caller.organization.id, bytes.length);
   const upload = await storeUpload(deps, caller, Readable.from([bytes]), null, room);
+  made.push(upload.file_id);
   return upload.url;
+}
+
+/** A `data:` URL's bytes; null when its percent-encoding cannot be read. */
+function dataBytes(data: string, base64: boolean): Buffer | null {
+  if (base64) return Buffer.from(data, "base64");
+  try {
+    return Buffer.from(decodeURIComponent(data), "latin1");
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Deletes the uploads a request made (a form's file, its `data:` URLs) when it made no video: a
+ * refused create leaves nothing counted against the organization's upload quota.
+ */
+export async function forgetUploads(deps: AppDeps, caller: Caller, made: readonly string[]): Promise<void> {
+  for (const id of made) {
+    const scope = { organizationId: caller.organization.id, environment: caller.apiKey.environment, id };
+    await deps.store
+      .deleteUpload(scope)
+      .then(() => deps.blobs.delete(id))
+      .catch((err: unknown) =>
+        deps.logger.warn({ err, id }, "could not delete a refused video request's upload"),
+      );
+  }
 }

@@ -122,8 +122,8 @@ export function videoInput(
 /** The model's duration value for `seconds`: an enum member (`"8"`, `"8s"`) or a whole number in range. */
 function durationValue(property: Property, seconds: string, name: string): string | number {
   if (property.enum) {
-    const found = property.enum.find((value) => value === seconds || value === `${seconds}s`);
-    if (found !== undefined) return found as string;
+    const found = property.enum.find((value) => String(value) === seconds || String(value) === `${seconds}s`);
+    if (found !== undefined) return found as string | number;
     const lengths = property.enum.map((value) => String(value).replace(/s$/, ""));
     throw problem("seconds", `${name} makes ${lengths.join(", ")} seconds, not ${JSON.stringify(seconds)}`);
   }
@@ -149,26 +149,28 @@ function sizeValues(
   if (!match) throw problem("size", `must be WIDTHxHEIGHT, such as 1280x720, not ${JSON.stringify(size)}`);
   const width = Number(match[1]);
   const height = Number(match[2]);
-  if (!resolution?.enum && !aspect?.enum) throw problem("size", `${name} makes one size; leave size out`);
-  const values: Record<string, unknown> = {};
-  if (resolution?.enum) {
-    const wanted = `${Math.min(width, height)}p`;
-    const found = resolution.enum.find((value) => String(value).toLowerCase() === wanted);
-    if (found === undefined) {
-      throw problem("size", `${name} makes ${resolution.enum.join(", ")} videos; ${size} is ${wanted}`);
-    }
-    values[fields.resolution] = found;
+  // A size sets both; a model that cannot choose one of them cannot make it as asked.
+  if (!resolution?.enum || !aspect?.enum) {
+    const fixed =
+      !resolution?.enum && !aspect?.enum
+        ? "one size"
+        : !resolution?.enum
+          ? "one resolution"
+          : "one aspect ratio";
+    throw problem("size", `${name} makes ${fixed}; leave size out`);
   }
-  if (aspect?.enum) {
-    const divisor = gcd(width, height);
-    const ratio = `${width / divisor}:${height / divisor}`;
-    if (!aspect.enum.includes(ratio)) {
-      const ratios = aspect.enum.filter((value) => /^\d+:\d+$/.test(String(value)));
-      throw problem("size", `${name} makes the aspect ratios ${ratios.join(", ")}; ${size} is ${ratio}`);
-    }
-    values[fields.aspectRatio] = ratio;
+  const lines = `${Math.min(width, height)}p`;
+  const found = resolution.enum.find((value) => String(value).toLowerCase() === lines);
+  if (found === undefined) {
+    throw problem("size", `${name} makes ${resolution.enum.join(", ")} videos; ${size} is ${lines}`);
   }
-  return values;
+  const divisor = gcd(width, height);
+  const ratio = `${width / divisor}:${height / divisor}`;
+  if (!aspect.enum.includes(ratio)) {
+    const ratios = aspect.enum.filter((value) => /^\d+:\d+$/.test(String(value)));
+    throw problem("size", `${name} makes the aspect ratios ${ratios.join(", ")}; ${size} is ${ratio}`);
+  }
+  return { [fields.resolution]: found, [fields.aspectRatio]: ratio };
 }
 
 const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));

@@ -21,6 +21,7 @@ import {
   videoInput,
   videoModel,
 } from "./video-request.js";
+import { checkWebhookUrl } from "./webhook-url.js";
 
 export const videoNotFound = (id: string) =>
   new NotFoundError("video_not_found", `No video ${id} in this organization.`);
@@ -55,6 +56,12 @@ export async function remixVideo(
     throw new InvalidRequestError([{ field: "prompt", message: "is required", rule: "required" }]);
   }
   const source = await findVideo(deps, caller, sourceId);
+  if (source.status !== "succeeded") {
+    throw new ConflictError(
+      "video_not_completed",
+      `Video ${sourceId} is ${videoOf(deps, source).status}; only a completed video can be remixed.`,
+    );
+  }
   const served = deps.catalog.current.get(source.endpoint);
   const fields = fieldNamesOf(served.model);
   const params = new Map(Object.keys(source.input).map((field) => [field, field]));
@@ -79,8 +86,7 @@ async function submitVideo(
   idempotencyKey: string | undefined,
 ): Promise<OpenAIVideo> {
   const input = checkBuiltInInput(deps, video);
-  const org = await deps.store.getOrganization(caller.organization.id);
-  const webhookUrl = org?.videoWebhookUrl ?? null;
+  const webhookUrl = await videoWebhookUrl(deps, caller);
   const outcome = await submitRun(
     deps,
     caller,
@@ -93,8 +99,27 @@ async function submitVideo(
   });
   const runId = outcome.kind === "admitted" ? outcome.run.run_id : outcome.runId;
   const run = await deps.store.getRun(caller.organization.id, runId);
-  if (!run?.video) throw videoNotFound(runId);
+  // A replay of a create whose video was deleted since answers as a read of it would.
+  if (!run?.video || run.video.deletedAt) throw videoNotFound(runId);
   return videoOf(deps, run);
+}
+
+/**
+ * Where the new video's end is sent: the organization's URL when it is set and still allowed
+ * (`REFVID_ALLOW_LOCAL_URLS` may have changed since); otherwise none, logged, never a `400` on a
+ * parameter the client did not send.
+ */
+async function videoWebhookUrl(deps: AppDeps, caller: Caller): Promise<string | null> {
+  const org = await deps.store.getOrganization(caller.organization.id);
+  const url = org?.videoWebhookUrl ?? null;
+  if (url === null) return null;
+  const problems = checkWebhookUrl(url, deps.config.allowLocalUrls);
+  if (problems.length === 0) return url;
+  deps.logger.warn(
+    { organizationId: caller.organization.id, problems },
+    "the organization's video webhook URL is no longer allowed; this video's end is not sent",
+  );
+  return null;
 }
 
 export async function retrieveVideo(deps: AppDeps, caller: Caller, id: string): Promise<OpenAIVideo> {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BlobStore } from "../files/blob-store.js";
 import { LocalBlobStore } from "../files/local-blob-store.js";
 import { ffmpeg } from "../media/ffmpeg.js";
-import { renderPreviews, storePreviews } from "./previews.js";
+import { PREVIEW_RESERVE_MS, renderPreviews, storePreviews } from "./previews.js";
 
 let dir: string;
 let video: string;
@@ -44,10 +44,13 @@ function failingSecondPut(error: Error): BlobStore & { stored: Set<string> } {
   });
 }
 
+/** Time before the run's deadline when nothing presses. */
+const LONG = 600_000;
+
 describe("renderPreviews", () => {
   it("renders a poster and a sprite sheet that the blob store keeps as JPEGs", async () => {
     const workDir = await mkdtemp(join(dir, "work-"));
-    const rendered = await renderPreviews(video, 2, { workDir, signal: running(), log });
+    const rendered = await renderPreviews(video, 2, { workDir, signal: running(), log, timeLeftMs: LONG });
     const blobs = new LocalBlobStore(join(dir, "blobs"));
     const ids = await storePreviews(blobs, rendered, { signal: running(), log });
     expect(ids).toEqual({
@@ -64,17 +67,29 @@ describe("renderPreviews", () => {
     const broken = join(workDir, "broken.mp4");
     await writeFile(broken, "not a video");
     warnings.length = 0;
-    await expect(renderPreviews(broken, 2, { workDir, signal: running(), log })).resolves.toBeNull();
+    await expect(
+      renderPreviews(broken, 2, { workDir, signal: running(), log, timeLeftMs: LONG }),
+    ).resolves.toBeNull();
     expect(warnings).toEqual([expect.stringMatching(/could not render the run's poster/)]);
+  });
+
+  it("renders nothing when the run's deadline is too close: the video is stored and the run ends in time", async () => {
+    const workDir = await mkdtemp(join(dir, "work-"));
+    warnings.length = 0;
+    const left = PREVIEW_RESERVE_MS + 1_500;
+    await expect(
+      renderPreviews(video, 2, { workDir, signal: running(), log, timeLeftMs: left }),
+    ).resolves.toBeNull();
+    expect(warnings).toEqual([expect.stringMatching(/too close to the run's deadline/)]);
   });
 
   it("throws when the run was stopped, as the video's own work would", async () => {
     const workDir = await mkdtemp(join(dir, "work-"));
     const controller = new AbortController();
     controller.abort(new Error("run stopped: cancelled"));
-    await expect(renderPreviews(video, 2, { workDir, signal: controller.signal, log })).rejects.toThrow(
-      /cancelled/,
-    );
+    await expect(
+      renderPreviews(video, 2, { workDir, signal: controller.signal, log, timeLeftMs: LONG }),
+    ).rejects.toThrow(/cancelled/);
   });
 });
 

@@ -14,6 +14,14 @@ import { storageFullOf } from "../storage-full.js";
 
 /** How long each rendering may take: a poster decodes a second of video, a sprite sheet all of it. */
 const RENDER_TIMEOUT_MS = 60_000;
+/**
+ * Time kept back before the run's deadline for storing the video and ending the run: previews
+ * that would run into it are cut short (or not begun), so they never turn a made video into a
+ * timed-out run.
+ */
+export const PREVIEW_RESERVE_MS = 10_000;
+/** Less time than this left for both renders: none is begun. */
+const LEAST_RENDER_MS = 1_000;
 
 /** Paths of the rendered JPEGs, before they are stored. */
 export interface RenderedPreviews {
@@ -34,13 +42,27 @@ const stopsTheRun = (err: unknown, signal: AbortSignal) => signal.aborted || sto
 export async function renderPreviews(
   video: string,
   durationSeconds: number,
-  { workDir, signal, log }: { workDir: string; signal: AbortSignal; log: Logger },
+  {
+    workDir,
+    signal,
+    log,
+    timeLeftMs,
+  }: { workDir: string; signal: AbortSignal; log: Logger; timeLeftMs: number },
 ): Promise<RenderedPreviews | null> {
   const rendered = {
     poster: join(workDir, "refvid-poster.jpg"),
     spritesheet: join(workDir, "refvid-sprites.jpg"),
   };
-  const options = { timeoutMs: RENDER_TIMEOUT_MS, signal };
+  // Each render gets half of what is left before the reserve, at most its own limit.
+  const budget = Math.min(RENDER_TIMEOUT_MS, Math.floor((timeLeftMs - PREVIEW_RESERVE_MS) / 2));
+  if (budget < LEAST_RENDER_MS) {
+    log.warn(
+      { timeLeftMs },
+      "too close to the run's deadline to render its poster and sprite sheet; the video goes without them",
+    );
+    return null;
+  }
+  const options = { timeoutMs: budget, signal };
   try {
     // One after the other: the machine's cores are the runs' too.
     await renderPoster(video, rendered.poster, durationSeconds, options);

@@ -193,7 +193,12 @@ async function generate(
     );
   }
   // Rendered first: storing the video moves its file away.
-  const previews = await renderPreviews(result.path, result.durationSeconds, { workDir, signal, log });
+  const previews = await renderPreviews(result.path, result.durationSeconds, {
+    workDir,
+    signal,
+    log,
+    timeLeftMs: deadline - deps.clock.now().getTime(),
+  });
   const fileId = newFileId();
   await deps.blobs.put(fileId, result.path);
   const previewIds = await storePreviews(deps.blobs, previews, { signal, log }).catch(async (err) => {

@@ -9,7 +9,7 @@ import type { Logger } from "pino";
 import type { AppDeps } from "../../deps.js";
 import { storeUpload } from "../../services/upload-file.js";
 import { uploadRoom } from "../../services/upload-quota.js";
-import { videoParams } from "../../services/video-references.js";
+import { forgetUploads, videoParams } from "../../services/video-references.js";
 import {
   createVideo,
   deleteVideo,
@@ -34,22 +34,31 @@ export function videosRouter(deps: AppDeps): Router {
   const json = express.json({ limit: MAX_FIELD_BYTES + 64 * 1024 });
   const guard = refuseUnstorableText();
 
-  /** The body's fields, and the upload made of a form's file. */
-  const readBody = async (req: Request, res: express.Response) => {
+  /** The body's fields, and the upload made of a form's file (its id put in `made`). */
+  const readBody = async (req: Request, res: express.Response, made: string[] = []) => {
     if (!isForm(req)) return { fields: (req.body ?? {}) as Record<string, unknown>, file: null };
     allowSlowBody(req);
     const caller = callerOf(res);
-    const room = await uploadRoom(deps, caller.organization.id, null);
-    return readVideoForm(req, (body, fileName) =>
-      storeUpload(deps, caller, body, checkedFileName(fileName), room),
-    );
+    return readVideoForm(req, async (body, fileName) => {
+      const room = await uploadRoom(deps, caller.organization.id, null);
+      const upload = await storeUpload(deps, caller, body, checkedFileName(fileName), room);
+      made.push(upload.file_id);
+      return upload;
+    });
   };
 
   router.post("/", json, guard, async (req, res) => {
     const caller = callerOf(res);
-    const { fields, file } = await readBody(req, res);
-    const params = await videoParams(deps, caller, fields, file);
-    res.json(await createVideo(deps, caller, params, idempotencyKeyOf(req)));
+    // Uploads made of this request's file and data: URLs; deleted if it makes no video.
+    const made: string[] = [];
+    try {
+      const { fields, file } = await readBody(req, res, made);
+      const params = await videoParams(deps, caller, fields, file, made);
+      res.json(await createVideo(deps, caller, params, idempotencyKeyOf(req)));
+    } catch (err) {
+      await forgetUploads(deps, caller, made);
+      throw err;
+    }
   });
 
   router.get("/", guard, async (req, res) => {
