@@ -18,8 +18,14 @@ export const visibleRun = (caller: Caller, run: RunRecord | null): RunRecord | n
   run && run.environment === caller.apiKey.environment ? run : null;
 
 export async function getRun(deps: AppDeps, caller: Caller, runId: string): Promise<Run> {
-  const run = visibleRun(caller, await deps.store.getRun(caller.organization.id, runId));
+  let run = visibleRun(caller, await deps.store.getRun(caller.organization.id, runId));
   if (!run) throw runNotFound(runId);
-  const queue = await queueStanding(deps, run);
+  let queue = await queueStanding(deps, run);
+  if (run.status === "queued" && queue === null) {
+    // A worker took it between the two reads: answer with the run as it is now, never a queued
+    // run without its place.
+    run = visibleRun(caller, await deps.store.getRun(caller.organization.id, runId)) ?? run;
+    queue = await queueStanding(deps, run);
+  }
   return toApiRun(run, deps.signer, deps.clock.now(), queue);
 }
