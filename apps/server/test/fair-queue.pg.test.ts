@@ -216,10 +216,10 @@ describe("fair queue across processes", () => {
         60_000,
         "the last light run to start",
       );
-      // It was shown a place until it started. (Runs ending move the processing counts positions
-      // are computed from, so a place may also move up; the exact count-down by one at each start
-      // is the store contract's "says where a queued run stands" test.)
-      expect(seen.length).toBeGreaterThan(0);
+      // It was shown a place each time it was read queued. (Runs ending move the processing counts
+      // positions are computed from, so a place may also move up; the exact count-down by one at
+      // each start is the store contract's "says where a queued run stands" test. On a busy
+      // machine it may start before the first read after the cancels: its place was read above.)
       expect(seen.every((p) => Number.isInteger(p) && p >= 0)).toBe(true);
     } finally {
       await cancelAll();
