@@ -1,6 +1,5 @@
 export { isConnectionLost } from "./connection-lost.js";
 export { MemoryStore } from "./memory-store.js";
-export { MAX_ARRIVALS_COUNTED } from "./ports.js";
 export {
   type Database,
   migrate,
@@ -11,5 +10,6 @@ export {
   type Queryable,
   searchRunsQuery,
 } from "./postgres/index.js";
+export { MAX_ARRIVALS_COUNTED } from "./queue-types.js";
 export { queuedRun } from "./queued-run.js";
 export type * from "./types.js";

@@ -33,7 +33,7 @@ import { MemoryUploads } from "./memory/uploads.js";
 import { tallyUsage } from "./memory/usage.js";
 import { MemoryVendorLog } from "./memory/vendor-log.js";
 import { hold, settle } from "./memory/wallet.js";
-import { MAX_ARRIVALS_COUNTED } from "./ports.js";
+import { MAX_ARRIVALS_COUNTED } from "./queue-types.js";
 import { queuedRun } from "./queued-run.js";
 import { StoreEventHub } from "./store-events.js";
 import type * as T from "./types.js";

@@ -256,6 +256,7 @@ export type * from "./account-types.js";
 export type * from "./admin-types.js";
 export type * from "./ledger-types.js";
 export type * from "./ports.js";
+export type * from "./queue-types.js";
 export type * from "./vendor-types.js";
 export type * from "./webhook-types.js";
 

@@ -23,10 +23,23 @@ const missingFile = () =>
 export const isForm = (req: Request) => /^multipart\/form-data\b/i.test(req.get("content-type") ?? "");
 
 /** A 400 for a multipart body that cannot be read as a form. */
-const unreadableForm = (reason: string | undefined) =>
+export const unreadableForm = (reason: string | undefined) =>
   new InvalidRequestError([
     { field: "body", message: `is not a readable form: ${reason}`, rule: "multipart" },
   ]);
+
+/**
+ * A form reader for the request, holding it to `limits`: a `Content-Type` busboy cannot read (no
+ * boundary, say) is the 400 of an unreadable form, thrown.
+ */
+export function openForm(req: Request, limits: busboy.Limits): busboy.Busboy {
+  try {
+    // File names as browsers and curl send them: UTF-8.
+    return busboy({ headers: req.headers, defParamCharset: "utf8", limits });
+  } catch (err) {
+    throw unreadableForm((err as Error).message);
+  }
+}
 
 /** A 400 for a body that failed while it was read: a form that stops short, or a raw body cut off. */
 export function unreadableBody(req: Request, reason: string | undefined): InvalidRequestError {
@@ -51,14 +64,9 @@ export function fileOf(
   return new Promise((resolve, reject) => {
     let form: busboy.Busboy;
     try {
-      form = busboy({
-        headers: req.headers,
-        // File names as browsers and curl send them: UTF-8.
-        defParamCharset: "utf8",
-        limits: { files: 1, fields: 20, fieldSize: 4096, parts: 30 },
-      });
+      form = openForm(req, { files: 1, fields: 20, fieldSize: 4096, parts: 30 });
     } catch (err) {
-      reject(unreadableForm((err as Error).message));
+      reject(err);
       return;
     }
     let found = false;

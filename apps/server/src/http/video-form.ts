@@ -9,10 +9,11 @@
 import type { Readable } from "node:stream";
 import type { FileUpload } from "@refvid/api-types";
 import { InvalidRequestError, RefvidError } from "@refvid/core";
-import busboy from "busboy";
+import type busboy from "busboy";
 import type { Request } from "express";
 import { UploadTooLargeError } from "../services/upload-file.js";
 import { TEXT_RULE, textProblem } from "./text-guard.js";
+import { openForm, unreadableForm } from "./upload-body.js";
 
 /** The body as a plain object, with the uploaded file (if any) under `input_reference`. */
 export interface VideoForm {
@@ -28,11 +29,6 @@ export const MAX_FORM_TEXT_BYTES = MAX_FIELD_BYTES + 1024 * 1024;
 /** Names that would reach an object's prototype: refused in any part of a field's name. */
 const UNSAFE_NAMES = new Set(["__proto__", "constructor", "prototype"]);
 
-const unreadable = (reason: string) =>
-  new InvalidRequestError([
-    { field: "body", message: `is not a readable form: ${reason}`, rule: "multipart" },
-  ]);
-
 /**
  * Reads the form; `store` keeps the file of `input_reference` (any other file field is a 400).
  * Rejects with the store's own error (a 413, a 415) when the file cannot be kept.
@@ -44,13 +40,9 @@ export function readVideoForm(
   return new Promise((resolve, reject) => {
     let form: busboy.Busboy;
     try {
-      form = busboy({
-        headers: req.headers,
-        defParamCharset: "utf8",
-        limits: { files: 1, fields: 100, fieldSize: MAX_FIELD_BYTES, parts: 101 },
-      });
+      form = openForm(req, { files: 1, fields: 100, fieldSize: MAX_FIELD_BYTES, parts: 101 });
     } catch (err) {
-      reject(unreadable((err as Error).message));
+      reject(err);
       return;
     }
     const fields: Record<string, unknown> = Object.create(null);
@@ -96,7 +88,7 @@ export function readVideoForm(
     form.on("partsLimit", tooMany("parts"));
     form.on("filesLimit", tooMany("files: send one, in input_reference"));
     form.on("fieldsLimit", tooMany("fields"));
-    form.on("error", (err: Error) => reject(unreadable(err.message)));
+    form.on("error", (err: Error) => reject(unreadableForm(err.message)));
     form.on("close", () => {
       const pending: Promise<FileUpload | null> = upload ?? Promise.resolve(null);
       pending.then(

@@ -1,4 +1,4 @@
-import { MAX_ARRIVALS_COUNTED } from "../../ports.js";
+import { MAX_ARRIVALS_COUNTED } from "../../queue-types.js";
 import type * as T from "../../types.js";
 import type { Database } from "../database.js";
 
