@@ -303,17 +303,22 @@ export async function startReceiver(
   };
 }
 
-/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
+/**
+ * Polls every `intervalMs` until `check` returns a value (not undefined), or fails after
+ * `timeoutMs`. A check that calls the API for a long wait should poll slowly enough to stay under
+ * the key's rate limit (120 a minute unless the tenant asks for more).
+ */
 export async function eventually<T>(
   check: () => Promise<T | undefined>,
   timeoutMs = 10_000,
   what = "condition",
+  intervalMs = 25,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

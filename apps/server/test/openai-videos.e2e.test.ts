@@ -38,7 +38,10 @@ afterAll(async () => {
 const openai = (tenant: Tenant, options: ConstructorParameters<typeof OpenAI>[0] = {}) =>
   new OpenAI({ apiKey: tenant.apiKey, baseURL: `${t.url}/v1`, maxRetries: 0, ...options });
 
-/** Polls with `retrieve` until the video has ended. */
+/**
+ * Polls with `retrieve` until the video has ended, twice a second: an 8 s video on a busy
+ * machine can take long enough for faster polls to meet the key's rate limit (120 a minute).
+ */
 const ended = (client: OpenAI, id: string) =>
   eventually(
     async () => {
@@ -47,6 +50,7 @@ const ended = (client: OpenAI, id: string) =>
     },
     60_000,
     `video ${id} to end`,
+    500,
   );
 
 describe("the openai SDK's videos resource", () => {
