@@ -66,6 +66,7 @@ export function runDetails(c: Colors, run: Run): string {
     ["elapsed", seconds(run.elapsed_ms)],
     ["billed", run.billing ? `${run.billing.amount} USD (${run.billing.billable_seconds} s)` : undefined],
     ["video", videoUrl(run)],
+    ["poster", run.output?.videos[0]?.thumbnail_url],
     ["error", run.error ? `${run.error.message} (${run.error.type})` : undefined],
     ["metadata", metadata.join(", ")],
   ]);

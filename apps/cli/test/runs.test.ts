@@ -41,7 +41,11 @@ describe("refvid runs", () => {
   it("get shows a run, in JSON and for people", async () => {
     const json = await refvid("runs", "get", succeeded.run_id, "--json");
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toMatchObject({ run_id: succeeded.run_id, status: "succeeded" });
+    const run = JSON.parse(json.stdout);
+    expect(run).toMatchObject({ run_id: succeeded.run_id, status: "succeeded" });
+    const shown = await refvid("runs", "get", succeeded.run_id);
+    expect(shown.stdout).toMatch(/^video\s+http\S+$/m);
+    expect(shown.stdout).toContain(`poster       ${run.output.videos[0].thumbnail_url}\n`);
     const human = await refvid("runs", "get", failed.run_id);
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/^run\s+run_/);
