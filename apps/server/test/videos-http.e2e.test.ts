@@ -15,6 +15,11 @@ const catalog = join(mkdtempSync(join(tmpdir(), "refvid-videos-")), "catalog.yam
 writeFileSync(catalog, `aliases:\n  sora-2: ${D}\n`);
 const t = useTestRefvid({ REFVID_CATALOG_FILE: catalog });
 const IMAGE = "https://example.com/ref.png";
+/** A 1x1 PNG. */
+const TINY_PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+  "base64",
+);
 
 /** A form's POST, as `fetch` sends FormData. */
 const postForm = (tenant: Tenant, path: string, form: FormData, headers: Record<string, string> = {}) =>
@@ -90,6 +95,43 @@ describe("the videos surface over HTTP", () => {
     expectOpenAIError(other, 422, null, "idempotency_key_reused");
     const long = await tenant.call("POST", "/v1/videos", body, { "idempotency-key": "k".repeat(256) });
     expectOpenAIError(long, 400, "Idempotency-Key", "invalid_request");
+  });
+
+  it("replays a retried Idempotency-Key that resends a data: URL or a file, keeping one upload", async () => {
+    const tenant = await t.tenant();
+    const uploads = async () =>
+      (await tenant.call("GET", "/v1/account")).body.upload_quota.count_used as number;
+    const dataUrl = `data:image/png;base64,${TINY_PNG.toString("base64")}`;
+    const body = { model: D, prompt: fast(), input_reference: { image_url: dataUrl } };
+    const first = await tenant.call("POST", "/v1/videos", body, { "idempotency-key": "data-1" });
+    expect(first.status).toBe(200);
+    expect(await uploads()).toBe(1);
+    const again = await tenant.call("POST", "/v1/videos", body, { "idempotency-key": "data-1" });
+    expect(again.body.id).toBe(first.body.id);
+    expect(await uploads()).toBe(1);
+    // Other bytes under the same key are another request.
+    const otherBytes = Buffer.concat([TINY_PNG, Buffer.from([0])]).toString("base64");
+    const other = await tenant.call(
+      "POST",
+      "/v1/videos",
+      { ...body, input_reference: { image_url: `data:image/png;base64,${otherBytes}` } },
+      { "idempotency-key": "data-1" },
+    );
+    expectOpenAIError(other, 422, null, "idempotency_key_reused");
+    expect(await uploads()).toBe(1);
+
+    const form = () => {
+      const f = new FormData();
+      f.set("model", D);
+      f.set("prompt", fast("from a file"));
+      f.set("input_reference", new Blob([TINY_PNG], { type: "image/png" }), "ref.png");
+      return f;
+    };
+    const byFile = await postForm(tenant, "/v1/videos", form(), { "idempotency-key": "file-1" });
+    expect(byFile.status).toBe(200);
+    const byFileAgain = await postForm(tenant, "/v1/videos", form(), { "idempotency-key": "file-1" });
+    expect(byFileAgain.body.id).toBe(byFile.body.id);
+    expect(await uploads()).toBe(2);
   });
 
   it("answers every error in OpenAI's shape: a bad key, an unknown path, a bad page, content not ready", async () => {
@@ -212,15 +254,11 @@ describe("the videos surface over HTTP", () => {
     const usage = async () =>
       (await tenant.call("GET", "/v1/account")).body.upload_quota.count_used as number;
     const before = await usage();
-    const tiny = Buffer.from(
-      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
-      "base64",
-    );
     const refused = await tenant.call("POST", "/v1/videos", {
       model: D,
       prompt: fast(),
       seconds: "5",
-      input_reference: { image_url: `data:image/png;base64,${tiny.toString("base64")}` },
+      input_reference: { image_url: `data:image/png;base64,${TINY_PNG.toString("base64")}` },
     });
     expectOpenAIError(refused, 400, "seconds", "invalid_request");
     expect(await usage()).toBe(before);

@@ -45,7 +45,11 @@ export async function submitRun(
   slug: ModelSlug,
   body: SubmitBody,
   idempotencyKey: string | undefined,
-  options: { video?: NewVideo } = {},
+  options: {
+    video?: NewVideo;
+    /** What the Idempotency-Key's hash is taken of instead of `body` (uploads named by their bytes). */
+    hashedAs?: SubmitBody;
+  } = {},
 ): Promise<SubmitOutcome> {
   const { served, input, price } = await readRunRequest(deps, slug, body.input, [
     ...(body.webhook_url ? checkWebhookUrl(body.webhook_url, deps.config.allowLocalUrls) : []),
@@ -90,7 +94,10 @@ export async function submitRun(
     ? {
         key: scopedKey,
         // A video's terms are part of the request: a remix never replays a create.
-        requestHash: hashRequest(slug, options.video ? { ...body, video: options.video } : body),
+        requestHash: hashRequest(slug, {
+          ...(options.hashedAs ?? body),
+          ...(options.video ? { video: options.video } : {}),
+        }),
         expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
         // An async submit's answer is the run as admitted: stored with the admission, so a retry
         // replays it even if this process dies before answering. A sync submit's is its end.

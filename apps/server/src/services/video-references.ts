@@ -5,6 +5,7 @@
  * stored as an upload of the caller, as `POST /v1/files` would store it; a run then reads it as
  * any upload.
  */
+import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import type { FileUpload } from "@refvid/api-types";
 import { InvalidRequestError, NotFoundError, type ReferenceKind } from "@refvid/core";
@@ -24,13 +25,24 @@ const KINDS: Record<string, ReferenceKind> = { image_url: "image", video_url: "v
 const kindOf = (contentType: string): ReferenceKind =>
   contentType.startsWith("video/") ? "video" : contentType.startsWith("audio/") ? "audio" : "image";
 
+/**
+ * An upload a request made of its own content (a form's file, a `data:` URL): deleted when the
+ * request makes no video, and named by its content's SHA-256 in the request's Idempotency-Key
+ * hash, so that a retry sending the same bytes is the same request.
+ */
+export interface MadeUpload {
+  fileId: string;
+  url: string;
+  sha256: string;
+}
+
 /** Reads the request's fields (a form's or JSON's) into the surface's parameters. */
 export async function videoParams(
   deps: AppDeps,
   caller: Caller,
   fields: Record<string, unknown>,
   file: FileUpload | null,
-  made: string[],
+  made: MadeUpload[],
 ): Promise<VideoParams> {
   const ctx = { deps, caller, made };
   const prompt = fields.prompt;
@@ -69,7 +81,7 @@ export async function videoParams(
 interface ReferenceContext {
   deps: AppDeps;
   caller: Caller;
-  made: string[];
+  made: MadeUpload[];
 }
 
 async function inputReference(ctx: ReferenceContext, value: unknown): Promise<VideoReference> {
@@ -117,7 +129,11 @@ async function urlOf({ deps, caller, made }: ReferenceContext, url: string, para
   if (!bytes) throw problem(param, "is not a valid data: URL (its percent-encoding is broken)");
   const room = await uploadRoom(deps, caller.organization.id, bytes.length);
   const upload = await storeUpload(deps, caller, Readable.from([bytes]), null, room);
-  made.push(upload.file_id);
+  made.push({
+    fileId: upload.file_id,
+    url: upload.url,
+    sha256: createHash("sha256").update(bytes).digest("hex"),
+  });
   return upload.url;
 }
 
@@ -133,16 +149,21 @@ function dataBytes(data: string, base64: boolean): Buffer | null {
 
 /**
  * Deletes the uploads a request made (a form's file, its `data:` URLs) when it made no video: a
- * refused create leaves nothing counted against the organization's upload quota.
+ * refused create, or a retry answered with the video its Idempotency-Key made before, leaves
+ * nothing counted against the organization's upload quota.
  */
-export async function forgetUploads(deps: AppDeps, caller: Caller, made: readonly string[]): Promise<void> {
-  for (const id of made) {
+export async function forgetUploads(
+  deps: AppDeps,
+  caller: Caller,
+  made: readonly MadeUpload[],
+): Promise<void> {
+  for (const { fileId: id } of made) {
     const scope = { organizationId: caller.organization.id, environment: caller.apiKey.environment, id };
     await deps.store
       .deleteUpload(scope)
       .then(() => deps.blobs.delete(id))
       .catch((err: unknown) =>
-        deps.logger.warn({ err, id }, "could not delete a refused video request's upload"),
+        deps.logger.warn({ err, id }, "could not delete an upload of a request that made no video"),
       );
   }
 }

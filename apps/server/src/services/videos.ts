@@ -13,6 +13,7 @@ import { fieldNamesOf, type OpenAIVideo, videoOf } from "../views/video-view.js"
 import { cancelRun } from "./cancel-run.js";
 import { visibleRun } from "./get-run.js";
 import { submitRun } from "./submit-run.js";
+import type { MadeUpload } from "./video-references.js";
 import {
   asVideoProblems,
   checkBuiltInInput,
@@ -33,15 +34,21 @@ async function findVideo(deps: AppDeps, caller: Caller, id: string): Promise<Run
   return run;
 }
 
+/**
+ * Submits the video's run. `made` are the uploads the request made of its own content; the
+ * Idempotency-Key's hash names them by their bytes, so a retry that sends the same file is a
+ * replay (`replayed`: its own uploads are then the caller's to delete), not another request.
+ */
 export async function createVideo(
   deps: AppDeps,
   caller: Caller,
   params: VideoParams,
   idempotencyKey: string | undefined,
-): Promise<OpenAIVideo> {
+  made: readonly MadeUpload[] = [],
+): Promise<{ video: OpenAIVideo; replayed: boolean }> {
   const { served, model } = videoModel(deps.catalog.current, params.model);
   const video = videoInput(deps, served, model, params);
-  return submitVideo(deps, caller, video, null, idempotencyKey);
+  return submitVideo(deps, caller, video, null, idempotencyKey, made);
 }
 
 /** A new video with `source`'s model, length, size and references, and a new prompt. */
@@ -75,7 +82,7 @@ export async function remixVideo(
     size: video.size,
     params,
   };
-  return submitVideo(deps, caller, remix, source.id, idempotencyKey);
+  return (await submitVideo(deps, caller, remix, source.id, idempotencyKey)).video;
 }
 
 async function submitVideo(
@@ -84,16 +91,23 @@ async function submitVideo(
   video: VideoInput,
   remixedFrom: string | null,
   idempotencyKey: string | undefined,
-): Promise<OpenAIVideo> {
+  made: readonly MadeUpload[] = [],
+): Promise<{ video: OpenAIVideo; replayed: boolean }> {
   const input = checkBuiltInInput(deps, video);
   const webhookUrl = await videoWebhookUrl(deps, caller);
+  const body = { input, ...(webhookUrl ? { webhook_url: webhookUrl } : {}) };
   const outcome = await submitRun(
     deps,
     caller,
     video.served.model.slug,
-    { input, ...(webhookUrl ? { webhook_url: webhookUrl } : {}) },
+    body,
     idempotencyKey && `videos:${idempotencyKey}`,
-    { video: { model: video.model, seconds: video.seconds, size: video.size, remixedFrom } },
+    {
+      video: { model: video.model, seconds: video.seconds, size: video.size, remixedFrom },
+      ...(made.length > 0
+        ? { hashedAs: { ...body, input: byContent(input, made) as Record<string, unknown> } }
+        : {}),
+    },
   ).catch((err: unknown) => {
     throw err instanceof InvalidRequestError ? asVideoProblems(err.fields, video.params) : err;
   });
@@ -101,7 +115,20 @@ async function submitVideo(
   const run = await deps.store.getRun(caller.organization.id, runId);
   // A replay of a create whose video was deleted since answers as a read of it would.
   if (!run?.video || run.video.deletedAt) throw videoNotFound(runId);
-  return videoOf(deps, run);
+  return { video: videoOf(deps, run), replayed: outcome.kind !== "admitted" };
+}
+
+/** `value` with every URL of an upload in `made` written as its content's digest. */
+function byContent(value: unknown, made: readonly MadeUpload[]): unknown {
+  if (typeof value === "string") {
+    const upload = made.find((m) => m.url === value);
+    return upload ? `sha256:${upload.sha256}` : value;
+  }
+  if (Array.isArray(value)) return value.map((item) => byContent(item, made));
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, byContent(v, made)]));
+  }
+  return value;
 }
 
 /**

@@ -45,7 +45,9 @@ export const listVideos = <ThrowOnError extends boolean = false>(options?: Optio
  * and size mapped onto the model's own fields, and answers with the video object. Keys, rate
  * limit, concurrency caps, wallet, budgets, test keys and `Idempotency-Key` work as for
  * `POST /v1/run/…`. A file in `input_reference` is stored as an upload of the caller's
- * organization, as `POST /v1/files` would.
+ * organization, as `POST /v1/files` would. A retry under the same `Idempotency-Key` that sends
+ * the same file or `data:` URL again (the same bytes) answers with the first video, and keeps no
+ * second upload; other bytes under that key are a `422`.
  *
  */
 export const createVideo = <ThrowOnError extends boolean = false>(options: Options<CreateVideoData, ThrowOnError>) => (options.client ?? client).post<CreateVideoResponses, CreateVideoErrors, ThrowOnError>({

@@ -3,13 +3,15 @@
  * authentication and body readers before the run API's, and answering every error in OpenAI's
  * shape (`openAIErrors`), so the `openai` SDKs raise their own error classes.
  */
+import { createHash } from "node:crypto";
+import { pipeline, Transform } from "node:stream";
 import { InvalidRequestError } from "@refvid/core";
 import express, { type ErrorRequestHandler, type Request, Router } from "express";
 import type { Logger } from "pino";
 import type { AppDeps } from "../../deps.js";
 import { storeUpload } from "../../services/upload-file.js";
 import { uploadRoom } from "../../services/upload-quota.js";
-import { forgetUploads, videoParams } from "../../services/video-references.js";
+import { forgetUploads, type MadeUpload, videoParams } from "../../services/video-references.js";
 import {
   createVideo,
   deleteVideo,
@@ -34,15 +36,29 @@ export function videosRouter(deps: AppDeps): Router {
   const json = express.json({ limit: MAX_FIELD_BYTES + 64 * 1024 });
   const guard = refuseUnstorableText();
 
-  /** The body's fields, and the upload made of a form's file (its id put in `made`). */
-  const readBody = async (req: Request, res: express.Response, made: string[] = []) => {
+  /** The body's fields, and the upload made of a form's file (put in `made`, with its digest). */
+  const readBody = async (req: Request, res: express.Response, made: MadeUpload[] = []) => {
     if (!isForm(req)) return { fields: (req.body ?? {}) as Record<string, unknown>, file: null };
     allowSlowBody(req);
     const caller = callerOf(res);
     return readVideoForm(req, async (body, fileName) => {
       const room = await uploadRoom(deps, caller.organization.id, null);
-      const upload = await storeUpload(deps, caller, body, checkedFileName(fileName), room);
-      made.push(upload.file_id);
+      const digest = createHash("sha256");
+      const hashed = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          digest.update(chunk);
+          done(null, chunk);
+        },
+      });
+      // An error of the form's file stream ends `hashed` with it, as storeUpload reads it.
+      const upload = await storeUpload(
+        deps,
+        caller,
+        pipeline(body, hashed, () => {}),
+        checkedFileName(fileName),
+        room,
+      );
+      made.push({ fileId: upload.file_id, url: upload.url, sha256: digest.digest("hex") });
       return upload;
     });
   };
@@ -50,11 +66,14 @@ export function videosRouter(deps: AppDeps): Router {
   router.post("/", json, guard, async (req, res) => {
     const caller = callerOf(res);
     // Uploads made of this request's file and data: URLs; deleted if it makes no video.
-    const made: string[] = [];
+    const made: MadeUpload[] = [];
     try {
       const { fields, file } = await readBody(req, res, made);
       const params = await videoParams(deps, caller, fields, file, made);
-      res.json(await createVideo(deps, caller, params, idempotencyKeyOf(req)));
+      const { video, replayed } = await createVideo(deps, caller, params, idempotencyKeyOf(req), made);
+      // A retry answered with the video its key made before: that video reads the first uploads.
+      if (replayed) await forgetUploads(deps, caller, made);
+      res.json(video);
     } catch (err) {
       await forgetUploads(deps, caller, made);
       throw err;
