@@ -152,10 +152,10 @@ describe("vendorFetch", () => {
   });
 
   it("stops at once when the run is aborted", async () => {
-    handler = () => {}; // never answers
     const controller = new AbortController();
+    // Never answers; the run is aborted once the server holds the request.
+    handler = () => controller.abort(new Error("cancelled"));
     const pending = vendorFetch(call({ signal: controller.signal }), { method: "GET", url: "/hang" });
-    setTimeout(() => controller.abort(new Error("cancelled")), 20);
     await expect(pending).rejects.toThrow("cancelled");
   });
 
@@ -164,8 +164,12 @@ describe("vendorFetch", () => {
       (_req: IncomingMessage, res: ServerResponse) => res.socket?.destroy(),
       (_req: IncomingMessage, res: ServerResponse) => json(res, 502, { detail: "bad gateway" }),
     ]) {
-      requests = 0;
-      handler = answer;
+      // Counted by path: only this test's creates.
+      let creates = 0;
+      handler = (req, res) => {
+        if (req.url === "/create") creates++;
+        answer(req, res);
+      };
       const failed = await vendorFetch(call(), {
         method: "POST",
         url: "/create",
@@ -173,7 +177,7 @@ describe("vendorFetch", () => {
         creates: true,
       }).catch((err: unknown) => err);
       expect(failed).toBeInstanceOf(UnansweredCreate);
-      expect(requests).toBe(1);
+      expect(creates).toBe(1);
     }
   });
 
