@@ -216,10 +216,17 @@ describe("a prediction", () => {
   ])(
     "%s, output as %s: one model run, recorded while it runs, its video probed",
     async (flavor, outputAs) => {
-      const server = await cog({ knobs: { flavor, outputAs, latencyMs: 200, outputSeconds: 2 } });
+      // The model does not end until the prediction is recorded: on a busy machine the record may
+      // come after a 200 ms model's end, and this test is about the record coming while it runs.
+      const server = await cog({
+        knobs: { flavor, outputAs, latencyMs: 200, outputSeconds: 2, holdEnd: true },
+      });
       const j = await job();
       const { ctx, progress, recorded } = context(server);
-      const result = await provider(server.url).run(j, ctx);
+      const running = provider(server.url).run(j, ctx);
+      await eventually(() => recorded.length > 0, 30_000);
+      server.knobs.holdEnd = false;
+      const result = await running;
 
       expect(result.path.startsWith(j.workDir)).toBe(true);
       expect(await probeDuration(result.path, { timeoutMs: 10_000 })).toBeCloseTo(2, 1);

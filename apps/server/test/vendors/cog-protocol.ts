@@ -56,6 +56,8 @@ export interface CogKnobs {
   loseAnswerAt: CogLossPoint;
   /** GET /health-check gets no answer until this is cleared. */
   hangHealth: boolean;
+  /** While set, a model that has run its course does not end (a test holds it to see it running). */
+  holdEnd: boolean;
   /**
    * A proxy in front drops the `Prefer` header (as a Cog without async predictions would ignore it):
    * every create is sync.
@@ -186,6 +188,7 @@ export const DEFAULT_KNOBS: CogKnobs = {
   serverErrorStatus: 500,
   hangStatus: false,
   hangHealth: false,
+  holdEnd: false,
   preferDropped: false,
   malformedOutput: false,
   outputSeconds: 2,

@@ -42,6 +42,10 @@ export function predictionLife(ctx: CogContext) {
 
   /** The model's last step: it raises (`failNext`) or returns the video. */
   const conclude = (p: Prediction) => {
+    if (knobs.holdEnd) {
+      p.timers.push(later(() => conclude(p), 10));
+      return;
+    }
     if (p.willFail) {
       p.job.logs += `Traceback (most recent call last):\n  File "/src/predict.py", line 48, in predict\n    video = self.pipe(prompt)\ntorch.OutOfMemoryError: ${knobs.failMessage}\n`;
       finish(p, "failed", knobs.failMessage);
