@@ -198,11 +198,26 @@ function launchOptions<T extends Options>(browser: TestBrowser, options: T) {
   };
 }
 
+/**
+ * Starts a browser, and once more if the first start fails: on a busy machine Chromium has been
+ * seen to crash as it starts (SIGSEGV) and start fine the next time. The first start's error is
+ * the one thrown when both fail.
+ */
+export async function startTwice<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (first) {
+    return start().catch(() => {
+      throw first;
+    });
+  }
+}
+
 /** Picks the browser, starts it headless, and prints which one started. */
 export async function launchTestBrowser(options: Options = {}): Promise<Browser> {
   const browser = await resolveTestBrowser();
   try {
-    const launched = await chromium.launch(launchOptions(browser, options));
+    const launched = await startTwice(() => chromium.launch(launchOptions(browser, options)));
     announce(browser, launched.version());
     return launched;
   } catch (error) {
@@ -221,7 +236,9 @@ export async function launchTestBrowserContext(
 ): Promise<BrowserContext> {
   const browser = await resolveTestBrowser();
   try {
-    const context = await chromium.launchPersistentContext(userDataDir, launchOptions(browser, options));
+    const context = await startTwice(() =>
+      chromium.launchPersistentContext(userDataDir, launchOptions(browser, options)),
+    );
     // A persistent context has no Browser object to ask; the DevTools protocol answers instead.
     const page = context.pages()[0] ?? (await context.newPage());
     const session = await context.newCDPSession(page);

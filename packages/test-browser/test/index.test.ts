@@ -9,6 +9,7 @@ import {
   launchTestBrowserContext,
   requestedKind,
   resolveTestBrowser,
+  startTwice,
 } from "../src/index.js";
 
 const TIMEOUT = 60_000;
@@ -26,6 +27,23 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+describe("starting", () => {
+  it("starts once more after a failed start, and throws the first error when both fail", async () => {
+    let starts = 0;
+    const crashOnce = () => (++starts === 1 ? Promise.reject(new Error("SIGSEGV")) : Promise.resolve("up"));
+    expect(await startTwice(crashOnce)).toBe("up");
+    expect(starts).toBe(2);
+
+    starts = 0;
+    const never = () => Promise.reject(new Error(`start ${++starts}`));
+    await expect(startTwice(never)).rejects.toThrow("start 1");
+    expect(starts).toBe(2);
+
+    starts = 0;
+    expect(await startTwice(() => Promise.resolve(++starts))).toBe(1);
+  });
+});
 
 describe("choosing", () => {
   it("reads REFVID_TEST_BROWSER and refuses anything but system or packaged", () => {
