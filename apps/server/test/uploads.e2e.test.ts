@@ -207,6 +207,13 @@ describe("reference uploads", () => {
     const answer = (await res.json()) as any;
     isError(answer);
     expect(answer.error.fields[0]).toMatchObject({ field: "body", rule: "multipart" });
+    // A form with no boundary cannot be read at all.
+    const unbounded = await upload(t.apiKey, body, { "content-type": "multipart/form-data" });
+    expect(unbounded.status).toBe(400);
+    expect(((await unbounded.json()) as any).error.fields[0]).toMatchObject({
+      field: "body",
+      rule: "multipart",
+    });
     expect(await storedUploads()).toEqual(before);
   });
 

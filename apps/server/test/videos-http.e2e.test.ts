@@ -239,6 +239,11 @@ describe("the videos surface over HTTP", () => {
       "content-type": `multipart/form-data; boundary=${boundary}`,
     });
     expect(nul.status).toBe(400);
+    // A form with no boundary cannot be read at all: a 400, not a rejection left unhandled.
+    const unbounded = await tenant.call("POST", "/v1/videos", body, {
+      "content-type": "multipart/form-data",
+    });
+    expect(unbounded.status).toBe(400);
     expect((await tenant.call("GET", "/v1/videos")).status).toBe(200);
 
     const broken = await tenant.call("POST", "/v1/videos", {

@@ -62,13 +62,8 @@ export function fileOf(
     return Promise.resolve({ body: req, fileName: dispositionFileName(req.get("content-disposition")) });
   }
   return new Promise((resolve, reject) => {
-    let form: busboy.Busboy;
-    try {
-      form = openForm(req, { files: 1, fields: 20, fieldSize: 4096, parts: 30 });
-    } catch (err) {
-      reject(err);
-      return;
-    }
+    // A throw here (a body that is no form) rejects the promise.
+    const form = openForm(req, { files: 1, fields: 20, fieldSize: 4096, parts: 30 });
     let found = false;
     form.on("file", (name, stream, info) => {
       if (name !== "file" || found) {

@@ -9,7 +9,6 @@
 import type { Readable } from "node:stream";
 import type { FileUpload } from "@refvid/api-types";
 import { InvalidRequestError, RefvidError } from "@refvid/core";
-import type busboy from "busboy";
 import type { Request } from "express";
 import { UploadTooLargeError } from "../services/upload-file.js";
 import { TEXT_RULE, textProblem } from "./text-guard.js";
@@ -38,13 +37,8 @@ export function readVideoForm(
   store: (body: Readable, fileName: string | null) => Promise<FileUpload>,
 ): Promise<VideoForm> {
   return new Promise((resolve, reject) => {
-    let form: busboy.Busboy;
-    try {
-      form = openForm(req, { files: 1, fields: 100, fieldSize: MAX_FIELD_BYTES, parts: 101 });
-    } catch (err) {
-      reject(err);
-      return;
-    }
+    // A throw here (a body that is no form) rejects the promise.
+    const form = openForm(req, { files: 1, fields: 100, fieldSize: MAX_FIELD_BYTES, parts: 101 });
     const fields: Record<string, unknown> = Object.create(null);
     let upload: Promise<FileUpload> | null = null;
     let failed: unknown = null;
