@@ -294,11 +294,12 @@ describe("stopping", () => {
   });
 
   it("a model still running at the deadline is cancelled", async () => {
-    const server = await cog({ knobs: { latencyMs: 5_000 } });
+    const server = await cog({ knobs: { latencyMs: 30_000 } });
     const cogProvider = provider(server.url);
     const hooked = await hookedVendor(cogProvider);
     const j = await job();
-    const { ctx } = context(server, { vendor: hooked.vendor, deadline: Date.now() + 300 });
+    // Long enough for the prediction to be taken and recorded first on a busy machine.
+    const { ctx } = context(server, { vendor: hooked.vendor, deadline: Date.now() + 2_000 });
     const err = await rejection(cogProvider.run(j, ctx));
     expect(err).toBeInstanceOf(VendorError);
     expect((err as Error).message).toContain("had not ended by the run's deadline");

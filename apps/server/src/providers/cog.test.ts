@@ -435,9 +435,10 @@ describe("a container that is busy, starting or failing", () => {
   });
 
   it("a model still running at the deadline is cancelled (probes hanging meanwhile)", async () => {
-    const server = await cog({ knobs: { latencyMs: 5_000, hangStatus: true } });
+    const server = await cog({ knobs: { latencyMs: 30_000, hangStatus: true } });
     const j = await job();
-    const { ctx, recorded } = context(server, { deadline: Date.now() + 200 });
+    // Long enough for the prediction to be taken and recorded first on a busy machine.
+    const { ctx, recorded } = context(server, { deadline: Date.now() + 2_000 });
     const err = await rejection(provider(server.url).run(j, ctx));
     expect(err).toBeInstanceOf(VendorError);
     expect((err as Error).message).toContain("had not ended by the run's deadline");
