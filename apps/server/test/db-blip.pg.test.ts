@@ -3,7 +3,12 @@
  * database), again and again, under submit load: every process lives, every submit gets its run
  * or a 503 with Retry-After, no run and no cent is lost, and LISTEN/NOTIFY wake-ups come back.
  */
-import { TEST_SERVER_URL, type TestDatabases, testDatabases } from "@refvid/store/testing";
+import {
+  DESTROY_TIMEOUT_MS,
+  TEST_SERVER_URL,
+  type TestDatabases,
+  testDatabases,
+} from "@refvid/store/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./harness.js";
@@ -60,7 +65,7 @@ afterAll(async () => {
   await db?.end();
   await server?.end();
   await databases?.destroy();
-}, 60_000);
+}, DESTROY_TIMEOUT_MS);
 
 const admin = (method: string, path: string, body?: unknown) => processes.admin(method, path, body);
 

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRefvidClient, type RefvidClient } from "@refvid/client";
-import { testDatabases } from "@refvid/store/testing";
+import { DESTROY_TIMEOUT_MS, testDatabases } from "@refvid/store/testing";
 import pino from "pino";
 import { afterAll, beforeAll, expect } from "vitest";
 import { loadConfig } from "../src/config.js";
@@ -100,7 +100,7 @@ export function useTestRefvid(
   afterAll(async () => {
     await running?.close();
     expect(running?.mismatches ?? []).toEqual([]);
-  }, 60_000);
+  }, DESTROY_TIMEOUT_MS);
   return new Proxy({} as TestRefvid, {
     get(_target, property) {
       if (!running) throw new Error("refvid is started in beforeAll; use it inside a test or hook");

@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { type TestDatabases, testDatabases } from "@refvid/store/testing";
+import { DESTROY_TIMEOUT_MS, type TestDatabases, testDatabases } from "@refvid/store/testing";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_POLL_MS } from "../src/worker/worker.js";
@@ -58,7 +58,7 @@ afterAll(async () => {
   await processes?.stopAll();
   await db?.end();
   await databases?.destroy();
-}, 60_000);
+}, DESTROY_TIMEOUT_MS);
 
 const admin = (method: string, path: string, body?: unknown) => processes.admin(method, path, body);
 

@@ -4,7 +4,7 @@
  * wallet and the budgets with (issue 28).
  */
 import { type LedgerKind, movesBalance, parseUsd } from "@refvid/core";
-import { testDatabases } from "@refvid/store/testing";
+import { DESTROY_TIMEOUT_MS, testDatabases } from "@refvid/store/testing";
 import pg from "pg";
 import { afterAll, beforeAll } from "vitest";
 import { type Fleet, fleet, type RefvidProcess } from "./processes.js";
@@ -43,7 +43,7 @@ export function useFleetOnPostgres(
     for (let i = 0; i < counts.api; i++) started.api.push(await processes.start("api"));
     for (let i = 0; i < counts.workers; i++) started.workers.push(await processes.start("worker"));
   }, 120_000);
-  afterAll(async () => started?.close(), 60_000);
+  afterAll(async () => started?.close(), DESTROY_TIMEOUT_MS);
   const get = () => {
     if (!started) throw new Error("the fleet is started before the file's tests");
     return started;

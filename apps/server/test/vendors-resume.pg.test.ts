@@ -7,7 +7,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type TestDatabases, testDatabases } from "@refvid/store/testing";
+import { DESTROY_TIMEOUT_MS, type TestDatabases, testDatabases } from "@refvid/store/testing";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./harness.js";
@@ -56,7 +56,7 @@ afterAll(async () => {
   await databases?.destroy();
   await fal?.close();
   await rm(dir, { recursive: true, force: true });
-}, 60_000);
+}, DESTROY_TIMEOUT_MS);
 
 describe("a worker killed while a vendor works on its run", () => {
   it("is replaced by a worker that resumes the same vendor job: one submit, one billed video", async () => {

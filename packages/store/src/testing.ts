@@ -4,4 +4,9 @@
  * `@refvid/store/testing`; the main entry stays free of test code and of environment reads.
  */
 export * from "./contract/index.js";
-export { TEST_SERVER_URL, type TestDatabases, testDatabases } from "./postgres/test-databases.js";
+export {
+  DESTROY_TIMEOUT_MS,
+  TEST_SERVER_URL,
+  type TestDatabases,
+  testDatabases,
+} from "./postgres/test-databases.js";

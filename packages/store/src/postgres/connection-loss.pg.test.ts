@@ -11,7 +11,7 @@ import type { StoreEvent } from "../types.js";
 import type { Database, Queryable } from "./database.js";
 import { pgDatabase } from "./pg-database.js";
 import { PostgresStore } from "./postgres-store.js";
-import { TEST_SERVER_URL, type TestDatabases, testDatabases } from "./test-databases.js";
+import { DESTROY_TIMEOUT_MS, TEST_SERVER_URL, type TestDatabases, testDatabases } from "./test-databases.js";
 
 let databases: TestDatabases;
 let admin: pg.Pool;
@@ -39,7 +39,7 @@ afterAll(async () => {
   process.off("unhandledRejection", record);
   await admin.end();
   await databases.destroy();
-});
+}, DESTROY_TIMEOUT_MS);
 
 async function database() {
   const url = await databases.create();

@@ -7,7 +7,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Database } from "./database.js";
 import { type PgDatabaseOptions, pgDatabase } from "./pg-database.js";
-import { type TestDatabases, testDatabases } from "./test-databases.js";
+import { DESTROY_TIMEOUT_MS, type TestDatabases, testDatabases } from "./test-databases.js";
 
 let databases: TestDatabases;
 const open: Database[] = [];
@@ -18,7 +18,7 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((db) => db.close()));
   await databases.cleanup();
 });
-afterAll(async () => databases.destroy());
+afterAll(async () => databases.destroy(), DESTROY_TIMEOUT_MS);
 
 /** A database on one connection, so that what a statement left on it can be looked at. */
 async function database(options: PgDatabaseOptions = {}, url?: string) {

@@ -4,14 +4,14 @@ import { at, describeStoreContract, failed, makeTenant, newRun } from "../contra
 import type { StoreEvent } from "../types.js";
 import { pgDatabase } from "./pg-database.js";
 import { PostgresStore } from "./postgres-store.js";
-import { type TestDatabases, testDatabases } from "./test-databases.js";
+import { DESTROY_TIMEOUT_MS, type TestDatabases, testDatabases } from "./test-databases.js";
 
 let databases: TestDatabases;
 beforeAll(async () => {
   databases = await testDatabases();
 });
 afterEach(async () => databases.cleanup());
-afterAll(async () => databases.destroy());
+afterAll(async () => databases.destroy(), DESTROY_TIMEOUT_MS);
 
 describeStoreContract("PostgresStore on a Postgres server", () => databases.store());
 

@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeSchema } from "./describe-schema.js";
 import { pgDatabase } from "./pg-database.js";
-import { type TestDatabases, testDatabases } from "./test-databases.js";
+import { DESTROY_TIMEOUT_MS, type TestDatabases, testDatabases } from "./test-databases.js";
 
 const COMMITTED = new URL("./schema.txt", import.meta.url);
 
@@ -11,7 +11,7 @@ let databases: TestDatabases;
 beforeAll(async () => {
   databases = await testDatabases();
 });
-afterAll(async () => databases.destroy());
+afterAll(async () => databases.destroy(), DESTROY_TIMEOUT_MS);
 
 describe("the committed schema", () => {
   it("is what the migrations produce", async () => {

@@ -21,6 +21,12 @@ export const TEST_SERVER_URL =
 /** A pooler in front of TEST_SERVER_URL that tests reach the server through, or undefined. */
 export const TEST_POOLER_URL = process.env.REFVID_TEST_POOLER_URL || undefined;
 
+/**
+ * What a test hook that calls `destroy` should allow it. Each drop waits for a checkpoint of the
+ * whole server, and on a busy machine one checkpoint has taken 45 s.
+ */
+export const DESTROY_TIMEOUT_MS = 180_000;
+
 export interface TestDatabases {
   /** A new, migrated, empty database; its URL (through the pooler, when there is one). */
   create(): Promise<string>;
@@ -62,8 +68,11 @@ const onServer = (url: string, server: string) => {
 };
 
 export async function testDatabases(serverUrl = TEST_SERVER_URL): Promise<TestDatabases> {
-  // A few connections: drops waiting for the same checkpoint share it.
-  const admin = new pg.Pool({ connectionString: serverUrl, max: 4 });
+  // Creates and drops go by pools of their own. A drop waits for a checkpoint, which on a busy
+  // machine has taken 45 s; a create (WAL_LOG, Postgres 15's default) waits for none, and must
+  // not queue behind the drops for a connection. The drops' few connections share a checkpoint.
+  const admin = new pg.Pool({ connectionString: serverUrl, max: 2 });
+  const dropper = new pg.Pool({ connectionString: serverUrl, max: 4 });
   const prefix = `refvid_test_${process.pid}_${randomBytes(3).toString("hex")}`;
   const template = `${prefix}_template`;
   await admin.query(`create database ${template}`);
@@ -99,7 +108,7 @@ export async function testDatabases(serverUrl = TEST_SERVER_URL): Promise<TestDa
   const cleanup = async () => {
     await Promise.all(stores.splice(0).map((s) => s.close().catch(() => {})));
     for (const name of made.splice(0)) {
-      const drop = admin.query(`drop database if exists ${name} with (force)`);
+      const drop = dropper.query(`drop database if exists ${name} with (force)`);
       dropping.push(
         drop.then(
           () => undefined,
@@ -123,7 +132,7 @@ export async function testDatabases(serverUrl = TEST_SERVER_URL): Promise<TestDa
       await cleanup();
       await Promise.all(dropping.splice(0));
       await admin.query(`drop database if exists ${template} with (force)`);
-      await admin.end();
+      await Promise.all([admin.end(), dropper.end()]);
       if (failedDrops.length > 0) throw failedDrops[0];
     },
   };
